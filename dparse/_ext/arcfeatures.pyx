@@ -1,0 +1,588 @@
+# cython: language_level=3
+"""First-order (arc and arc-label) features, hashed, extracted and scored in C.
+
+Feature templates follow MSTParser (McDonald et al. 2005) and TurboParser (Martins et al. 2013):
+head/modifier unigrams and bigrams over word, lemma, prefix, suffix and both POS columns, the
+POS of the surrounding words, the POS of the words in between, and morphological features, each
+conjoined with the arc direction and with direction + binned distance.
+
+Conventions
+-----------
+- A sentence of n words is encoded as ``tokens``: int32 [n+1, N_COLS] (columns WORD, LEMMA,
+  UPOS, XPOS, PREFIX, SUFFIX; row 0 is the artificial root, whose ids are ``ROOT_ID``), and its
+  morphological features in CSR form: ``morph_ptr`` int32 [n+2], ``morph`` int32 [nnz] (the
+  features of word i are ``morph[morph_ptr[i]:morph_ptr[i+1]]``).
+- Weights live in one flat vector (float32 at parse time, float64 in training):
+  ``[0, 2**arc_bits)`` holds the unlabeled arc features; from ``lab_offset = 2**arc_bits`` on,
+  ``2**lab_bits`` rows of ``n_labels`` weights hold the arc-label features (a feature picks a row;
+  the label picks the column), so that all labels of one feature are scored by one
+  contiguous read.
+- Scores: ``arc[h, m]`` (head first) = unlabeled score + best label score; ``label[h, m]`` is that
+  best label. Choosing the label per arc before decoding is exact for arc-factored models.
+"""
+
+from libc.stdint cimport int32_t, int64_t, uint64_t
+from libc.stdlib cimport free, malloc
+from libc.math cimport INFINITY
+
+import numpy as np
+
+cimport cython
+from cython cimport floating
+
+cdef enum:
+    # Token columns of the encoded sentence.
+    WORD = 0
+    LEMMA = 1
+    UPOS = 2
+    XPOS = 3
+    PREFIX = 4
+    SUFFIX = 5
+    NCOLS = 6
+    # Ids of the special symbols in every vocabulary.
+    ROOT_ID = 1
+    BOS_ID = 2
+    EOS_ID = 3
+    # Sparse-table levels for the between-POS masks: sentences up to 2**20 words.
+    MAX_LEVELS = 21
+    # Templates (see build_parts): fixed arc templates 0..N_ARC-1, the adjacent-arc one, two
+    # between-POS bases, then the label-pair templates; NT in all.
+    N_ARC = 52
+    T_ADJACENT = 52
+    T_BETWEEN = 53
+    T_LABEL = 55
+    NT = 63
+
+N_COLS = NCOLS
+SPECIAL_IDS = {"unk": 0, "root": ROOT_ID, "bos": BOS_ID, "eos": EOS_ID}
+
+ctypedef struct SentC:
+    int n
+    const int32_t* tok       # [n+1, NCOLS]
+    const int32_t* morph_ptr # [n+2]
+    const int32_t* morph     # [nnz]
+    uint64_t* umask          # sparse table of UPOS bit masks [MAX_LEVELS, n+1]
+    uint64_t* xmask          # sparse table of XPOS bit masks [MAX_LEVELS, n+1]
+    uint64_t* hpart          # head-side key of every template at every token [n+1, NT]
+    uint64_t* mpart          # modifier-side key of every template at every token [n+1, NT]
+    uint64_t* mkeys          # keys of each morphological feature occurrence [nnz, 3]
+
+
+cdef inline uint64_t mix(uint64_t h, uint64_t v) noexcept nogil:
+    """Combine a running key with one more value (order-sensitive)."""
+    h ^= v * <uint64_t>0x9E3779B97F4A7C15ULL
+    h = (h << 27) | (h >> 37)
+    return h * <uint64_t>0xBF58476D1CE4E5B9ULL + <uint64_t>0x94D049BB133111EBULL
+
+
+cdef inline uint64_t fmix(uint64_t k) noexcept nogil:
+    """MurmurHash3's 64-bit finalizer: spreads the key over all bits."""
+    k ^= k >> 33
+    k *= <uint64_t>0xFF51AFD7ED558CCDULL
+    k ^= k >> 33
+    k *= <uint64_t>0xC4CEB9FE1A85EC53ULL
+    k ^= k >> 33
+    return k
+
+
+cdef inline uint64_t side(uint64_t seed, uint64_t a, uint64_t b, uint64_t c) noexcept nogil:
+    """The key of one side of a template: a hash of up to three attribute ids and a seed."""
+    return fmix(mix(mix(mix(seed, a), b), c))
+
+
+cdef inline uint64_t bucket(uint64_t key, uint64_t conj, int shift) noexcept nogil:
+    """Multiply-shift hash of a template key conjoined with ``conj``: the top bits."""
+    return ((key ^ conj) * <uint64_t>0x9FB21C651E98DF25ULL) >> shift
+
+
+cdef inline int att(const SentC* s, int i, int col) noexcept nogil:
+    """Attribute ``col`` of position i, with BOS/EOS ids outside 0..n."""
+    if i < 0:
+        return BOS_ID
+    if i > s.n:
+        return EOS_ID
+    return s.tok[i * NCOLS + col]
+
+
+cdef inline int distance_bin(int d) noexcept nogil:
+    """Bins of |h - m|: 1, 2, 3, 4, 5, 6-7, 8-10, 11-14, 15-19, 20+."""
+    if d <= 5:
+        return d
+    if d <= 7:
+        return 6
+    if d <= 10:
+        return 7
+    if d <= 14:
+        return 8
+    if d <= 19:
+        return 9
+    return 10
+
+
+cdef inline uint64_t range_mask(const uint64_t* table, int n, int lo, int hi) noexcept nogil:
+    """OR of the bit masks of positions lo..hi (inclusive), from a sparse table; 0 if empty."""
+    if lo > hi:
+        return 0
+    cdef int length = hi - lo + 1
+    cdef int lvl = 0
+    while (2 << lvl) <= length:
+        lvl += 1
+    return table[lvl * (n + 1) + lo] | table[lvl * (n + 1) + hi - (1 << lvl) + 1]
+
+
+cdef void build_masks(SentC* s) noexcept nogil:
+    """Fill the sparse tables of UPOS and XPOS bit masks (ids taken modulo 64)."""
+    cdef int n = s.n, i, lvl, width
+    for i in range(n + 1):
+        s.umask[i] = (<uint64_t>1) << (s.tok[i * NCOLS + UPOS] & 63)
+        s.xmask[i] = (<uint64_t>1) << (s.tok[i * NCOLS + XPOS] & 63)
+    lvl = 1
+    width = 2
+    while width <= n + 1 and lvl < MAX_LEVELS:
+        for i in range(n + 2 - width):
+            s.umask[lvl * (n + 1) + i] = (s.umask[(lvl - 1) * (n + 1) + i]
+                                          | s.umask[(lvl - 1) * (n + 1) + i + width // 2])
+            s.xmask[lvl * (n + 1) + i] = (s.xmask[(lvl - 1) * (n + 1) + i]
+                                          | s.xmask[(lvl - 1) * (n + 1) + i + width // 2])
+        lvl += 1
+        width *= 2
+
+
+cdef void build_parts(SentC* s) noexcept nogil:
+    """Precompute, for every token, the head-side and modifier-side key of every template.
+
+    A template's key for the arc h -> m is ``hpart[h, t] ^ mpart[m, t]``; a side that the
+    template does not look at is 0. Seeds: 2t+1 for head sides, 2t+2 for modifier sides.
+    Templates 0..N_ARC-1 are the fixed arc templates (MSTParser's unigrams, bigrams and
+    surrounding POS, on both POS columns); then the adjacent-arc and between-POS templates,
+    then the label-pair templates.
+    """
+    cdef int i, c, t
+    cdef uint64_t w, l, u, x, p, sf, P, Pl, Pr
+    cdef uint64_t* H
+    cdef uint64_t* M
+    for i in range(s.n + 1):
+        H = s.hpart + i * NT
+        M = s.mpart + i * NT
+        w = att(s, i, WORD); l = att(s, i, LEMMA); u = att(s, i, UPOS)
+        x = att(s, i, XPOS); p = att(s, i, PREFIX); sf = att(s, i, SUFFIX)
+        for t in range(NT):
+            H[t] = 0
+            M[t] = 0
+        # Unigrams: head side (0..6), modifier side (7..13).
+        H[0] = side(1, w, x, 0); H[1] = side(3, w, 0, 0); H[2] = side(5, x, 0, 0)
+        H[3] = side(7, u, 0, 0); H[4] = side(9, l, u, 0); H[5] = side(11, p, x, 0)
+        H[6] = side(13, sf, u, 0)
+        M[7] = side(16, w, x, 0); M[8] = side(18, w, 0, 0); M[9] = side(20, x, 0, 0)
+        M[10] = side(22, u, 0, 0); M[11] = side(24, l, u, 0); M[12] = side(26, p, x, 0)
+        M[13] = side(28, sf, u, 0)
+        # Bigrams (14..31).
+        H[14] = side(29, w, x, 0); M[14] = side(30, w, x, 0)
+        H[15] = side(31, x, 0, 0); M[15] = side(32, w, x, 0)
+        H[16] = side(33, w, 0, 0); M[16] = side(34, w, x, 0)
+        H[17] = side(35, w, x, 0); M[17] = side(36, x, 0, 0)
+        H[18] = side(37, w, x, 0); M[18] = side(38, w, 0, 0)
+        H[19] = side(39, w, 0, 0); M[19] = side(40, w, 0, 0)
+        H[20] = side(41, x, 0, 0); M[20] = side(42, x, 0, 0)
+        H[21] = side(43, u, 0, 0); M[21] = side(44, u, 0, 0)
+        H[22] = side(45, l, 0, 0); M[22] = side(46, l, 0, 0)
+        H[23] = side(47, l, 0, 0); M[23] = side(48, u, x, 0)
+        H[24] = side(49, u, x, 0); M[24] = side(50, l, 0, 0)
+        H[25] = side(51, w, 0, 0); M[25] = side(52, x, 0, 0)
+        H[26] = side(53, x, 0, 0); M[26] = side(54, w, 0, 0)
+        H[27] = side(55, p, x, 0); M[27] = side(56, p, x, 0)
+        H[28] = side(57, p, 0, 0); M[28] = side(58, p, x, 0)
+        H[29] = side(59, p, x, 0); M[29] = side(60, p, 0, 0)
+        H[30] = side(61, sf, 0, 0); M[30] = side(62, sf, 0, 0)
+        H[31] = side(63, u, 0, 0); M[31] = side(64, u, sf, 0)
+        # Surrounding POS (32..51), for UPOS then XPOS.
+        for c in range(2):
+            t = 32 + 10 * c
+            P = att(s, i, UPOS + c); Pl = att(s, i - 1, UPOS + c); Pr = att(s, i + 1, UPOS + c)
+            H[t] = side(2 * t + 1, P, Pr, 0); M[t] = side(2 * t + 2, Pl, P, 0)
+            H[t + 1] = side(2 * t + 3, Pl, P, 0); M[t + 1] = side(2 * t + 4, Pl, P, 0)
+            H[t + 2] = side(2 * t + 5, P, Pr, 0); M[t + 2] = side(2 * t + 6, P, Pr, 0)
+            H[t + 3] = side(2 * t + 7, Pl, P, 0); M[t + 3] = side(2 * t + 8, P, Pr, 0)
+            H[t + 4] = side(2 * t + 9, Pl, P, 0); M[t + 4] = side(2 * t + 10, P, 0, 0)
+            H[t + 5] = side(2 * t + 11, P, Pr, 0); M[t + 5] = side(2 * t + 12, P, 0, 0)
+            H[t + 6] = side(2 * t + 13, P, 0, 0); M[t + 6] = side(2 * t + 14, Pl, P, 0)
+            H[t + 7] = side(2 * t + 15, P, 0, 0); M[t + 7] = side(2 * t + 16, P, Pr, 0)
+            H[t + 8] = side(2 * t + 17, Pl, P, 0); M[t + 8] = side(2 * t + 18, Pr, 0, 0)
+            H[t + 9] = side(2 * t + 19, Pr, 0, 0); M[t + 9] = side(2 * t + 20, Pl, P, 0)
+        # Adjacent arcs (no word in between), between-POS bases for UPOS and XPOS.
+        H[T_ADJACENT] = side(2 * T_ADJACENT + 1, u, 0, 0)
+        M[T_ADJACENT] = side(2 * T_ADJACENT + 2, u, 0, 0)
+        H[T_BETWEEN] = side(2 * T_BETWEEN + 1, u, 0, 0)
+        M[T_BETWEEN] = side(2 * T_BETWEEN + 2, u, 0, 0)
+        H[T_BETWEEN + 1] = side(2 * T_BETWEEN + 3, x, 0, 0)
+        M[T_BETWEEN + 1] = side(2 * T_BETWEEN + 4, x, 0, 0)
+        # Label-pair templates.
+        t = T_LABEL
+        H[t] = side(2 * t + 1, x, 0, 0); M[t] = side(2 * t + 2, x, 0, 0)
+        H[t + 1] = side(2 * t + 3, u, 0, 0); M[t + 1] = side(2 * t + 4, u, 0, 0)
+        H[t + 2] = side(2 * t + 5, w, 0, 0); M[t + 2] = side(2 * t + 6, x, 0, 0)
+        H[t + 3] = side(2 * t + 7, x, 0, 0); M[t + 3] = side(2 * t + 8, w, 0, 0)
+        H[t + 4] = side(2 * t + 9, l, 0, 0); M[t + 4] = side(2 * t + 10, l, 0, 0)
+        H[t + 5] = side(2 * t + 11, u, 0, 0)
+        M[t + 5] = side(2 * t + 12, u, att(s, i + 1, UPOS), 0)
+        H[t + 6] = side(2 * t + 13, u, 0, 0)
+        M[t + 6] = side(2 * t + 14, u, att(s, i - 1, UPOS), 0)
+        H[t + 7] = side(2 * t + 15, l, 0, 0); M[t + 7] = side(2 * t + 16, u, x, 0)
+        # Morphological features of token i: [f with its UPOS as modifier, f alone as
+        # modifier, f with its UPOS as head].
+        for c in range(s.morph_ptr[i], s.morph_ptr[i + 1]):
+            s.mkeys[3 * c] = side(1001, s.morph[c], u, 0)
+            s.mkeys[3 * c + 1] = side(1003, s.morph[c], 0, 0)
+            s.mkeys[3 * c + 2] = side(1005, s.morph[c], u, 0)
+
+
+cdef int init_sentence(SentC* s, const int32_t[:, ::1] tokens, const int32_t[::1] morph_ptr,
+                       const int32_t[::1] morph) except -1:
+    """Point ``s`` at the encoded sentence and build its between-POS tables and template keys."""
+    if tokens.shape[1] != NCOLS:
+        raise ValueError(f"tokens must have {NCOLS} columns, got {tokens.shape[1]}")
+    if morph_ptr.shape[0] != tokens.shape[0] + 1:
+        raise ValueError("morph_ptr must have n+2 entries")
+    if morph_ptr[morph_ptr.shape[0] - 1] != morph.shape[0]:
+        raise ValueError("morph_ptr does not end at the number of morphological features")
+    s.n = tokens.shape[0] - 1
+    s.tok = &tokens[0, 0]
+    s.morph_ptr = &morph_ptr[0]
+    s.morph = &morph[0] if morph.shape[0] > 0 else NULL
+    s.umask = <uint64_t*>malloc(MAX_LEVELS * (s.n + 1) * sizeof(uint64_t))
+    s.xmask = <uint64_t*>malloc(MAX_LEVELS * (s.n + 1) * sizeof(uint64_t))
+    s.hpart = <uint64_t*>malloc(NT * (s.n + 1) * sizeof(uint64_t))
+    s.mpart = <uint64_t*>malloc(NT * (s.n + 1) * sizeof(uint64_t))
+    s.mkeys = <uint64_t*>malloc((3 * morph.shape[0] + 1) * sizeof(uint64_t))
+    if not (s.umask and s.xmask and s.hpart and s.mpart and s.mkeys):
+        free_sentence(s)
+        raise MemoryError()
+    build_masks(s)
+    build_parts(s)
+    return 0
+
+
+cdef inline void free_sentence(SentC* s) noexcept nogil:
+    free(s.umask)
+    free(s.xmask)
+    free(s.hpart)
+    free(s.mpart)
+    free(s.mkeys)
+
+
+cdef int max_morph(const SentC* s) noexcept nogil:
+    cdef int i, best = 0
+    for i in range(s.n + 1):
+        if s.morph_ptr[i + 1] - s.morph_ptr[i] > best:
+            best = s.morph_ptr[i + 1] - s.morph_ptr[i]
+    return best
+
+
+cdef inline int max_arc_features(const SentC* s) noexcept nogil:
+    """Upper bound on the number of indices ``arc_features`` writes for one arc."""
+    return 2 * (N_ARC + 1 + 2 * 64 + 3 * max_morph(s))
+
+
+cdef int arc_features(const SentC* s, int h, int m, uint64_t* out, int bits) noexcept nogil:
+    """Write the weight indices (< 2**bits) of the unlabeled arc h -> m; return their count.
+
+    Every template key is conjoined twice: with the direction, and with direction + distance.
+    """
+    cdef int nf = 0, t, c, lo, hi, shift = 64 - bits
+    cdef int right = h < m
+    cdef uint64_t dk = fmix(<uint64_t>(1 + right))
+    cdef uint64_t ddk = fmix(<uint64_t>(3 + 2 * distance_bin(h - m if h > m else m - h) + right))
+    cdef const uint64_t* H = s.hpart + h * NT
+    cdef const uint64_t* M = s.mpart + m * NT
+    cdef uint64_t key, bits_between, b
+    for t in range(N_ARC):
+        key = H[t] ^ M[t]
+        out[nf] = bucket(key, dk, shift)
+        out[nf + 1] = bucket(key, ddk, shift)
+        nf += 2
+    # POS of the words in between (each distinct tag once; ids modulo 64).
+    lo = (h if h < m else m) + 1
+    hi = (m if h < m else h) - 1
+    if lo > hi:
+        key = H[T_ADJACENT] ^ M[T_ADJACENT]
+        out[nf] = bucket(key, dk, shift)
+        out[nf + 1] = bucket(key, ddk, shift)
+        nf += 2
+    else:
+        for c in range(2):
+            bits_between = range_mask(s.umask if c == 0 else s.xmask, s.n, lo, hi)
+            while bits_between:
+                b = 0
+                while not (bits_between >> b) & 1:
+                    b += 1
+                bits_between &= bits_between - 1
+                key = H[T_BETWEEN + c] ^ M[T_BETWEEN + c] ^ fmix(b + 64 * c + 7919)
+                out[nf] = bucket(key, dk, shift)
+                out[nf + 1] = bucket(key, ddk, shift)
+                nf += 2
+    # Morphological features: of the modifier with both UPOS, of the modifier with the head's
+    # lemma, of the head with both UPOS.
+    for c in range(s.morph_ptr[m], s.morph_ptr[m + 1]):
+        key = H[3] ^ s.mkeys[3 * c]
+        out[nf] = bucket(key, dk, shift)
+        out[nf + 1] = bucket(key, ddk, shift)
+        key = H[22] ^ s.mkeys[3 * c + 1]
+        out[nf + 2] = bucket(key, dk, shift)
+        out[nf + 3] = bucket(key, ddk, shift)
+        nf += 4
+    for c in range(s.morph_ptr[h], s.morph_ptr[h + 1]):
+        key = M[10] ^ s.mkeys[3 * c + 2]
+        out[nf] = bucket(key, dk, shift)
+        out[nf + 1] = bucket(key, ddk, shift)
+        nf += 2
+    return nf
+
+
+cdef inline int label_head_features(const SentC* s, int h, int right, uint64_t* out,
+                                    int bits) noexcept nogil:
+    """Row indices of the label features that look only at the head h (and the direction)."""
+    cdef int nf = 0, i, shift = 64 - bits
+    cdef uint64_t d = fmix(<uint64_t>(101 + right))
+    cdef const uint64_t* H = s.hpart + h * NT
+    for i in range(7):
+        out[nf] = bucket(H[i], d, shift); nf += 1
+    out[nf] = bucket(H[T_LABEL + 2], d, shift); nf += 1
+    for i in range(s.morph_ptr[h], s.morph_ptr[h + 1]):
+        out[nf] = bucket(s.mkeys[3 * i + 2], d, shift); nf += 1
+    return nf
+
+
+cdef inline int label_mod_features(const SentC* s, int m, int right, uint64_t* out,
+                                   int bits) noexcept nogil:
+    """Row indices of the label features that look only at the modifier m (and the direction)."""
+    cdef int nf = 0, i, t, shift = 64 - bits
+    cdef uint64_t d = fmix(<uint64_t>(201 + right))
+    cdef const uint64_t* M = s.mpart + m * NT
+    for i in range(7, 14):
+        out[nf] = bucket(M[i], d, shift); nf += 1
+    # Surrounding POS of the modifier (both columns) and its UPOS with each neighbour's.
+    out[nf] = bucket(M[32], d, shift); nf += 1
+    out[nf] = bucket(M[34], d, shift); nf += 1
+    out[nf] = bucket(M[42], d, shift); nf += 1
+    out[nf] = bucket(M[44], d, shift); nf += 1
+    out[nf] = bucket(M[T_LABEL + 5], d, shift); nf += 1
+    out[nf] = bucket(M[T_LABEL + 6], d, shift); nf += 1
+    for i in range(s.morph_ptr[m], s.morph_ptr[m + 1]):
+        out[nf] = bucket(s.mkeys[3 * i + 1], d, shift); nf += 1
+    return nf
+
+
+cdef inline int label_pair_features(const SentC* s, int h, int m, uint64_t* out,
+                                    int bits) noexcept nogil:
+    """Row indices of the label features of the head-modifier pair."""
+    cdef int nf = 0, t, shift = 64 - bits
+    cdef int right = h < m
+    cdef uint64_t d = fmix(<uint64_t>(301 + right))
+    cdef uint64_t dd = fmix(<uint64_t>(303 + 2 * distance_bin(h - m if h > m else m - h) + right))
+    cdef const uint64_t* H = s.hpart + h * NT
+    cdef const uint64_t* M = s.mpart + m * NT
+    for t in range(T_LABEL, NT):
+        out[nf] = bucket(H[t] ^ M[t], d, shift); nf += 1
+    out[nf] = bucket(H[T_LABEL] ^ M[T_LABEL], dd, shift); nf += 1
+    out[nf] = bucket(H[T_LABEL + 1] ^ M[T_LABEL + 1], dd, shift); nf += 1
+    return nf
+
+
+cdef inline int max_label_features(const SentC* s) noexcept nogil:
+    """Upper bound on the row indices of one side or the pair of label features."""
+    return 16 + max_morph(s)
+
+
+cdef class FeatureSpace:
+    """Sizes of the hashed weight vector: arc features, then rows of label weights."""
+
+    cdef readonly int arc_bits, lab_bits, n_labels
+    cdef readonly int64_t lab_offset, size
+
+    def __init__(self, int arc_bits, int lab_bits, int n_labels):
+        if not (10 <= arc_bits <= 30 and 8 <= lab_bits <= 26):
+            raise ValueError("arc_bits must be in 10..30 and lab_bits in 8..26")
+        if n_labels < 1:
+            raise ValueError("n_labels must be positive")
+        self.arc_bits = arc_bits
+        self.lab_bits = lab_bits
+        self.n_labels = n_labels
+        self.lab_offset = (<int64_t>1) << arc_bits
+        self.size = self.lab_offset + ((<int64_t>1) << lab_bits) * n_labels
+
+    def __reduce__(self):
+        return (FeatureSpace, (self.arc_bits, self.lab_bits, self.n_labels))
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def score_arcs(const int32_t[:, ::1] tokens, const int32_t[::1] morph_ptr,
+               const int32_t[::1] morph, const floating[::1] weights, FeatureSpace space,
+               double[:, ::1] arc_out, int32_t[:, ::1] label_out,
+               const int32_t[::1] gold_heads=None, const int32_t[::1] gold_labels=None):
+    """Score every arc h -> m and choose its best label.
+
+    Writes ``arc_out[h, m]`` (float64 [n+1, n+1]; -inf on the diagonal and in column 0) and
+    ``label_out[h, m]`` (int32 [n+1, n+1]). With ``gold_heads``/``gold_labels`` (int32 [n+1]) the
+    scores are cost-augmented by the labeled Hamming cost: +1 for a wrong head, +1 for a wrong
+    (head, label) pair, so a wrong head costs 2 and a right head with a wrong label costs 1.
+    """
+    cdef SentC s
+    init_sentence(&s, tokens, morph_ptr, morph)
+    cdef int n = s.n, h, m, i, l, nf, right, L = space.n_labels
+    cdef bint cost = gold_heads is not None
+    if arc_out.shape[0] != n + 1 or arc_out.shape[1] != n + 1:
+        free_sentence(&s)
+        raise ValueError("arc_out must be [n+1, n+1]")
+    if label_out.shape[0] != n + 1 or label_out.shape[1] != n + 1:
+        free_sentence(&s)
+        raise ValueError("label_out must be [n+1, n+1]")
+    if weights.shape[0] != space.size:
+        free_sentence(&s)
+        raise ValueError(f"weights has {weights.shape[0]} entries, the space {space.size}")
+    if cost and (gold_heads.shape[0] != n + 1 or gold_labels is None
+                 or gold_labels.shape[0] != n + 1):
+        free_sentence(&s)
+        raise ValueError("gold_heads and gold_labels must both be [n+1]")
+    cdef int arc_bits = space.arc_bits, lab_bits = space.lab_bits
+    cdef const floating* W = &weights[0]
+    cdef const floating* LW = &weights[space.lab_offset]
+    cdef const floating* row
+    cdef int cap = max_arc_features(&s)
+    cdef int lcap = max_label_features(&s)
+    cdef uint64_t* feats = <uint64_t*>malloc(cap * sizeof(uint64_t))
+    cdef uint64_t* lfeats = <uint64_t*>malloc(lcap * sizeof(uint64_t))
+    # Label scores of the head side and modifier side: [n+1, 2 directions, L].
+    cdef double* head_side = <double*>malloc((n + 1) * 2 * L * sizeof(double))
+    cdef double* mod_side = <double*>malloc((n + 1) * 2 * L * sizeof(double))
+    cdef double* lab = <double*>malloc(L * sizeof(double))
+    cdef double total, best
+    cdef int best_l
+    if not (feats and lfeats and head_side and mod_side and lab):
+        free(feats); free(lfeats); free(head_side); free(mod_side); free(lab)
+        free_sentence(&s)
+        raise MemoryError()
+    with nogil:
+        for i in range(n + 1):
+            for right in range(2):
+                for l in range(L):
+                    head_side[(i * 2 + right) * L + l] = 0.0
+                    mod_side[(i * 2 + right) * L + l] = 0.0
+                nf = label_head_features(&s, i, right, lfeats, lab_bits)
+                for h in range(nf):
+                    row = LW + lfeats[h] * L
+                    for l in range(L):
+                        head_side[(i * 2 + right) * L + l] += row[l]
+                nf = label_mod_features(&s, i, right, lfeats, lab_bits)
+                for h in range(nf):
+                    row = LW + lfeats[h] * L
+                    for l in range(L):
+                        mod_side[(i * 2 + right) * L + l] += row[l]
+        for h in range(n + 1):
+            arc_out[h, 0] = -INFINITY
+            label_out[h, 0] = 0
+        for h in range(n + 1):
+            for m in range(1, n + 1):
+                if h == m:
+                    arc_out[h, m] = -INFINITY
+                    label_out[h, m] = 0
+                    continue
+                right = h < m
+                nf = arc_features(&s, h, m, feats, arc_bits)
+                total = 0.0
+                for i in range(nf):
+                    total = total + W[feats[i]]
+                for l in range(L):
+                    lab[l] = head_side[(h * 2 + right) * L + l] + mod_side[(m * 2 + right) * L + l]
+                nf = label_pair_features(&s, h, m, lfeats, lab_bits)
+                for i in range(nf):
+                    row = LW + lfeats[i] * L
+                    for l in range(L):
+                        lab[l] += row[l]
+                if cost:
+                    if gold_heads[m] == h:
+                        for l in range(L):
+                            if l != gold_labels[m]:
+                                lab[l] += 1.0
+                    else:
+                        total = total + 2.0
+                best_l = 0
+                best = lab[0]
+                for l in range(1, L):
+                    if lab[l] > best:
+                        best = lab[l]
+                        best_l = l
+                arc_out[h, m] = total + best
+                label_out[h, m] = best_l
+    free(feats); free(lfeats); free(head_side); free(mod_side); free(lab)
+    free_sentence(&s)
+
+
+cdef int arc_label_indices(const SentC* s, FeatureSpace space, int h, int m, int label,
+                           uint64_t* feats, int64_t* out) noexcept nogil:
+    """Write all weight indices (arc and labeled) of the labeled arc (h, m, label)."""
+    cdef int nf, i, part, k = 0, right = h < m
+    cdef int64_t L = space.n_labels
+    nf = arc_features(s, h, m, feats, space.arc_bits)
+    for i in range(nf):
+        out[k] = <int64_t>feats[i]; k += 1
+    for part in range(3):
+        if part == 0:
+            nf = label_head_features(s, h, right, feats, space.lab_bits)
+        elif part == 1:
+            nf = label_mod_features(s, m, right, feats, space.lab_bits)
+        else:
+            nf = label_pair_features(s, h, m, feats, space.lab_bits)
+        for i in range(nf):
+            out[k] = space.lab_offset + <int64_t>feats[i] * L + label; k += 1
+    return k
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def feature_delta(const int32_t[:, ::1] tokens, const int32_t[::1] morph_ptr,
+                  const int32_t[::1] morph, FeatureSpace space,
+                  const int32_t[::1] gold_heads, const int32_t[::1] gold_labels,
+                  const int32_t[::1] pred_heads, const int32_t[::1] pred_labels):
+    """phi(gold) - phi(pred) as a sparse vector (indices int64 [k], values float64 [k]).
+
+    Only the words whose (head, label) differ contribute; an index may repeat (the caller sums
+    repeats, e.g. with numpy). Heads and labels are int32 [n+1] with entry 0 ignored.
+    """
+    cdef SentC s
+    init_sentence(&s, tokens, morph_ptr, morph)
+    cdef int n = s.n, m, k, i, total = 0
+    if (gold_heads.shape[0] != n + 1 or gold_labels.shape[0] != n + 1
+            or pred_heads.shape[0] != n + 1 or pred_labels.shape[0] != n + 1):
+        free_sentence(&s)
+        raise ValueError("heads and labels must be [n+1]")
+    cdef int per_arc = max_arc_features(&s) + 3 * max_label_features(&s)
+    cdef int wrong = 0
+    for m in range(1, n + 1):
+        if gold_heads[m] != pred_heads[m] or gold_labels[m] != pred_labels[m]:
+            wrong += 1
+    idx = np.empty(2 * wrong * per_arc, dtype=np.int64)
+    val = np.empty(2 * wrong * per_arc, dtype=np.float64)
+    cdef int64_t[::1] idx_v = idx
+    cdef double[::1] val_v = val
+    cdef uint64_t* feats = <uint64_t*>malloc(per_arc * sizeof(uint64_t))
+    if feats == NULL:
+        free_sentence(&s)
+        raise MemoryError()
+    with nogil:
+        for m in range(1, n + 1):
+            if gold_heads[m] == pred_heads[m] and gold_labels[m] == pred_labels[m]:
+                continue
+            k = arc_label_indices(&s, space, gold_heads[m], m, gold_labels[m], feats,
+                                  &idx_v[total])
+            for i in range(k):
+                val_v[total + i] = 1.0
+            total += k
+            k = arc_label_indices(&s, space, pred_heads[m], m, pred_labels[m], feats,
+                                  &idx_v[total])
+            for i in range(k):
+                val_v[total + i] = -1.0
+            total += k
+    free(feats)
+    free_sentence(&s)
+    return idx[:total], val[:total]

@@ -1,0 +1,292 @@
+# cython: language_level=3
+"""Maximum spanning arborescence: Chu-Liu-Edmonds in Tarjan's O(n^2) form for dense graphs.
+
+Chu and Liu (1965) and Edmonds (1967) find the maximum spanning arborescence rooted at node 0
+by greedily giving every node its best incoming arc and contracting the cycles this creates.
+Tarjan (1977, "Finding optimum branchings"; with the correction of Camerini, Fratta and
+Maffioli 1979) organises the contractions so that every node is processed once: a node picks
+its best incoming arc; if that closes a cycle, the cycle is contracted into a new node whose
+incoming scores are those of its members reduced by the score of the member's cycle arc, and
+the new node is processed in turn. Each contraction remembers its members (the contraction
+forest); at the end the forest is dismantled top-down to read off one original arc per word.
+
+Dense form used here: a [n+1, n+1] matrix ``W[d, s]`` holds the best (reduced) score of an arc
+from current node s into current node d, with the original arc it stands for in ``E[d, s]``.
+A contracted node reuses the slot of one member; merging a cycle of k nodes rewrites one row
+and k columns, O(k n). Picking a best arc is a row scan, O(n), and finding a cycle is a walk
+up the chosen arcs, O(n). At most n - 1 contractions with at most 2 n picks: O(n^2) time,
+O(n^2) memory.
+
+Single root (exactly one word attached to 0) is exact in the same O(n^2), following Gabow and
+Tarjan (1984) as stated by Zmigrod, Vieira and Cotterell (2020, "Please Mind the Root"): once
+the chosen arcs form a tree on the contracted nodes and the root has several children, delete
+the root arc whose loss ``W[v, 0] - (best other arc into v)`` is smallest (an optimal
+single-root tree avoiding it exists), let v pick again, and continue contracting. The best
+non-root arc into a node is recorded when it picks and stays valid until it is contracted, so
+each deletion costs O(n); there are fewer than n of them.
+
+Ties are broken deterministically: the lowest source slot wins a pick, the first member of a
+cycle (the node that closed it) wins a merge, the lowest slot loses its root arc.
+"""
+
+from libc.math cimport INFINITY
+from libc.stdlib cimport free, malloc
+
+cimport numpy as cnp
+
+from dparse._ext.types cimport (
+    DECODE_NO_MEMORY,
+    DECODE_OK,
+    allowed,
+    head_t,
+    raise_for_status,
+    score_floor,
+    score_t,
+    words_of,
+)
+
+cnp.import_array()
+
+
+cdef struct GraphC:
+    Py_ssize_t N           # nodes 0..n of the sentence, N = n + 1
+    score_t* W             # [N, N]: W[d*N + s] best reduced score of an arc s -> d (slots)
+    int* E                 # [N, N]: the original arc h -> m behind W[d*N + s], as h*N + m
+    score_t* w_in          # [N]: reduced score of the arc a slot picked
+    score_t* alt_in        # [N]: best score into a slot from any slot but the root, at pick
+    int* src               # [N]: slot the picked arc comes from, -1 while unpicked
+    int* node              # [N]: contraction-forest node held by a slot
+    char* alive            # [N]: slot holds a current (uncontracted) node
+    char* in_cycle         # [N]: scratch mark of the cycle being contracted
+    int* cycle             # [N]: scratch list of the cycle's slots
+    int* stack             # [2N]: slots still to pick, then forest nodes still to expand
+    int* parent            # [2N]: contraction-forest parent, -1 at the top
+    int* first_child       # [2N]: forest children as linked lists
+    int* next_sibling      # [2N]
+    int* enter             # [2N]: original arc h*N + m picked by a forest node (m inside it)
+
+
+cdef int pick(GraphC* g, int v) noexcept nogil:
+    """Gives slot v its best incoming arc; returns the source slot."""
+    cdef Py_ssize_t N = g.N, s
+    cdef const score_t* row = g.W + v * N
+    cdef int best = 0
+    cdef score_t alt = -INFINITY
+    cdef int alt_s = -1
+    # best arc from a non-root slot (lowest slot on ties), then compare with the root's
+    for s in range(1, N):
+        if g.alive[s] and s != v and (alt_s < 0 or row[s] > alt):
+            alt = row[s]
+            alt_s = <int>s
+    if alt_s >= 0 and not row[0] >= alt:  # the root wins ties (it is slot 0)
+        best = alt_s
+    g.src[v] = best
+    g.w_in[v] = row[best]
+    g.alt_in[v] = alt
+    g.enter[g.node[v]] = g.E[v * N + best]
+    return best
+
+
+cdef int contract(GraphC* g, int k, int* next_node) noexcept nogil:
+    """Contracts the cycle g.cycle[0..k-1] into the slot g.cycle[0]; returns that slot."""
+    cdef Py_ssize_t N = g.N, s, d, i
+    cdef int r = g.cycle[0], x, c = next_node[0]
+    cdef score_t* row_r = g.W + r * N
+    cdef const score_t* row_x
+    cdef int* erow_r = g.E + r * N
+    cdef const int* erow_x
+    cdef score_t* row_d
+    cdef score_t shift, val
+    next_node[0] += 1
+    for i in range(k):
+        x = g.cycle[i]
+        g.in_cycle[x] = 1
+        g.parent[g.node[x]] = c
+        g.next_sibling[g.node[x]] = g.first_child[c]
+        g.first_child[c] = g.node[x]
+    # into the cycle from s: W[c, s] = max_x W[x, s] - W[x, src[x]] (x's cycle arc is dropped)
+    shift = g.w_in[r]
+    for s in range(N):
+        if g.alive[s] and not g.in_cycle[s]:
+            row_r[s] -= shift
+    for i in range(1, k):
+        x = g.cycle[i]
+        row_x = g.W + x * N
+        erow_x = g.E + x * N
+        shift = g.w_in[x]
+        for s in range(N):
+            if g.alive[s] and not g.in_cycle[s]:
+                val = row_x[s] - shift
+                if val > row_r[s]:
+                    row_r[s] = val
+                    erow_r[s] = erow_x[s]
+    row_r[r] = -INFINITY
+    # out of the cycle into d: W[d, c] = max_x W[d, x]; arcs picked from a member now leave c
+    for d in range(1, N):
+        if g.alive[d] and not g.in_cycle[d]:
+            row_d = g.W + d * N
+            for i in range(1, k):
+                x = g.cycle[i]
+                if row_d[x] > row_d[r]:
+                    row_d[r] = row_d[x]
+                    g.E[d * N + r] = g.E[d * N + x]
+            if g.src[d] >= 0 and g.in_cycle[g.src[d]]:
+                g.src[d] = r
+    for i in range(k):
+        x = g.cycle[i]
+        g.in_cycle[x] = 0
+        g.alive[x] = 0
+    g.alive[r] = 1
+    g.node[r] = c
+    g.src[r] = -1
+    return r
+
+
+cdef int attach(GraphC* g, int v, int* next_node) noexcept nogil:
+    """Processes slot v: picks its arc; returns the contracted slot if a cycle closed, else -1."""
+    cdef int s = pick(g, v), x = s, k
+    while x != v and g.src[x] >= 0:  # walk up the picked arcs to a node without one
+        x = g.src[x]
+    if x != v:
+        return -1
+    # cycle v <- s <- src[s] <- ... <- v
+    g.cycle[0] = v
+    k = 1
+    x = s
+    while x != v:
+        g.cycle[k] = x
+        k += 1
+        x = g.src[x]
+    return contract(g, k, next_node)
+
+
+cdef int root_arc_to_drop(GraphC* g) noexcept nogil:
+    """The root child whose root arc costs least to replace, or -1 if the root has <= 1 child."""
+    cdef Py_ssize_t N = g.N, v
+    cdef int children = 0, best = -1
+    cdef score_t loss, best_loss = INFINITY
+    for v in range(1, N):
+        if g.alive[v] and g.src[v] == 0:
+            children += 1
+            loss = g.w_in[v] - g.alt_in[v]
+            if best < 0 or loss < best_loss:
+                best_loss = loss
+                best = <int>v
+    return best if children > 1 else -1
+
+
+cdef void expand(GraphC* g, head_t* heads) noexcept nogil:
+    """Reads the tree off the contraction forest: each top node's arc enters it at a word m;
+    the forest nodes on the path from m up to it are dissolved and their other members become
+    top nodes, whose own (cycle) arcs are used in turn."""
+    cdef Py_ssize_t N = g.N, v
+    cdef int* stack = g.stack
+    cdef int top = 0, x, y, p, c, h, m
+    for v in range(1, N):
+        if g.alive[v]:
+            stack[top] = g.node[v]
+            top += 1
+    while top > 0:
+        top -= 1
+        x = stack[top]
+        h = g.enter[x] // <int>N
+        m = g.enter[x] - h * <int>N
+        heads[m] = h
+        y = m
+        while y != x:
+            p = g.parent[y]
+            c = g.first_child[p]
+            while c >= 0:
+                if c != y:
+                    stack[top] = c
+                    top += 1
+                c = g.next_sibling[c]
+            y = p
+
+
+cdef int cle_decode(const score_t* arc, Py_ssize_t n, bint single_root,
+                    head_t* heads) noexcept nogil:
+    cdef Py_ssize_t N = n + 1, d, s, i
+    cdef score_t floor
+    cdef int status = score_floor(arc, n, &floor)
+    cdef int top = 0, v, r, next_node = <int>N
+    cdef GraphC g
+    cdef char* block
+    if status != DECODE_OK:
+        return status
+    heads[0] = -1
+    if n == 1:
+        heads[1] = 0
+        return DECODE_OK
+    block = <char*>malloc((N * N + 2 * N) * sizeof(score_t)
+                          + (N * N + 3 * N + 5 * 2 * N) * sizeof(int) + 2 * N)
+    if block == NULL:
+        return DECODE_NO_MEMORY
+    g.N = N
+    g.W = <score_t*>block
+    g.w_in = g.W + N * N
+    g.alt_in = g.w_in + N
+    g.E = <int*>(g.alt_in + N)
+    g.src = g.E + N * N
+    g.node = g.src + N
+    g.cycle = g.node + N
+    g.stack = g.cycle + N
+    g.parent = g.stack + 2 * N
+    g.first_child = g.parent + 2 * N
+    g.next_sibling = g.first_child + 2 * N
+    g.enter = g.next_sibling + 2 * N
+    g.alive = <char*>(g.enter + 2 * N)
+    g.in_cycle = g.alive + N
+    # W is arc transposed (rows are incoming arcs), disallowed arcs at the floor score
+    for d in range(N):
+        for s in range(N):
+            g.W[d * N + s] = allowed(arc[s * N + d], floor)
+            g.E[d * N + s] = <int>(s * N + d)
+        g.W[d * N + d] = -INFINITY
+        g.src[d] = -1
+        g.node[d] = <int>d
+        g.alive[d] = 1
+        g.in_cycle[d] = 0
+    for i in range(2 * N):
+        g.parent[i] = -1
+        g.first_child[i] = -1
+    for v in range(<int>n, 0, -1):  # slots to pick: 1..n, lowest first
+        g.stack[top] = v
+        top += 1
+    while True:
+        while top > 0:
+            top -= 1
+            v = g.stack[top]
+            r = attach(&g, v, &next_node)
+            if r >= 0:
+                g.stack[top] = r
+                top += 1
+        if not single_root:
+            break
+        v = root_arc_to_drop(&g)
+        if v < 0:
+            break
+        g.W[v * N] = -INFINITY
+        g.stack[0] = v
+        top = 1
+    expand(&g, heads)
+    free(block)
+    return DECODE_OK
+
+
+def chu_liu_edmonds(const score_t[:, ::1] arc not None, bint single_root=True):
+    """Maximum spanning arborescence rooted at node 0 (Chu-Liu 1965, Edmonds 1967, Tarjan 1977).
+
+    arc: float64 [n+1, n+1], C-contiguous, n >= 1; ``arc[h, m]`` scores the arc h -> m. Column 0
+    and the diagonal are ignored; -inf or NaN marks a disallowed arc, +inf is a ValueError.
+    single_root: exactly one word is attached to the root (exact, O(n^2); see the module doc).
+    Returns heads, int32 [n+1] with heads[0] == -1: a tree of maximum total score.
+    """
+    cdef Py_ssize_t n = words_of(arc)
+    cdef cnp.npy_intp size = n + 1
+    cdef cnp.ndarray heads = cnp.PyArray_EMPTY(1, &size, cnp.NPY_INT32, 0)
+    cdef int status
+    with nogil:
+        status = cle_decode(&arc[0, 0], n, single_root, <head_t*>cnp.PyArray_DATA(heads))
+    raise_for_status(status)
+    return heads

@@ -1,0 +1,60 @@
+"""``dparse parse MODEL_DIR [INPUT] [-o OUTPUT]``: parse CoNLL input with a trained model."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from dparse.cli.options import set_option
+from dparse.config import load_config
+from dparse.conll import read_conll, write_conll
+from dparse.decoders import get_decoder
+from dparse.model import CONFIG_FILE, ArcFactoredModel, ParseTimer
+
+
+@click.command("parse")
+@click.argument("model_dir", type=click.Path(exists=True, file_okay=False))
+@click.argument("input", default="-", required=False)
+@click.option("--output", "-o", default="-", help="Output file [default: stdout].")
+@click.option("--decoder", "decoder_name", default=None,
+              help="Decoder to use instead of the model's (e.g. cle, eisner).")
+@click.option("--format", "fmt", type=click.Choice(["auto", "conllx", "conllu", "malttab"]),
+              default="auto", show_default=True, help="Input format.")
+@click.option("--encoding", default="utf-8", show_default=True, help="Input and output encoding.")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON on stderr.")
+@set_option
+def parse(model_dir: str, input: str, output: str, decoder_name: str | None, fmt: str,
+          encoding: str, as_json: bool, overrides: tuple[str, ...]) -> None:
+    """Parse INPUT (a CoNLL-X, CoNLL-U or Malt-TAB file; stdin by default) with MODEL_DIR.
+
+    Writes every sentence back in order with its comments, multiword-token lines and empty
+    nodes, replacing only HEAD and DEPREL. Prints a one-line summary (sentences, tokens,
+    seconds, tokens/sec; inference only, model loading excluded) to stderr.
+    """
+    directory = Path(model_dir)
+    cfg = load_config(directory / CONFIG_FILE, overrides)
+    model = ArcFactoredModel.load(directory)
+    decoder = get_decoder(decoder_name or cfg.decoder.name)
+    sentences = read_conll(input, fmt=None if fmt == "auto" else fmt, encoding=encoding,
+                           require_heads=False)
+    timer = ParseTimer()
+    parsed = model.parse(sentences, decoder, cfg.decoder.single_root, timer)
+    write_conll(parsed, output, encoding=encoding)
+    summary = {
+        "sentences": timer.sentences,
+        "tokens": timer.tokens,
+        "seconds": round(timer.seconds, 4),
+        "tokens_per_second": round(timer.tokens_per_second, 1),
+        "score_seconds": round(timer.score, 4),
+        "decode_seconds": round(timer.decode, 4),
+        "decoder": decoder.name,
+    }
+    if as_json:
+        click.echo(json.dumps(summary), err=True)
+    else:
+        click.echo(f"parsed {timer.sentences} sentences, {timer.tokens} tokens in "
+                   f"{timer.seconds:.2f}s: {timer.tokens_per_second:,.0f} tokens/sec "
+                   f"(scoring {timer.score:.2f}s, decoding {timer.decode:.2f}s, "
+                   f"decoder {decoder.name})", err=True)

@@ -1,0 +1,46 @@
+"""``dparse train CONFIG.yaml``: train a parser and write its model directory."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from dparse.cli.options import data_root_option, quiet_option, set_option
+from dparse.config import load_config
+from dparse.training import EpochReport, save_model, train as run_training
+
+
+@click.command("train")
+@click.argument("config", type=click.Path(exists=True, dir_okay=False))
+@click.option(
+    "--out", "-o", "out", type=click.Path(file_okay=False), default=None,
+    help="Model directory to write [default: models/<config name>].",
+)
+@set_option
+@data_root_option
+@quiet_option
+def train(config: str, out: str | None, overrides: tuple[str, ...], data_root: str | None,
+          quiet: bool) -> None:
+    """Train a parser from the YAML experiment CONFIG.
+
+    Reads the training and dev treebanks named in the config, trains for the configured
+    number of epochs (evaluating on dev after each and keeping the best), and writes a model
+    directory with the weights, vocabularies and the resolved config.
+    """
+    cfg = load_config(config, overrides, data_root)
+    out_dir = Path(out) if out else Path("models") / cfg.name
+
+    def report(ep: EpochReport) -> None:
+        if quiet:
+            return
+        dev = (f"dev UAS {ep.dev_uas:.2f} LAS {ep.dev_las:.2f}" if ep.dev_uas is not None
+               else "no dev file")
+        secs = " ".join(f"{k} {v:.1f}s" for k, v in ep.seconds.items())
+        click.echo(f"epoch {ep.epoch}: train UAS {ep.train_uas:.2f} LAS {ep.train_las:.2f}; "
+                   f"{dev}; {secs}", err=True)
+
+    result = run_training(cfg, progress=not quiet, on_epoch=report)
+    save_model(result, cfg, out_dir)
+    click.echo(f"trained {cfg.name} in {result.seconds:.1f}s; best epoch {result.best_epoch}; "
+               f"model written to {out_dir}", err=True)

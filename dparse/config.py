@@ -1,0 +1,195 @@
+"""YAML experiment configs -> typed, validated objects.
+
+A config has the sections ``data``, ``features``, ``decoder`` and ``training`` (see
+``configs/en_ewt/o1-cle.yaml`` for every key, commented). ``--set key.path=value`` overrides
+patch the YAML before validation; values are parsed as YAML scalars (``--set training.epochs=3``).
+Treebank paths are relative to the data root: ``--data-root``, else ``$DPARSE_DATA``, else
+``../shared/data``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from dparse.errors import ConfigError
+
+DEFAULT_DATA_ROOT = "../shared/data"
+PUNCT_RULES = ("include", "conll", "ptb", "upos")
+
+
+@dataclass
+class DataConfig:
+    """Treebank files (relative to the data root) and how to read them."""
+
+    train: str = ""
+    dev: str | None = None
+    test: str | None = None
+    format: str | None = None
+    encoding: str = "utf-8"
+
+
+@dataclass
+class FeatureConfig:
+    """Sizes of the hashed weight vector: 2**arc_bits arc weights, 2**label_bits label rows."""
+
+    arc_bits: int = 23
+    label_bits: int = 17
+
+
+@dataclass
+class DecoderConfig:
+    """The decoder used in training and parsing, by registered name."""
+
+    name: str = "cle"
+    single_root: bool = True
+
+
+@dataclass
+class TrainingConfig:
+    """Online training: learner, epochs, seeded shuffling, model selection on dev."""
+
+    learner: str = "pa"
+    epochs: int = 10
+    C: float = 0.05
+    seed: int = 1
+    shuffle: bool = True
+    select_by: str = "las"
+    punct: str = "include"
+
+
+@dataclass
+class ExperimentConfig:
+    """A whole experiment: what to train on, with which features, decoder and learner."""
+
+    name: str = "experiment"
+    data: DataConfig = field(default_factory=DataConfig)
+    features: FeatureConfig = field(default_factory=FeatureConfig)
+    decoder: DecoderConfig = field(default_factory=DecoderConfig)
+    training: TrainingConfig = field(default_factory=TrainingConfig)
+    data_root: str = DEFAULT_DATA_ROOT
+
+    def data_path(self, relative: str) -> Path:
+        """A treebank path resolved against the data root (absolute paths are kept)."""
+        path = Path(relative)
+        return path if path.is_absolute() else Path(self.data_root) / path
+
+    def to_dict(self) -> dict[str, Any]:
+        """The resolved config (what is saved next to a model)."""
+        out = dataclasses.asdict(self)
+        del out["data_root"]
+        return out
+
+
+SECTIONS = {
+    "data": DataConfig,
+    "features": FeatureConfig,
+    "decoder": DecoderConfig,
+    "training": TrainingConfig,
+}
+
+
+def apply_overrides(raw: dict[str, Any], overrides: list[str], source: str) -> None:
+    """Patch ``raw`` in place with ``key.path=value`` strings."""
+    for item in overrides:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise ConfigError(f"{source}: override {item!r} is not of the form key.path=value")
+        node = raw
+        parts = key.split(".")
+        for part in parts[:-1]:
+            node = node.setdefault(part, {})
+            if not isinstance(node, dict):
+                raise ConfigError(f"{source}: override {item!r}: {part!r} is not a section")
+        node[parts[-1]] = yaml.safe_load(value)
+
+
+def _build(cls: type, raw: Any, where: str) -> Any:
+    """Instantiate a config dataclass from a mapping, checking keys and value types."""
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{where}: expected a mapping, got {type(raw).__name__}")
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    unknown = sorted(set(raw) - set(fields))
+    if unknown:
+        raise ConfigError(
+            f"{where}: unknown key(s) {', '.join(unknown)}; known: {', '.join(sorted(fields))}"
+        )
+    values = {}
+    for name, value in raw.items():
+        default = getattr(cls(), name)
+        if isinstance(default, bool):
+            ok = isinstance(value, bool)
+        elif isinstance(default, int):
+            ok = isinstance(value, int) and not isinstance(value, bool)
+        elif isinstance(default, float):
+            ok = isinstance(value, int | float) and not isinstance(value, bool)
+            value = float(value) if ok else value
+        else:
+            ok = value is None or isinstance(value, str)
+        if not ok:
+            raise ConfigError(f"{where}.{name}: bad value {value!r}")
+        values[name] = value
+    return cls(**values)
+
+
+def validate(cfg: ExperimentConfig, source: str) -> None:
+    """Check the values that have a fixed set of choices or ranges."""
+    if not cfg.data.train:
+        raise ConfigError(f"{source}: data.train is required")
+    if cfg.training.learner not in ("perceptron", "pa"):
+        raise ConfigError(f"{source}: training.learner must be 'perceptron' or 'pa'")
+    if cfg.training.epochs < 1:
+        raise ConfigError(f"{source}: training.epochs must be at least 1")
+    if cfg.training.C <= 0:
+        raise ConfigError(f"{source}: training.C must be positive")
+    if cfg.training.select_by not in ("uas", "las"):
+        raise ConfigError(f"{source}: training.select_by must be 'uas' or 'las'")
+    if cfg.training.punct not in PUNCT_RULES:
+        raise ConfigError(f"{source}: training.punct must be one of {', '.join(PUNCT_RULES)}")
+    if not 10 <= cfg.features.arc_bits <= 30 or not 8 <= cfg.features.label_bits <= 26:
+        raise ConfigError(f"{source}: features.arc_bits in 10..30 and label_bits in 8..26")
+
+
+def load_config(
+    path: str | os.PathLike | None = None,
+    overrides: list[str] | tuple[str, ...] = (),
+    data_root: str | None = None,
+    raw: dict[str, Any] | None = None,
+) -> ExperimentConfig:
+    """Read a YAML config (or take an already-parsed mapping), apply overrides, validate."""
+    source = str(path) if path is not None else "<config>"
+    if raw is None:
+        if path is None:
+            raise ConfigError("no config given")
+        try:
+            with open(path, encoding="utf-8") as f:
+                raw = yaml.safe_load(f) or {}
+        except OSError as exc:
+            raise ConfigError(f"{source}: cannot read: {exc.strerror}") from exc
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"{source}: not valid YAML: {exc}") from exc
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{source}: the config must be a mapping")
+    apply_overrides(raw, list(overrides), source)
+    unknown = sorted(set(raw) - set(SECTIONS) - {"name"})
+    if unknown:
+        raise ConfigError(f"{source}: unknown section(s) {', '.join(unknown)}")
+    cfg = ExperimentConfig(
+        name=str(raw.get("name", Path(source).stem)),
+        data_root=data_root or os.environ.get("DPARSE_DATA") or DEFAULT_DATA_ROOT,
+        **{key: _build(cls, raw.get(key), f"{source}: {key}") for key, cls in SECTIONS.items()},
+    )
+    validate(cfg, source)
+    return cfg
+
+
+def save_config(cfg: ExperimentConfig, path: Path) -> None:
+    """Write the resolved config as YAML."""
+    path.write_text(yaml.safe_dump(cfg.to_dict(), sort_keys=False), encoding="utf-8")

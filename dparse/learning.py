@@ -1,0 +1,71 @@
+"""Online learners with parameter averaging over a flat weight vector.
+
+Both learners see one sentence at a time as the sparse difference ``delta = phi(gold) -
+phi(predicted)`` (indices into the weight vector and values) and the cost of the prediction:
+
+- ``perceptron``: the structured perceptron (Collins 2002), step 1 whenever the prediction is wrong.
+- ``pa``: cost-augmented passive-aggressive (Crammer et al. 2006, PA-I), the MIRA-style
+  learner of McDonald et al. (2005): step ``min(C, (cost - w . delta) / ||delta||^2)``, where the
+  prediction came from cost-augmented decoding.
+
+Averaging uses the usual trick: alongside ``w`` keep ``u``, the sum of ``c * update``, where c
+counts the instances seen; the average of all weight vectors so far is ``w - u / c``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+LEARNERS = ("perceptron", "pa")
+
+
+def combine(idx: np.ndarray, val: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Sum the values of repeated indices and drop zeros: a canonical sparse vector."""
+    if idx.size == 0:
+        return idx, val
+    unique, inverse = np.unique(idx, return_inverse=True)
+    sums = np.bincount(inverse, weights=val, minlength=unique.size)
+    keep = sums != 0.0
+    return unique[keep], sums[keep]
+
+
+class AveragedLearner:
+    """Weights (float64 [size]) trained online, with their running average."""
+
+    def __init__(self, size: int, method: str = "pa", C: float = 1.0) -> None:
+        if method not in LEARNERS:
+            raise ValueError(f"unknown learner {method!r}; choose one of {', '.join(LEARNERS)}")
+        self.method = method
+        self.C = C
+        self.w = np.zeros(size, dtype=np.float64)
+        self.u = np.zeros(size, dtype=np.float64)
+        self.c = 1
+
+    @property
+    def cost_augmented(self) -> bool:
+        """Whether predictions for this learner come from cost-augmented decoding."""
+        return self.method == "pa"
+
+    def update(self, idx: np.ndarray, val: np.ndarray, cost: float) -> float:
+        """Learn from one instance given delta = phi(gold) - phi(pred); returns the step size."""
+        idx, val = combine(idx, val)
+        if idx.size == 0:
+            return 0.0
+        if self.method == "perceptron":
+            step = 1.0
+        else:
+            loss = cost - float(self.w[idx] @ val)
+            if loss <= 0.0:
+                return 0.0
+            step = min(self.C, loss / float(val @ val))
+        self.w[idx] += step * val
+        self.u[idx] += (self.c * step) * val
+        return step
+
+    def tick(self) -> None:
+        """Count one instance (call after every sentence, updated or not)."""
+        self.c += 1
+
+    def averaged(self) -> np.ndarray:
+        """The averaged weights as float32 (what a saved model holds)."""
+        return (self.w - self.u / self.c).astype(np.float32)

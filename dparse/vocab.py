@@ -1,0 +1,118 @@
+"""Vocabularies of a model and the integer encoding of sentences for the feature extractors.
+
+Every vocabulary reserves ids 0..3 for UNK, ROOT, BOS and EOS (``SPECIAL_IDS`` of the feature
+extension); real symbols start at 4. Words are normalized (lowercased, digits -> 0) before lookup.
+An encoded sentence is what the Cython extractors read: ``tokens`` int32 [n+1, N_COLS] (row 0 is
+the root), ``morph_ptr`` int32 [n+2] and ``morph`` int32 [nnz] (CSR morphological features),
+``heads`` int32 [n+1] and ``labels`` int32 [n+1] (-1 for unknown labels and for the root).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from dparse._ext.arcfeatures import N_COLS, SPECIAL_IDS
+from dparse.conll import Sentence
+
+FIRST_ID = 4
+_DIGITS = re.compile(r"\d")
+ATTRIBUTES = ("words", "lemmas", "upos", "xpos", "prefixes", "suffixes", "morph")
+
+
+def normalize(form: str) -> str:
+    """The word as the features see it: lowercased, every digit replaced by 0."""
+    return _DIGITS.sub("0", form.lower())
+
+
+def _morph_values(feats: str) -> list[str]:
+    return [] if feats == "_" or not feats else feats.split("|")
+
+
+@dataclass
+class EncodedSentence:
+    """A sentence as integer arrays (shapes in the module docstring)."""
+
+    tokens: np.ndarray
+    morph_ptr: np.ndarray
+    morph: np.ndarray
+    heads: np.ndarray
+    labels: np.ndarray
+
+    def __len__(self) -> int:
+        return self.tokens.shape[0] - 1
+
+
+class Vocabulary:
+    """String -> id maps for each token attribute, and the list of dependency labels."""
+
+    def __init__(self, tables: dict[str, list[str]], labels: list[str]) -> None:
+        self.tables = tables
+        self.index = {name: {s: i + FIRST_ID for i, s in enumerate(tables[name])}
+                      for name in ATTRIBUTES}
+        self.labels = labels
+        self.label_index = {label: i for i, label in enumerate(labels)}
+
+    @classmethod
+    def build(cls, sentences: Iterable[Sentence]) -> Vocabulary:
+        """Collect every symbol of the training sentences, in order of first appearance."""
+        seen: dict[str, dict[str, None]] = {name: {} for name in ATTRIBUTES}
+        labels: dict[str, None] = {}
+        for sent in sentences:
+            words = [normalize(f) for f in sent.form]
+            seen["words"].update(dict.fromkeys(words))
+            seen["lemmas"].update(dict.fromkeys(sent.lemma))
+            seen["upos"].update(dict.fromkeys(sent.upos))
+            seen["xpos"].update(dict.fromkeys(sent.xpos))
+            seen["prefixes"].update(dict.fromkeys(w[:5] for w in words))
+            seen["suffixes"].update(dict.fromkeys(w[-3:] for w in words))
+            for feats in sent.feats:
+                seen["morph"].update(dict.fromkeys(_morph_values(feats)))
+            labels.update(dict.fromkeys(sent.deprels[1:]))
+        return cls({name: list(seen[name]) for name in ATTRIBUTES}, list(labels))
+
+    def encode(self, sent: Sentence) -> EncodedSentence:
+        """Encode one sentence; unknown symbols get id 0 and unknown labels -1."""
+        n = len(sent)
+        words = [normalize(f) for f in sent.form]
+        idx = self.index
+        columns = (
+            [idx["words"].get(w, 0) for w in words],
+            [idx["lemmas"].get(x, 0) for x in sent.lemma],
+            [idx["upos"].get(x, 0) for x in sent.upos],
+            [idx["xpos"].get(x, 0) for x in sent.xpos],
+            [idx["prefixes"].get(w[:5], 0) for w in words],
+            [idx["suffixes"].get(w[-3:], 0) for w in words],
+        )
+        tokens = np.empty((n + 1, N_COLS), dtype=np.int32)
+        tokens[0] = SPECIAL_IDS["root"]
+        tokens[1:] = np.array(columns, dtype=np.int32).T.reshape(n, N_COLS)
+        morph_table = idx["morph"]
+        morph_ids: list[int] = []
+        morph_ptr = np.zeros(n + 2, dtype=np.int32)
+        for i, feats in enumerate(sent.feats, start=1):
+            morph_ids.extend(morph_table.get(v, 0) for v in _morph_values(feats))
+            morph_ptr[i + 1] = len(morph_ids)
+        labels = np.full(n + 1, -1, dtype=np.int32)
+        labels[1:] = [self.label_index.get(d, -1) for d in sent.deprels[1:]]
+        return EncodedSentence(
+            tokens=tokens,
+            morph_ptr=morph_ptr,
+            morph=np.array(morph_ids, dtype=np.int32),
+            heads=np.asarray(sent.heads, dtype=np.int32),
+            labels=labels,
+        )
+
+    def save(self, path: Path) -> None:
+        data = {"labels": self.labels, **self.tables}
+        path.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+
+    @classmethod
+    def load(cls, path: Path) -> Vocabulary:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return cls({name: data[name] for name in ATTRIBUTES}, data["labels"])
