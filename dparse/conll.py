@@ -36,7 +36,7 @@ from typing import TextIO
 
 import numpy as np
 
-from dparse.errors import InputError
+from dparse.errors import DparseError, InputError
 
 FORMATS = ("conllx", "conllu", "malttab")
 
@@ -297,28 +297,27 @@ def read_conll(
         raise InputError(name, None, f"unknown encoding {encoding!r}") from None
     lineno = 0
     try:
-        with f:
-            lines: Iterator[str] = iter(f)
-            if fmt is None:
-                head: list[str] = []
-                for line in lines:
-                    head.append(line)
-                    if line.strip():
-                        break
-                fmt = detect_format(name, head[-1] if head and head[-1].strip() else None)
-                lines = itertools.chain(head, lines)
-            reader = _SentenceReader(name, fmt, require_heads)
-            for lineno, line in enumerate(lines, 1):
+        lines: Iterator[str] = iter(f)
+        if fmt is None:
+            head: list[str] = []
+            for line in lines:
+                head.append(line)
                 if line.strip():
-                    if reader.sep_parts:
-                        yield reader.finish()
-                    reader.add(line, lineno)
-                elif reader.lines:
-                    reader.sep_parts.append(line)
-                else:  # blank lines before the first sentence are kept with it
-                    reader.lead.append(line)
-            if reader.lines:
-                yield reader.finish()
+                    break
+            fmt = detect_format(name, head[-1] if head and head[-1].strip() else None)
+            lines = itertools.chain(head, lines)
+        reader = _SentenceReader(name, fmt, require_heads)
+        for lineno, line in enumerate(lines, 1):
+            if line.strip():
+                if reader.sep_parts:
+                    yield reader.finish()
+                reader.add(line, lineno)
+            elif reader.lines:
+                reader.sep_parts.append(line)
+            else:  # blank lines before the first sentence are kept with it
+                reader.lead.append(line)
+        if reader.lines:
+            yield reader.finish()
     except UnicodeDecodeError as exc:
         line_no = _decode_error_line(name, encoding) or lineno + 1
         raise InputError(
@@ -327,8 +326,13 @@ def read_conll(
             f"cannot decode as {encoding} ({exc.reason}); "
             "if the file is ISO-8859-1, pass --encoding latin-1",
         ) from None
-    except OSError as exc:  # e.g. a corrupt .gz
+    except (OSError, EOFError) as exc:  # e.g. a corrupt or truncated .gz
         raise InputError(name, lineno or None, f"cannot read: {exc}") from None
+    finally:
+        if name == "-":
+            f.detach()  # leave sys.stdin open
+        else:
+            f.close()
 
 
 class _SentenceReader:
@@ -521,7 +525,8 @@ def write_conll(
 
     ``path`` None or ``-`` writes stdout; an open text stream is written to and left open. A
     file path (``.gz`` compresses) is written whole or not at all: a temporary file in the same
-    folder is renamed over it when complete and removed on any error.
+    folder is renamed over it when complete and removed on any error. An unwritable folder
+    raises :class:`DparseError`.
     """
     if path is None or path == "-":
         sys.stdout.writelines(_chunks(sentences))
@@ -531,7 +536,10 @@ def write_conll(
         path.writelines(_chunks(sentences))
         return
     target = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    except OSError as exc:
+        raise DparseError(f"cannot write {target}: {exc.strerror or exc}") from None
     try:
         umask = os.umask(0)
         os.umask(umask)

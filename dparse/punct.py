@@ -2,11 +2,12 @@
 
 - ``include``: score every token.
 - ``conll``: CoNLL-X ``eval.pl``: leave out a token whose FORM is made only of Unicode
-  punctuation characters (general category P*: Pc Pd Ps Pe Pi Pf Po). Symbols (S*: ``$``, ``%``,
-  ``+``, ``<``) are not punctuation, as in ``eval.pl``'s ``\\p{Punctuation}``.
+  punctuation characters (general category P*: Pc Pd Ps Pe Pi Pf Po), as ``eval.pl``'s
+  ``\\p{Punctuation}``. So ``%``, ``#``, ``&``, ``*`` are punctuation (Po), symbols (S*: ``$``,
+  ``+``, ``<``, ``|``) are not.
 - ``ptb``: Penn Treebank convention: leave out a token whose gold XPOS (CoNLL-X POSTAG, the
-  Malt-TAB POS) is one of `````, ``''``, ``:``, ``,``, ``.``. Files whose XPOS is ``_`` score
-  every token.
+  Malt-TAB POS) is one of the five tags  `` '' : , .  (Files whose XPOS is ``_`` score every
+  token.)
 - ``upos``: UD convention: leave out a token whose gold UPOS (CoNLL-X CPOSTAG) is ``PUNCT``.
 
 The rule is always applied to the gold sentence.

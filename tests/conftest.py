@@ -11,9 +11,7 @@ from pathlib import Path
 
 import pytest
 
-DATA = Path(
-    os.environ.get("DPARSE_DATA", Path(__file__).resolve().parents[1] / ".." / "shared" / "data")
-)
+DATA = Path(os.environ.get("DPARSE_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
 requires_data = pytest.mark.skipif(not DATA.is_dir(), reason=f"treebank data not found at {DATA}")
 
 

@@ -51,7 +51,7 @@ cdef enum:
     T_ADJACENT = 52
     T_BETWEEN = 53
     T_LABEL = 55
-    NT = 63
+    NT = 60
 
 N_COLS = NCOLS
 SPECIAL_IDS = {"unk": 0, "root": ROOT_ID, "bos": BOS_ID, "eos": EOS_ID}
@@ -216,18 +216,16 @@ cdef void build_parts(SentC* s) noexcept nogil:
         M[T_BETWEEN] = side(2 * T_BETWEEN + 2, u, 0, 0)
         H[T_BETWEEN + 1] = side(2 * T_BETWEEN + 3, x, 0, 0)
         M[T_BETWEEN + 1] = side(2 * T_BETWEEN + 4, x, 0, 0)
-        # Label-pair templates.
+        # Label-pair templates: POS only, so that the label rows they touch stay in cache
+        # (lexical label features are per-token: label_head_features, label_mod_features).
         t = T_LABEL
         H[t] = side(2 * t + 1, x, 0, 0); M[t] = side(2 * t + 2, x, 0, 0)
         H[t + 1] = side(2 * t + 3, u, 0, 0); M[t + 1] = side(2 * t + 4, u, 0, 0)
-        H[t + 2] = side(2 * t + 5, w, 0, 0); M[t + 2] = side(2 * t + 6, x, 0, 0)
-        H[t + 3] = side(2 * t + 7, x, 0, 0); M[t + 3] = side(2 * t + 8, w, 0, 0)
-        H[t + 4] = side(2 * t + 9, l, 0, 0); M[t + 4] = side(2 * t + 10, l, 0, 0)
-        H[t + 5] = side(2 * t + 11, u, 0, 0)
-        M[t + 5] = side(2 * t + 12, u, att(s, i + 1, UPOS), 0)
-        H[t + 6] = side(2 * t + 13, u, 0, 0)
-        M[t + 6] = side(2 * t + 14, u, att(s, i - 1, UPOS), 0)
-        H[t + 7] = side(2 * t + 15, l, 0, 0); M[t + 7] = side(2 * t + 16, u, x, 0)
+        H[t + 2] = side(2 * t + 5, u, 0, 0)
+        M[t + 2] = side(2 * t + 6, u, att(s, i + 1, UPOS), 0)
+        H[t + 3] = side(2 * t + 7, u, 0, 0)
+        M[t + 3] = side(2 * t + 8, u, att(s, i - 1, UPOS), 0)
+        H[t + 4] = side(2 * t + 9, u, x, 0); M[t + 4] = side(2 * t + 10, u, x, 0)
         # Morphological features of token i: [f with its UPOS as modifier, f alone as
         # modifier, f with its UPOS as head].
         for c in range(s.morph_ptr[i], s.morph_ptr[i + 1]):
@@ -346,7 +344,8 @@ cdef inline int label_head_features(const SentC* s, int h, int right, uint64_t* 
     cdef const uint64_t* H = s.hpart + h * NT
     for i in range(7):
         out[nf] = bucket(H[i], d, shift); nf += 1
-    out[nf] = bucket(H[T_LABEL + 2], d, shift); nf += 1
+    out[nf] = bucket(side(2011, att(s, h - 1, WORD), att(s, h, UPOS), 0), d, shift); nf += 1
+    out[nf] = bucket(side(2013, att(s, h + 1, WORD), att(s, h, UPOS), 0), d, shift); nf += 1
     for i in range(s.morph_ptr[h], s.morph_ptr[h + 1]):
         out[nf] = bucket(s.mkeys[3 * i + 2], d, shift); nf += 1
     return nf
@@ -365,8 +364,14 @@ cdef inline int label_mod_features(const SentC* s, int m, int right, uint64_t* o
     out[nf] = bucket(M[34], d, shift); nf += 1
     out[nf] = bucket(M[42], d, shift); nf += 1
     out[nf] = bucket(M[44], d, shift); nf += 1
-    out[nf] = bucket(M[T_LABEL + 5], d, shift); nf += 1
-    out[nf] = bucket(M[T_LABEL + 6], d, shift); nf += 1
+    out[nf] = bucket(M[T_LABEL + 2], d, shift); nf += 1
+    out[nf] = bucket(M[T_LABEL + 3], d, shift); nf += 1
+    # The neighbouring words with the modifier's UPOS, and its lemma.
+    out[nf] = bucket(side(2001, att(s, m - 1, WORD), att(s, m, UPOS), 0), d, shift); nf += 1
+    out[nf] = bucket(side(2003, att(s, m + 1, WORD), att(s, m, UPOS), 0), d, shift); nf += 1
+    out[nf] = bucket(side(2005, att(s, m, LEMMA), att(s, m, XPOS), 0), d, shift); nf += 1
+    out[nf] = bucket(side(2007, att(s, m - 2, WORD), att(s, m, UPOS), 0), d, shift); nf += 1
+    out[nf] = bucket(side(2009, att(s, m - 3, WORD), att(s, m, UPOS), 0), d, shift); nf += 1
     for i in range(s.morph_ptr[m], s.morph_ptr[m + 1]):
         out[nf] = bucket(s.mkeys[3 * i + 1], d, shift); nf += 1
     return nf
@@ -385,12 +390,21 @@ cdef inline int label_pair_features(const SentC* s, int h, int m, uint64_t* out,
         out[nf] = bucket(H[t] ^ M[t], d, shift); nf += 1
     out[nf] = bucket(H[T_LABEL] ^ M[T_LABEL], dd, shift); nf += 1
     out[nf] = bucket(H[T_LABEL + 1] ^ M[T_LABEL + 1], dd, shift); nf += 1
+    # Each distinct UPOS between head and modifier (a preposition, a conjunction, a comma...).
+    cdef int lo = (h if h < m else m) + 1, hi = (m if h < m else h) - 1
+    cdef uint64_t bits_between = range_mask(s.umask, s.n, lo, hi), b
+    while bits_between:
+        b = 0
+        while not (bits_between >> b) & 1:
+            b += 1
+        bits_between &= bits_between - 1
+        out[nf] = bucket(H[T_BETWEEN] ^ M[T_BETWEEN] ^ fmix(b + 7919), d, shift); nf += 1
     return nf
 
 
 cdef inline int max_label_features(const SentC* s) noexcept nogil:
     """Upper bound on the row indices of one side or the pair of label features."""
-    return 16 + max_morph(s)
+    return 24 + 64 + max_morph(s)
 
 
 cdef class FeatureSpace:

@@ -17,16 +17,16 @@ and k columns, O(k n). Picking a best arc is a row scan, O(n), and finding a cyc
 up the chosen arcs, O(n). At most n - 1 contractions with at most 2 n picks: O(n^2) time,
 O(n^2) memory.
 
-Single root (exactly one word attached to 0) is exact in the same O(n^2), following Gabow and
-Tarjan (1984) as stated by Zmigrod, Vieira and Cotterell (2020, "Please Mind the Root"): once
-the chosen arcs form a tree on the contracted nodes and the root has several children, delete
-the root arc whose loss ``W[v, 0] - (best other arc into v)`` is smallest (an optimal
-single-root tree avoiding it exists), let v pick again, and continue contracting. The best
-non-root arc into a node is recorded when it picks and stays valid until it is contracted, so
-each deletion costs O(n); there are fewer than n of them.
+Single root (exactly one word attached to 0) is exact at no extra cost by reweighting
+(Stanojevic and Cohen 2021, "A Root of a Problem"): every tree has at least one root arc, so
+lowering every root arc by a constant C larger than the score spread of any two trees, C >
+n (max - min), makes the best tree have exactly one root arc while ranking the single-root
+trees exactly as before. The unconstrained tree comes first (a trained parser's usually has a
+single root child, and then it is also the best single-root tree); only if it has several root
+children does a second, reweighted run follow. O(n^2) as above.
 
 Ties are broken deterministically: the lowest source slot wins a pick, the first member of a
-cycle (the node that closed it) wins a merge, the lowest slot loses its root arc.
+cycle (the node that closed it) wins a merge.
 """
 
 from libc.math cimport INFINITY
@@ -53,7 +53,6 @@ cdef struct GraphC:
     score_t* W             # [N, N]: W[d*N + s] best reduced score of an arc s -> d (slots)
     int* E                 # [N, N]: the original arc h -> m behind W[d*N + s], as h*N + m
     score_t* w_in          # [N]: reduced score of the arc a slot picked
-    score_t* alt_in        # [N]: best score into a slot from any slot but the root, at pick
     int* src               # [N]: slot the picked arc comes from, -1 while unpicked
     int* node              # [N]: contraction-forest node held by a slot
     char* alive            # [N]: slot holds a current (uncontracted) node
@@ -69,20 +68,13 @@ cdef struct GraphC:
 cdef int pick(GraphC* g, int v) noexcept nogil:
     """Gives slot v its best incoming arc; returns the source slot."""
     cdef Py_ssize_t N = g.N, s
-    cdef const score_t* row = g.W + v * N
+    cdef const score_t* row = g.W + v * N  # -inf at v itself and at dead slots
     cdef int best = 0
-    cdef score_t alt = -INFINITY
-    cdef int alt_s = -1
-    # best arc from a non-root slot (lowest slot on ties), then compare with the root's
     for s in range(1, N):
-        if g.alive[s] and s != v and (alt_s < 0 or row[s] > alt):
-            alt = row[s]
-            alt_s = <int>s
-    if alt_s >= 0 and not row[0] >= alt:  # the root wins ties (it is slot 0)
-        best = alt_s
+        if row[s] > row[best]:
+            best = <int>s
     g.src[v] = best
     g.w_in[v] = row[best]
-    g.alt_in[v] = alt
     g.enter[g.node[v]] = g.E[v * N + best]
     return best
 
@@ -104,23 +96,23 @@ cdef int contract(GraphC* g, int k, int* next_node) noexcept nogil:
         g.parent[g.node[x]] = c
         g.next_sibling[g.node[x]] = g.first_child[c]
         g.first_child[c] = g.node[x]
-    # into the cycle from s: W[c, s] = max_x W[x, s] - W[x, src[x]] (x's cycle arc is dropped)
+    # into the cycle from s: W[c, s] = max_x W[x, s] - W[x, src[x]] (x's cycle arc is dropped);
+    # dead slots stay at -inf, members become dead
     shift = g.w_in[r]
     for s in range(N):
-        if g.alive[s] and not g.in_cycle[s]:
-            row_r[s] -= shift
+        row_r[s] -= shift
     for i in range(1, k):
         x = g.cycle[i]
         row_x = g.W + x * N
         erow_x = g.E + x * N
         shift = g.w_in[x]
         for s in range(N):
-            if g.alive[s] and not g.in_cycle[s]:
-                val = row_x[s] - shift
-                if val > row_r[s]:
-                    row_r[s] = val
-                    erow_r[s] = erow_x[s]
-    row_r[r] = -INFINITY
+            val = row_x[s] - shift
+            if val > row_r[s]:
+                row_r[s] = val
+                erow_r[s] = erow_x[s]
+    for i in range(k):
+        row_r[g.cycle[i]] = -INFINITY
     # out of the cycle into d: W[d, c] = max_x W[d, x]; arcs picked from a member now leave c
     for d in range(1, N):
         if g.alive[d] and not g.in_cycle[d]:
@@ -130,6 +122,7 @@ cdef int contract(GraphC* g, int k, int* next_node) noexcept nogil:
                 if row_d[x] > row_d[r]:
                     row_d[r] = row_d[x]
                     g.E[d * N + r] = g.E[d * N + x]
+                row_d[x] = -INFINITY
             if g.src[d] >= 0 and g.in_cycle[g.src[d]]:
                 g.src[d] = r
     for i in range(k):
@@ -158,21 +151,6 @@ cdef int attach(GraphC* g, int v, int* next_node) noexcept nogil:
         k += 1
         x = g.src[x]
     return contract(g, k, next_node)
-
-
-cdef int root_arc_to_drop(GraphC* g) noexcept nogil:
-    """The root child whose root arc costs least to replace, or -1 if the root has <= 1 child."""
-    cdef Py_ssize_t N = g.N, v
-    cdef int children = 0, best = -1
-    cdef score_t loss, best_loss = INFINITY
-    for v in range(1, N):
-        if g.alive[v] and g.src[v] == 0:
-            children += 1
-            loss = g.w_in[v] - g.alt_in[v]
-            if best < 0 or loss < best_loss:
-                best_loss = loss
-                best = <int>v
-    return best if children > 1 else -1
 
 
 cdef void expand(GraphC* g, head_t* heads) noexcept nogil:
@@ -204,12 +182,44 @@ cdef void expand(GraphC* g, head_t* heads) noexcept nogil:
             y = p
 
 
+cdef void maximum_arborescence(GraphC* g, const score_t* arc, score_t floor,
+                               score_t root_shift, head_t* heads) noexcept nogil:
+    """Runs the algorithm on ``arc`` with disallowed arcs at ``floor`` and root arcs lowered by
+    ``root_shift``; writes heads[1..n]."""
+    cdef Py_ssize_t N = g.N, d, s, i
+    cdef int top = 0, v, r, next_node = <int>N
+    # W is arc transposed (rows are incoming arcs)
+    for d in range(N):
+        for s in range(N):
+            g.W[d * N + s] = allowed(arc[s * N + d], floor)
+            g.E[d * N + s] = <int>(s * N + d)
+        g.W[d * N] -= root_shift
+        g.W[d * N + d] = -INFINITY
+        g.src[d] = -1
+        g.node[d] = <int>d
+        g.alive[d] = 1
+        g.in_cycle[d] = 0
+    for i in range(2 * N):
+        g.parent[i] = -1
+        g.first_child[i] = -1
+    for v in range(<int>N - 1, 0, -1):  # slots to pick: 1..n, lowest first
+        g.stack[top] = v
+        top += 1
+    while top > 0:
+        top -= 1
+        v = g.stack[top]
+        r = attach(g, v, &next_node)
+        if r >= 0:
+            g.stack[top] = r
+            top += 1
+    expand(g, heads)
+
+
 cdef int cle_decode(const score_t* arc, Py_ssize_t n, bint single_root,
                     head_t* heads) noexcept nogil:
-    cdef Py_ssize_t N = n + 1, d, s, i
-    cdef score_t floor
-    cdef int status = score_floor(arc, n, &floor)
-    cdef int top = 0, v, r, next_node = <int>N
+    cdef Py_ssize_t N = n + 1, m, root_children = 0
+    cdef score_t floor, ceiling
+    cdef int status = score_floor(arc, n, &floor, &ceiling)
     cdef GraphC g
     cdef char* block
     if status != DECODE_OK:
@@ -218,15 +228,14 @@ cdef int cle_decode(const score_t* arc, Py_ssize_t n, bint single_root,
     if n == 1:
         heads[1] = 0
         return DECODE_OK
-    block = <char*>malloc((N * N + 2 * N) * sizeof(score_t)
+    block = <char*>malloc((N * N + N) * sizeof(score_t)
                           + (N * N + 3 * N + 5 * 2 * N) * sizeof(int) + 2 * N)
     if block == NULL:
         return DECODE_NO_MEMORY
     g.N = N
     g.W = <score_t*>block
     g.w_in = g.W + N * N
-    g.alt_in = g.w_in + N
-    g.E = <int*>(g.alt_in + N)
+    g.E = <int*>(g.w_in + N)
     g.src = g.E + N * N
     g.node = g.src + N
     g.cycle = g.node + N
@@ -237,39 +246,12 @@ cdef int cle_decode(const score_t* arc, Py_ssize_t n, bint single_root,
     g.enter = g.next_sibling + 2 * N
     g.alive = <char*>(g.enter + 2 * N)
     g.in_cycle = g.alive + N
-    # W is arc transposed (rows are incoming arcs), disallowed arcs at the floor score
-    for d in range(N):
-        for s in range(N):
-            g.W[d * N + s] = allowed(arc[s * N + d], floor)
-            g.E[d * N + s] = <int>(s * N + d)
-        g.W[d * N + d] = -INFINITY
-        g.src[d] = -1
-        g.node[d] = <int>d
-        g.alive[d] = 1
-        g.in_cycle[d] = 0
-    for i in range(2 * N):
-        g.parent[i] = -1
-        g.first_child[i] = -1
-    for v in range(<int>n, 0, -1):  # slots to pick: 1..n, lowest first
-        g.stack[top] = v
-        top += 1
-    while True:
-        while top > 0:
-            top -= 1
-            v = g.stack[top]
-            r = attach(&g, v, &next_node)
-            if r >= 0:
-                g.stack[top] = r
-                top += 1
-        if not single_root:
-            break
-        v = root_arc_to_drop(&g)
-        if v < 0:
-            break
-        g.W[v * N] = -INFINITY
-        g.stack[0] = v
-        top = 1
-    expand(&g, heads)
+    maximum_arborescence(&g, arc, floor, 0.0, heads)
+    if single_root:
+        for m in range(1, N):
+            root_children += heads[m] == 0
+        if root_children > 1:  # reweighting: C > n (max - min) over the scores in use
+            maximum_arborescence(&g, arc, floor, (n + 1) * (ceiling - floor + 1.0), heads)
     free(block)
     return DECODE_OK
 
@@ -279,7 +261,7 @@ def chu_liu_edmonds(const score_t[:, ::1] arc not None, bint single_root=True):
 
     arc: float64 [n+1, n+1], C-contiguous, n >= 1; ``arc[h, m]`` scores the arc h -> m. Column 0
     and the diagonal are ignored; -inf or NaN marks a disallowed arc, +inf is a ValueError.
-    single_root: exactly one word is attached to the root (exact, O(n^2); see the module doc).
+    single_root: exactly one word is attached to the root (exact, by reweighting root arcs).
     Returns heads, int32 [n+1] with heads[0] == -1: a tree of maximum total score.
     """
     cdef Py_ssize_t n = words_of(arc)

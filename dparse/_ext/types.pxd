@@ -25,8 +25,10 @@ cdef enum:
     DECODE_POSITIVE_INF = -2
 
 
-cdef inline int score_floor(const score_t* arc, Py_ssize_t n, score_t* floor) noexcept nogil:
-    """Sets ``floor`` to the score that stands in for disallowed arcs (see the module doc).
+cdef inline int score_floor(const score_t* arc, Py_ssize_t n, score_t* floor,
+                            score_t* ceiling) noexcept nogil:
+    """Sets ``floor`` to the score that stands in for disallowed arcs (see the module doc) and
+    ``ceiling`` to the highest allowed score (both 0 if no arc is allowed).
 
     Scans the arcs h -> m with m in 1..n, h in 0..n, h != m of the [n+1, n+1] matrix ``arc``;
     with ``lo`` and ``hi`` their smallest and largest finite scores, a tree of n arcs with k
@@ -49,9 +51,10 @@ cdef inline int score_floor(const score_t* arc, Py_ssize_t n, score_t* floor) no
                 if a > hi:
                     hi = a
     if lo == INFINITY:  # no allowed arc at all: every tree is equally bad
-        floor[0] = 0.0
+        floor[0] = ceiling[0] = 0.0
     else:
         floor[0] = lo - (n + 1) * (hi - lo + 1.0)
+        ceiling[0] = hi
     return DECODE_OK
 
 

@@ -1,0 +1,1 @@
+"""Obtaining and preparing treebanks: UD releases, CoNLL 2006/2007 layout, PTB to dependencies."""

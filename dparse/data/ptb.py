@@ -16,23 +16,67 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from dparse.errors import InputError
+from dparse.conll import Sentence
+from dparse.errors import DparseError, InputError
 
 # (direction, priority list) per nonterminal: "r" searches the children right to left, "l" left to
 # right; for each category of the list in turn the first child of that category is the head; if
 # none matches, the first child in the search direction is. After Yamada and Matsumoto (2003),
 # Table 1 (a modification of Collins 1999), in the form Penn2Malt distributes it.
 HEAD_RULES: dict[str, tuple[str, tuple[str, ...]]] = {
-    "ADJP": ("r", ("NNS", "QP", "NN", "$", "ADVP", "JJ", "VBN", "VBG", "ADJP", "JJR", "NP", "JJS",
-                   "DT", "FW", "RBR", "RBS", "SBAR", "RB")),
-    "ADVP": ("l", ("RB", "RBR", "RBS", "FW", "ADVP", "TO", "CD", "JJR", "JJ", "IN", "NP", "JJS",
-                   "NN")),
+    "ADJP": (
+        "r",
+        (
+            "NNS",
+            "QP",
+            "NN",
+            "$",
+            "ADVP",
+            "JJ",
+            "VBN",
+            "VBG",
+            "ADJP",
+            "JJR",
+            "NP",
+            "JJS",
+            "DT",
+            "FW",
+            "RBR",
+            "RBS",
+            "SBAR",
+            "RB",
+        ),
+    ),
+    "ADVP": (
+        "l",
+        ("RB", "RBR", "RBS", "FW", "ADVP", "TO", "CD", "JJR", "JJ", "IN", "NP", "JJS", "NN"),
+    ),
     "CONJP": ("l", ("CC", "RB", "IN")),
     "FRAG": ("l", ()),
     "INTJ": ("r", ()),
     "LST": ("l", ("LS", ":")),
-    "NAC": ("r", ("NN", "NNS", "NNP", "NNPS", "NP", "NAC", "EX", "$", "CD", "QP", "PRP", "VBG",
-                  "JJ", "JJS", "JJR", "ADJP", "FW")),
+    "NAC": (
+        "r",
+        (
+            "NN",
+            "NNS",
+            "NNP",
+            "NNPS",
+            "NP",
+            "NAC",
+            "EX",
+            "$",
+            "CD",
+            "QP",
+            "PRP",
+            "VBG",
+            "JJ",
+            "JJS",
+            "JJR",
+            "ADJP",
+            "FW",
+        ),
+    ),
     "NP": ("r", ("POS|NN|NNP|NNPS|NNS", "NX", "JJR", "CD", "JJ", "JJS", "RB", "QP", "NP")),
     "NX": ("r", ("POS|NN|NNP|NNPS|NNS", "NX", "JJR", "CD", "JJ", "JJS", "RB", "QP", "NP")),
     "PP": ("l", ("IN", "TO", "VBG", "VBN", "RP", "FW")),
@@ -41,8 +85,10 @@ HEAD_RULES: dict[str, tuple[str, tuple[str, ...]]] = {
     "QP": ("r", ("$", "IN", "NNS", "NN", "JJ", "RB", "DT", "CD", "NCD", "QP", "JJR", "JJS")),
     "RRC": ("l", ("VP", "NP", "ADVP", "ADJP", "PP")),
     "S": ("r", ("TO", "IN", "VP", "S", "SBAR", "ADJP", "UCP", "NP")),
-    "SBAR": ("r", ("WHNP", "WHPP", "WHADVP", "WHADJP", "IN", "DT", "S", "SQ", "SINV", "SBAR",
-                   "FRAG")),
+    "SBAR": (
+        "r",
+        ("WHNP", "WHPP", "WHADVP", "WHADJP", "IN", "DT", "S", "SQ", "SINV", "SBAR", "FRAG"),
+    ),
     "SBARQ": ("r", ("SQ", "S", "SINV", "SBARQ", "FRAG")),
     "SINV": ("l", ("VBZ", "VBD", "VBP", "VB", "MD", "VP", "S", "SINV", "ADJP", "NP")),
     "SQ": ("l", ("VBZ", "VBD", "VBP", "VB", "MD", "VP", "SQ")),
@@ -55,6 +101,8 @@ HEAD_RULES: dict[str, tuple[str, tuple[str, ...]]] = {
     "X": ("r", ()),
 }
 DEFAULT_RULE: tuple[str, tuple[str, ...]] = ("l", ())
+# standard WSJ sections of the dependency parsing literature
+WSJ_SPLITS: dict[str, range] = {"train": range(2, 22), "dev": range(22, 23), "test": range(23, 24)}
 
 PUNCT_TAGS = frozenset({"``", "''", ",", ".", ":", "-LRB-", "-RRB-"})
 _TOKEN = re.compile(r"\(|\)|[^\s()]+")
@@ -96,14 +144,15 @@ def parse_trees(text: str, source: str = "<string>") -> Iterator[Node]:
     """Yield the trees of bracketed text; errors name ``source`` and the line."""
     stack: list[Node] = []
     pending_label = False
+    tree_start = 0
     for match in _TOKEN.finditer(text):
         tok = match.group()
         if tok == "(":
-            if pending_label:  # "( (" : the previous bracket had no label
-                pending_label = False
             node = Node("")
             if stack:
                 stack[-1].children.append(node)
+            else:
+                tree_start = match.start()
             stack.append(node)
             pending_label = True
         elif tok == ")":
@@ -117,14 +166,15 @@ def parse_trees(text: str, source: str = "<string>") -> Iterator[Node]:
             stack[-1].label = tok
             pending_label = False
         else:
+            line = _line(text, match.start())
             if not stack:
-                raise InputError(source, _line(text, match.start()), f"text outside a tree: {tok!r}")
+                raise InputError(source, line, f"text outside a tree: {tok!r}")
             node = stack[-1]
             if node.children or node.word is not None:
-                raise InputError(source, _line(text, match.start()), f"unexpected word {tok!r}")
+                raise InputError(source, line, f"unexpected word {tok!r}")
             node.word = tok
     if stack:
-        raise InputError(source, _line(text, len(text)), "unbalanced '(' at end of file")
+        raise InputError(source, _line(text, tree_start), "unbalanced '(': tree not closed")
 
 
 def _line(text: str, offset: int) -> int:
@@ -244,10 +294,26 @@ def convert_files(paths: Iterable[str | Path]) -> Iterator[DepSentence]:
                 yield sent
 
 
-def format_conllx(sent: DepSentence) -> str:
-    """One sentence as CoNLL-X rows (LEMMA, FEATS, PHEAD, PDEPREL ``_``), blank line included."""
-    rows = [
-        f"{i}\t{w}\t_\t{t}\t{t}\t_\t{h}\t{lab}\t_\t_\n"
-        for i, (w, t, h, lab) in enumerate(zip(sent.words, sent.tags, sent.heads, sent.labels), 1)
-    ]
-    return "".join(rows) + "\n"
+def to_sentence(sent: DepSentence) -> Sentence:
+    """A converted sentence as a CoNLL-X :class:`Sentence` (CPOSTAG = POSTAG = the PTB tag)."""
+    return Sentence.build(
+        sent.words,
+        [-1, *sent.heads],
+        ["", *sent.labels],
+        upos=sent.tags,
+        xpos=sent.tags,
+        fmt="conllx",
+    )
+
+
+def wsj_files(root: str | Path, split: str) -> list[Path]:
+    """The .mrg files of a standard WSJ split under ``root`` (sections ``00``..``24``)."""
+    if split not in WSJ_SPLITS:
+        raise DparseError(f"unknown WSJ split {split!r}; expected one of {', '.join(WSJ_SPLITS)}")
+    files: list[Path] = []
+    for section in WSJ_SPLITS[split]:
+        directory = Path(root) / f"{section:02d}"
+        if not directory.is_dir():
+            raise DparseError(f"{directory}: WSJ section directory not found")
+        files.extend(sorted(p for p in directory.iterdir() if p.suffix.lower() == ".mrg"))
+    return files

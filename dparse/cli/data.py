@@ -1,0 +1,292 @@
+"""``dparse data ...``: obtain and prepare treebanks (UD, CoNLL 2006/2007, Penn Treebank).
+
+Each command parses its arguments, calls a function of :mod:`dparse.data` and prints a summary;
+``make data-ud``, ``data-conll`` and ``data-ptb`` (make/data.mk) call them.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import click
+from tqdm import tqdm
+
+from dparse.cli.options import quiet_option
+
+
+@click.group("data")
+def data() -> None:
+    """Obtain and prepare treebanks: UD downloads, CoNLL 2006/2007 layout, PTB conversion."""
+
+
+@data.command("ud-download")
+@click.argument("version")
+@click.argument("treebanks", nargs=-1)
+@click.option(
+    "--dest",
+    "-d",
+    type=click.Path(file_okay=False),
+    required=True,
+    help="Data directory; each treebank goes to DEST/<code>/{train,dev,test}.conllu.",
+)
+@click.option(
+    "--release",
+    is_flag=True,
+    help="Download the full release tarball from LINDAT (TREEBANKS then selects which "
+    "of its treebanks to install; all when none given).",
+)
+@click.option("--url", default=None, help="Download from this address instead (one archive).")
+@click.option(
+    "--sha256",
+    default=None,
+    metavar="HEX",
+    help="Expected SHA-256 of the archive (one archive); mismatch -> error, nothing unpacked.",
+)
+@click.option("--strict", is_flag=True, help="Refuse an archive whose checksum is not known.")
+@click.option("--keep-archive", is_flag=True, help="Keep the downloaded archive in DEST.")
+@quiet_option
+def ud_download(
+    version: str,
+    treebanks: tuple[str, ...],
+    dest: str,
+    release: bool,
+    url: str | None,
+    sha256: str | None,
+    strict: bool,
+    keep_archive: bool,
+    quiet: bool,
+) -> None:
+    """Download, verify and unpack UD treebanks of release VERSION (r2.13).
+
+    \b
+    dparse data ud-download r2.13 UD_English-EWT UD_Turkish-IMST -d data
+        one GitHub tag archive per treebank
+    dparse data ud-download r2.13 --release UD_Greek-GDT -d data
+        the full release from LINDAT, installing only the named treebanks
+
+    Without --sha256 (or a recorded checksum) the archive is installed with a warning that
+    prints its SHA-256, or refused with --strict.
+    """
+    from dparse.data import ud
+    from dparse.errors import DparseError
+
+    if release:
+        archives = [ud.release_archive(version, url)]
+    elif not treebanks:
+        raise click.UsageError("name at least one treebank (e.g. UD_English-EWT) or use --release")
+    else:
+        archives = [ud.treebank_archive(name, version, url) for name in treebanks]
+    if (url or sha256) and len(archives) > 1:
+        raise DparseError(
+            "--url and --sha256 apply to one archive: download one treebank at a "
+            "time or use --release"
+        )
+    dest_dir = Path(dest)
+    for archive in archives:
+        targets = ud.fetch(
+            archive,
+            dest_dir,
+            sha256,
+            treebanks if release else (),
+            keep_archive=keep_archive,
+            strict=strict,
+            progress=not quiet,
+            warn=lambda msg: click.echo(msg, err=True),
+        )
+        for target in targets:
+            click.echo(f"{archive.name} {archive.version} -> {target}", err=True)
+
+
+@data.command("ud-to-conllx")
+@click.argument("conllu", type=click.Path(dir_okay=False))
+@click.option("--output", "-o", default="-", help="CoNLL-X output [default: stdout].")
+@click.option(
+    "--postag",
+    type=click.Choice(["xpos", "upos"]),
+    default="xpos",
+    show_default=True,
+    help="POSTAG column: the XPOS (UPOS where XPOS is _), or the UPOS.",
+)
+def ud_to_conllx(conllu: str, output: str, postag: str) -> None:
+    """Convert a CoNLL-U file to CoNLL-X.
+
+    Drops comments, multiword-token lines and empty nodes; CPOSTAG is the UPOS; DEPS and MISC
+    are dropped (PHEAD and PDEPREL are _).
+    """
+    from dparse.data.ud import convert_file
+
+    count = convert_file(conllu, output, postag)
+    click.echo(f"converted {count} sentences", err=True)
+
+
+@data.command("conll-layout")
+@click.option(
+    "--conll2006",
+    type=click.Path(exists=True, file_okay=False),
+    default=None,
+    help="The CoNLL-X (2006) shared-task data directory.",
+)
+@click.option(
+    "--conll2007",
+    type=click.Path(exists=True, file_okay=False),
+    default=None,
+    help="The CoNLL 2007 shared-task data directory.",
+)
+@click.option(
+    "--out",
+    "-o",
+    type=click.Path(file_okay=False),
+    required=True,
+    help="Output directory (OUT/<language>/...).",
+)
+@click.option(
+    "--language",
+    "-l",
+    "languages",
+    multiple=True,
+    help="Lay out only this language (repeatable) [default: all found].",
+)
+@click.option("--seed", type=int, default=None, help="Sampling seed [default: 2016].")
+@quiet_option
+def conll_layout(
+    conll2006: str | None,
+    conll2007: str | None,
+    out: str,
+    languages: tuple[str, ...],
+    seed: int | None,
+    quiet: bool,
+) -> None:
+    """Lay out CoNLL 2006/2007 data with dev and minimal training sets.
+
+    As the greedy-inference paper (Tchernowitz et al. 2016) uses it.
+
+    Per language (the 2006 version when in both): train.conll, test.conll; for languages with
+    at least 10,000 training sentences dev.conll (1000 sampled) and train-nodev.conll; and
+    mini/train-00..19.conll (500 sentences each). Input files are found by name (e.g.
+    czech_pdt_train.conll, eus.train); ISO-8859-1 files are re-encoded to UTF-8.
+    """
+    from dparse.data import conll_shared_task as cst
+    from dparse.errors import DparseError
+
+    if conll2006 is None and conll2007 is None:
+        raise DparseError("give --conll2006 and/or --conll2007")
+    sources = cst.select_sources({"2006": conll2006, "2007": conll2007}, languages)
+    out_dir = Path(out)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    with tqdm(total=len(sources), unit="language", disable=quiet) as bar:
+        manifest = cst.layout(
+            sources, out_dir, cst.SEED if seed is None else seed, lambda _: bar.update()
+        )
+    for lang, entry in manifest["languages"].items():  # type: ignore[union-attr]
+        train = entry["sources"]["train"]["sentences"]
+        dev = " + dev" if "dev" in entry else ""
+        click.echo(f"{lang} ({entry['year']}): {train} train sentences{dev}", err=True)
+
+
+@data.command("ptb2dep")
+@click.argument("files", nargs=-1, type=click.Path(exists=True, dir_okay=False))
+@click.option("--output", "-o", default="-", help="CoNLL-X output [default: stdout].")
+@click.option(
+    "--wsj-root",
+    type=click.Path(exists=True, file_okay=False),
+    default=None,
+    help="WSJ .mrg root with section directories 00..24 (use with --split).",
+)
+@click.option(
+    "--split",
+    type=click.Choice(["train", "dev", "test"]),
+    default=None,
+    help="Standard split: sections 02-21 train, 22 dev, 23 test.",
+)
+@quiet_option
+def ptb2dep(
+    files: tuple[str, ...], output: str, wsj_root: str | None, split: str | None, quiet: bool
+) -> None:
+    """Convert Penn Treebank .mrg trees to CoNLL-X dependencies.
+
+    Uses the Penn2Malt (Yamada and Matsumoto 2003) head rules.
+
+    Removes empty elements and traces, strips function tags, keeps punctuation; labels are the
+    Penn2Malt set (SBJ, OBJ, NMOD, VMOD, P, ...). CPOSTAG and POSTAG are the treebank's gold
+    tags: for automatic tags on train, see ``dparse data jackknife``.
+    """
+    from dparse.conll import write_conll
+    from dparse.data import ptb
+
+    if (wsj_root is None) != (split is None):
+        raise click.UsageError("--wsj-root and --split go together")
+    paths = [Path(f) for f in files]
+    if wsj_root is not None and split is not None:
+        paths += ptb.wsj_files(wsj_root, split)
+    if not paths:
+        raise click.UsageError("give .mrg FILES or --wsj-root with --split")
+    count = 0
+
+    def sentences():
+        nonlocal count
+        for path in tqdm(paths, unit="file", disable=quiet, leave=False):
+            for sent in ptb.convert_files([path]):
+                count += 1
+                yield ptb.to_sentence(sent)
+
+    write_conll(sentences(), output)
+    click.echo(f"converted {count} sentences from {len(paths)} files", err=True)
+
+
+@data.command("jackknife")
+@click.argument("train", type=click.Path(exists=True, dir_okay=False))
+@click.option("--output", "-o", required=True, help="Tagged CoNLL-X output.")
+@click.option(
+    "--train-cmd",
+    required=True,
+    metavar="TEMPLATE",
+    help="Command training the tagger, with {train} and {model}, e.g. "
+    "'mytagger train {train} {model}'.",
+)
+@click.option(
+    "--tag-cmd",
+    required=True,
+    metavar="TEMPLATE",
+    help="Command tagging, with {model}, {input} and {output}, e.g. "
+    "'mytagger tag {model} {input} {output}'.",
+)
+@click.option("--folds", type=int, default=10, show_default=True, help="Number of folds.")
+@click.option(
+    "--workdir",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Keep the per-fold files here [default: a temporary directory].",
+)
+@quiet_option
+def jackknife(
+    train: str,
+    output: str,
+    train_cmd: str,
+    tag_cmd: str,
+    folds: int,
+    workdir: str | None,
+    quiet: bool,
+) -> None:
+    """Tag TRAIN by FOLDS-way jackknifing with your own POS tagger.
+
+    TRAIN is cut into FOLDS contiguous parts; the tagger is trained on all parts but one and
+    tags that one (its CPOSTAG/POSTAG columns blanked to _). Commands run without a shell;
+    HEAD, DEPREL and the words are kept, CPOSTAG and POSTAG come from the tagger.
+    """
+    from dparse.conll import read_conll, write_conll
+    from dparse.data.jackknife import jackknife as run
+
+    sentences = list(read_conll(train, fmt="conllx"))
+    with tqdm(total=folds, unit="fold", disable=quiet) as bar:
+        if workdir is not None:
+            tagged = run(
+                sentences, train_cmd, tag_cmd, Path(workdir), folds, lambda _: bar.update()
+            )
+        else:
+            with tempfile.TemporaryDirectory(prefix="dparse-jackknife-") as tmp:
+                tagged = run(
+                    sentences, train_cmd, tag_cmd, Path(tmp), folds, lambda _: bar.update()
+                )
+    write_conll(tagged, output)
+    click.echo(f"tagged {len(tagged)} sentences in {folds} folds", err=True)

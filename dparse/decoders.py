@@ -1,0 +1,197 @@
+"""Decoders by stable name: the one entry point from scores to trees.
+
+The contract (see DESIGN.md, "Python contract for decoders")::
+
+    from dparse.decoders import get_decoder
+    heads = get_decoder("cle").decode(arc)                  # arc: float64 [n+1, n+1], arc[h, m]
+    heads = get_decoder("eisner").decode(arc, single_root=False)
+
+Conventions: nodes 0..n, node 0 the artificial root; ``arc[h, m]`` scores the arc h -> m (higher
+is better; column 0 and the diagonal are ignored; -inf or NaN marks a disallowed arc, used only
+when no tree avoids it). Every decoder returns ``heads``, np.int32 [n+1] with ``heads[0] == -1``,
+a valid tree in the sense of :func:`dparse.trees.is_tree` (projective for projective decoders);
+``single_root=True`` (the default) attaches exactly one word to the root.
+
+Registered here: ``cle`` (Chu-Liu-Edmonds, exact, non-projective) and ``eisner`` (exact,
+projective). A new decoder subclasses :class:`Decoder`, implements :meth:`Decoder._decode`
+and is registered with :func:`register_decoder` (usable as a class decorator).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import ClassVar, TypeVar
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from dparse._ext.cle import chu_liu_edmonds
+from dparse._ext.eisner import eisner
+from dparse.errors import DparseError
+
+__all__ = [
+    "ChuLiuEdmonds",
+    "Decoder",
+    "Eisner",
+    "UnknownDecoderError",
+    "as_scores",
+    "available_decoders",
+    "get_decoder",
+    "register_decoder",
+    "score_tree",
+]
+
+Heads = NDArray[np.int32]
+Scores = NDArray[np.float64]
+
+_FLOAT64 = np.dtype(np.float64)
+
+
+class UnknownDecoderError(DparseError, LookupError):
+    """No decoder is registered under the requested name (bad usage: the CLI exits 2)."""
+
+
+def as_scores(scores: ArrayLike, name: str = "arc", ndim: int = 2) -> Scores:
+    """``scores`` as a C-contiguous float64 array with ``ndim`` axes, all of length n+1, n >= 1.
+
+    Returns the array itself when it already is one (no copy); converts other real dtypes.
+    Raises ValueError naming the part otherwise.
+    """
+    if type(scores) is np.ndarray and scores.dtype is _FLOAT64 and scores.flags.c_contiguous:
+        array = scores  # the fast path: no conversion, no copy
+    else:
+        array = np.asarray(scores)
+        if not (np.issubdtype(array.dtype, np.floating) or np.issubdtype(array.dtype, np.integer)):
+            raise ValueError(f"{name} scores must be real numbers, got dtype {array.dtype}")
+        array = np.ascontiguousarray(array, dtype=np.float64)
+    shape = array.shape
+    if len(shape) != ndim or shape[0] < 2 or shape.count(shape[0]) != ndim:
+        want = ", ".join(["n+1"] * ndim)
+        raise ValueError(f"{name} scores must have shape [{want}] with n >= 1, got {shape}")
+    return array
+
+
+class Decoder:
+    """Base of all decoders: from part scores to the best (or a good) tree.
+
+    Attributes: ``name`` (the registry key), ``exact`` (returns a maximum-score tree),
+    ``projective`` (returns only projective trees), ``parts`` (the part arrays it accepts:
+    "arc" always, first and positional; higher-order parts such as "sib" [n+1, n+1, n+1] or
+    "grand" [n+1, n+1, n+1] by keyword).
+    """
+
+    name: ClassVar[str]
+    exact: ClassVar[bool]
+    projective: ClassVar[bool]
+    parts: ClassVar[tuple[str, ...]] = ("arc",)
+
+    def decode(self, arc: ArrayLike, *, single_root: bool = True, **parts: ArrayLike) -> Heads:
+        """Best tree for ``arc`` (float64 [n+1, n+1]) and any higher-order ``parts``.
+
+        Returns np.int32 [n+1], heads[0] == -1. Raises ValueError for malformed scores and
+        TypeError for part keywords this decoder does not accept.
+        """
+        arc = as_scores(arc)
+        if parts:
+            unknown = sorted(set(parts) - set(self.parts[1:]))
+            if unknown:
+                raise TypeError(
+                    f"decoder {self.name!r} got unknown part(s) {', '.join(unknown)}; "
+                    f"it accepts {', '.join(self.parts)}"
+                )
+            parts = {key: self._check_part(key, value, arc.shape[0]) for key, value in parts.items()}
+        return self._decode(arc, single_root, **parts)
+
+    def _check_part(self, name: str, scores: ArrayLike, size: int) -> Scores:
+        """Validates a keyword part: by default float64 with 3 axes of length n+1 (``size``)."""
+        array = as_scores(scores, name, ndim=3)
+        if array.shape[0] != size:
+            raise ValueError(f"{name} scores have shape {array.shape}, expected axes of {size}")
+        return array
+
+    def _decode(self, arc: Scores, single_root: bool, **parts: Scores) -> Heads:
+        """Decodes validated inputs; subclasses implement it."""
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        kind = ("exact" if self.exact else "approximate") + (
+            ", projective" if self.projective else ""
+        )
+        return f"<{type(self).__name__} {self.name!r}: {kind}, parts {self.parts}>"
+
+
+D = TypeVar("D", bound="Decoder | type[Decoder]")
+
+_REGISTRY: dict[str, Decoder] = {}
+
+
+def register_decoder(decoder: D, *, replace: bool = False) -> D:
+    """Registers a Decoder instance, or a Decoder class (instantiated without arguments; so
+    this works as a class decorator), under its ``name``. Returns its argument.
+
+    A second decoder under a taken name is a ValueError unless ``replace``.
+    """
+    instance = decoder() if isinstance(decoder, type) else decoder
+    if not isinstance(instance, Decoder):
+        raise TypeError(f"can only register Decoder objects, got {decoder!r}")
+    if instance.name in _REGISTRY and not replace:
+        raise ValueError(f"a decoder named {instance.name!r} is already registered")
+    _REGISTRY[instance.name] = instance
+    return decoder
+
+
+def available_decoders() -> list[str]:
+    """Names of all registered decoders, sorted."""
+    return sorted(_REGISTRY)
+
+
+def get_decoder(name: str) -> Decoder:
+    """The decoder registered as ``name``; UnknownDecoderError (a DparseError) if none."""
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        raise UnknownDecoderError(
+            f"unknown decoder {name!r}; available: {', '.join(available_decoders())}"
+        ) from None
+
+
+def score_tree(heads: ArrayLike, arc: ArrayLike) -> float:
+    """Total first-order score of a tree: the sum of ``arc[heads[m], m]`` over words m >= 1.
+
+    heads: int [n+1]; arc: [n+1, n+1]. Disallowed arcs (-inf) make the total -inf.
+    """
+    h = np.asarray(heads)
+    a = np.asarray(arc, dtype=np.float64)
+    return float(a[h[1:], np.arange(1, h.shape[0])].sum())
+
+
+class _Extension(Decoder):
+    """A first-order decoder implemented by a Cython function ``(arc, single_root) -> heads``."""
+
+    function: ClassVar[Callable[[Scores, bool], Heads]]
+
+    def _decode(self, arc: Scores, single_root: bool, **parts: Scores) -> Heads:
+        return self.function(arc, single_root)
+
+
+@register_decoder
+class ChuLiuEdmonds(_Extension):
+    """Maximum spanning arborescence (Chu and Liu 1965; Edmonds 1967) in Tarjan's (1977) O(n^2)
+    dense form; single root by reweighting the root arcs (Stanojevic and Cohen 2021), also
+    O(n^2). See dparse/_ext/cle.pyx."""
+
+    name = "cle"
+    exact = True
+    projective = False
+    function = staticmethod(chu_liu_edmonds)
+
+
+@register_decoder
+class Eisner(_Extension):
+    """Best projective tree, Eisner's (1996) O(n^3) dynamic program; single root by building
+    the root's span from one root arc. See dparse/_ext/eisner.pyx."""
+
+    name = "eisner"
+    exact = True
+    projective = True
+    function = staticmethod(eisner)

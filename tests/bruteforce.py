@@ -1,0 +1,69 @@
+"""Brute-force reference for exact decoders: every tree of a small sentence, and its score.
+
+``all_trees`` enumerates every heads array of n <= 7 words and keeps those that
+:func:`dparse.trees.tree_mask` (the check every decoder test uses) accepts. Higher-order tests can
+score the same trees with their own parts, e.g. sibling scores summed over ``all_trees(...)``.
+
+Tree counts: (n+1)^(n-1) trees, n^(n-1) with a single root child (Cayley); for n = 7 that is
+262144 and 823543 candidates to filter, a few tenths of a second once per session (cached).
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+from numpy.typing import NDArray
+
+from dparse.trees import tree_mask
+
+MAX_WORDS = 7
+
+
+@functools.lru_cache(maxsize=None)
+def all_trees(n: int, projective: bool, single_root: bool) -> NDArray[np.int32]:
+    """Every valid tree of n words (1 <= n <= 7): int32 [T, n+1], heads[:, 0] == -1.
+
+    projective: only projective trees; single_root: only trees with one word attached to the
+    root. The array is cached and read-only.
+    """
+    if not 1 <= n <= MAX_WORDS:
+        raise ValueError(f"brute force needs 1 <= n <= {MAX_WORDS}, got {n}")
+    # candidates: each word m takes one of the n heads other than itself, the digit d of a
+    # mixed-radix code standing for head d (d < m) or d + 1 (d >= m); one chunk per head of
+    # word 1 keeps the arrays small (n^(n-1) rows each)
+    words = np.arange(2, n + 1)
+    digits = np.arange(n ** (n - 1))[:, None] // n ** (words - 2) % n
+    rest = (digits + (digits >= words)).astype(np.int32)
+    kept = []
+    for first in range(n + 1):
+        if first == 1:
+            continue
+        cand = np.empty((len(rest), n + 1), dtype=np.int32)
+        cand[:, 0] = -1
+        cand[:, 1] = first
+        cand[:, 2:] = rest
+        kept.append(cand[tree_mask(cand, single_root=single_root, projective=projective)])
+    trees = np.concatenate(kept)
+    trees.flags.writeable = False
+    return trees
+
+
+@functools.lru_cache(maxsize=None)
+def _arc_index(n: int, projective: bool, single_root: bool) -> NDArray[np.intp]:
+    """Flat indices into a [n+1, n+1] arc matrix of each tree's arcs: [T, n]."""
+    trees = all_trees(n, projective, single_root)
+    return (trees[:, 1:].astype(np.intp) * (n + 1) + np.arange(1, n + 1)).copy()
+
+
+def tree_score(heads: NDArray[np.integer], arc: NDArray[np.floating]) -> NDArray[np.float64]:
+    """Sum of ``arc[heads[..., m], m]`` over words m: heads int [..., n+1] -> float64 [...]."""
+    n = heads.shape[-1] - 1
+    return np.asarray(arc, dtype=np.float64)[heads[..., 1:], np.arange(1, n + 1)].sum(axis=-1)
+
+
+def best_score(arc: NDArray[np.floating], *, projective: bool, single_root: bool) -> float:
+    """Maximum tree score over :func:`all_trees` for the [n+1, n+1] matrix ``arc``."""
+    n = arc.shape[0] - 1
+    flat = np.ascontiguousarray(arc, dtype=np.float64).ravel()
+    return float(flat[_arc_index(n, projective, single_root)].sum(axis=1).max())
