@@ -99,7 +99,8 @@ class Decoder:
                     f"decoder {self.name!r} got unknown part(s) {', '.join(unknown)}; "
                     f"it accepts {', '.join(self.parts)}"
                 )
-            parts = {key: self._check_part(key, value, arc.shape[0]) for key, value in parts.items()}
+            size = arc.shape[0]
+            parts = {key: self._check_part(key, value, size) for key, value in parts.items()}
         return self._decode(arc, single_root, **parts)
 
     def _check_part(self, name: str, scores: ArrayLike, size: int) -> Scores:

@@ -20,7 +20,7 @@ from dparse.trees import tree_mask
 MAX_WORDS = 7
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def all_trees(n: int, projective: bool, single_root: bool) -> NDArray[np.int32]:
     """Every valid tree of n words (1 <= n <= 7): int32 [T, n+1], heads[:, 0] == -1.
 
@@ -49,7 +49,7 @@ def all_trees(n: int, projective: bool, single_root: bool) -> NDArray[np.int32]:
     return trees
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _arc_index(n: int, projective: bool, single_root: bool) -> NDArray[np.intp]:
     """Flat indices into a [n+1, n+1] arc matrix of each tree's arcs: [T, n]."""
     trees = all_trees(n, projective, single_root)

@@ -30,6 +30,74 @@ import numpy as np
 cimport cython
 from cython cimport floating
 
+cdef extern from *:
+    """
+    /* Hot inner loops written in C so that the compiler may vectorize them (no aliasing) and
+       break the floating-point dependency chain of a gathered sum. */
+    /* Not inlined: inlined into the scoring loop, gcc no longer vectorizes it. */
+    static __attribute__((noinline)) void dp_add_row_f32(float* __restrict acc,
+                                                         const float* __restrict row, int L) {
+        for (int l = 0; l < L; l++) acc[l] += row[l];
+    }
+    static __attribute__((noinline)) void dp_add_row_f64(double* __restrict acc,
+                                                         const double* __restrict row, int L) {
+        for (int l = 0; l < L; l++) acc[l] += row[l];
+    }
+    static inline void dp_sum_rows_f32(float* __restrict out, const float* __restrict a,
+                                       const float* __restrict b, int L) {
+        for (int l = 0; l < L; l++) out[l] = a[l] + b[l];
+    }
+    static inline void dp_sum_rows_f64(double* __restrict out, const double* __restrict a,
+                                       const double* __restrict b, int L) {
+        for (int l = 0; l < L; l++) out[l] = a[l] + b[l];
+    }
+    #define DP_GATHER_SUM(W, idx, n, out) do { \
+        double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0; int k_ = 0; \
+        for (; k_ + 4 <= (n); k_ += 4) { \
+            s0 += (W)[(idx)[k_]]; s1 += (W)[(idx)[k_ + 1]]; \
+            s2 += (W)[(idx)[k_ + 2]]; s3 += (W)[(idx)[k_ + 3]]; } \
+        for (; k_ < (n); k_++) s0 += (W)[(idx)[k_]]; \
+        (out) = (s0 + s1) + (s2 + s3); } while (0)
+    static inline double dp_gather_sum_f32(const float* W, const uint64_t* idx, int n) {
+        double out; DP_GATHER_SUM(W, idx, n, out); return out;
+    }
+    static inline double dp_gather_sum_f64(const double* W, const uint64_t* idx, int n) {
+        double out; DP_GATHER_SUM(W, idx, n, out); return out;
+    }
+    """
+    void dp_add_row_f32(float* acc, const float* row, int L) noexcept nogil
+    void dp_add_row_f64(double* acc, const double* row, int L) noexcept nogil
+    void dp_sum_rows_f32(float* out, const float* a, const float* b, int L) noexcept nogil
+    void dp_sum_rows_f64(double* out, const double* a, const double* b, int L) noexcept nogil
+    double dp_gather_sum_f32(const float* W, const uint64_t* idx, int n) noexcept nogil
+    double dp_gather_sum_f64(const double* W, const uint64_t* idx, int n) noexcept nogil
+
+
+cdef inline void add_row(floating* acc, const floating* row, int L) noexcept nogil:
+    """acc[0:L] += row[0:L]."""
+    if floating is float:
+        dp_add_row_f32(acc, row, L)
+    else:
+        dp_add_row_f64(acc, row, L)
+
+
+cdef inline void sum_rows(floating* out, const floating* a, const floating* b,
+                          int L) noexcept nogil:
+    """out[0:L] = a[0:L] + b[0:L]."""
+    if floating is float:
+        dp_sum_rows_f32(out, a, b, L)
+    else:
+        dp_sum_rows_f64(out, a, b, L)
+
+
+cdef inline double gather_sum(const floating* W, const uint64_t* idx, int n) noexcept nogil:
+    """sum(W[idx[0:n]]) with four independent accumulators."""
+    if floating is float:
+        return dp_gather_sum_f32(W, idx, n)
+    else:
+        return dp_gather_sum_f64(W, idx, n)
+
+
 cdef enum:
     # Token columns of the encoded sentence.
     WORD = 0
@@ -461,16 +529,16 @@ def score_arcs(const int32_t[:, ::1] tokens, const int32_t[::1] morph_ptr,
     cdef int arc_bits = space.arc_bits, lab_bits = space.lab_bits
     cdef const floating* W = &weights[0]
     cdef const floating* LW = &weights[space.lab_offset]
-    cdef const floating* row
     cdef int cap = max_arc_features(&s)
     cdef int lcap = max_label_features(&s)
     cdef uint64_t* feats = <uint64_t*>malloc(cap * sizeof(uint64_t))
     cdef uint64_t* lfeats = <uint64_t*>malloc(lcap * sizeof(uint64_t))
     # Label scores of the head side and modifier side: [n+1, 2 directions, L].
-    cdef double* head_side = <double*>malloc((n + 1) * 2 * L * sizeof(double))
-    cdef double* mod_side = <double*>malloc((n + 1) * 2 * L * sizeof(double))
-    cdef double* lab = <double*>malloc(L * sizeof(double))
-    cdef double total, best
+    cdef floating* head_side = <floating*>malloc((n + 1) * 2 * L * sizeof(floating))
+    cdef floating* mod_side = <floating*>malloc((n + 1) * 2 * L * sizeof(floating))
+    cdef floating* lab = <floating*>malloc(L * sizeof(floating))
+    cdef double total
+    cdef floating best
     cdef int best_l
     if not (feats and lfeats and head_side and mod_side and lab):
         free(feats); free(lfeats); free(head_side); free(mod_side); free(lab)
@@ -484,14 +552,10 @@ def score_arcs(const int32_t[:, ::1] tokens, const int32_t[::1] morph_ptr,
                     mod_side[(i * 2 + right) * L + l] = 0.0
                 nf = label_head_features(&s, i, right, lfeats, lab_bits)
                 for h in range(nf):
-                    row = LW + lfeats[h] * L
-                    for l in range(L):
-                        head_side[(i * 2 + right) * L + l] += row[l]
+                    add_row(&head_side[(i * 2 + right) * L], LW + lfeats[h] * L, L)
                 nf = label_mod_features(&s, i, right, lfeats, lab_bits)
                 for h in range(nf):
-                    row = LW + lfeats[h] * L
-                    for l in range(L):
-                        mod_side[(i * 2 + right) * L + l] += row[l]
+                    add_row(&mod_side[(i * 2 + right) * L], LW + lfeats[h] * L, L)
         for h in range(n + 1):
             arc_out[h, 0] = -INFINITY
             label_out[h, 0] = 0
@@ -503,16 +567,11 @@ def score_arcs(const int32_t[:, ::1] tokens, const int32_t[::1] morph_ptr,
                     continue
                 right = h < m
                 nf = arc_features(&s, h, m, feats, arc_bits)
-                total = 0.0
-                for i in range(nf):
-                    total = total + W[feats[i]]
-                for l in range(L):
-                    lab[l] = head_side[(h * 2 + right) * L + l] + mod_side[(m * 2 + right) * L + l]
+                total = gather_sum(W, feats, nf)
+                sum_rows(lab, &head_side[(h * 2 + right) * L], &mod_side[(m * 2 + right) * L], L)
                 nf = label_pair_features(&s, h, m, lfeats, lab_bits)
                 for i in range(nf):
-                    row = LW + lfeats[i] * L
-                    for l in range(L):
-                        lab[l] += row[l]
+                    add_row(lab, LW + lfeats[i] * L, L)
                 if cost:
                     if gold_heads[m] == h:
                         for l in range(L):

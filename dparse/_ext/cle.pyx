@@ -37,6 +37,7 @@ cimport numpy as cnp
 from dparse._ext.types cimport (
     DECODE_NO_MEMORY,
     DECODE_OK,
+    DECODE_TOO_LONG,
     allowed,
     head_t,
     raise_for_status,
@@ -46,6 +47,9 @@ from dparse._ext.types cimport (
 )
 
 cnp.import_array()
+
+# arcs are packed as h * N + m into an int: N * N must stay below 2^31
+cdef Py_ssize_t MAX_NODES = 46340
 
 
 cdef struct GraphC:
@@ -224,6 +228,8 @@ cdef int cle_decode(const score_t* arc, Py_ssize_t n, bint single_root,
     cdef char* block
     if status != DECODE_OK:
         return status
+    if N > MAX_NODES:
+        return DECODE_TOO_LONG
     heads[0] = -1
     if n == 1:
         heads[1] = 0

@@ -23,6 +23,7 @@ cdef enum:
     DECODE_OK = 0
     DECODE_NO_MEMORY = -1
     DECODE_POSITIVE_INF = -2
+    DECODE_TOO_LONG = -3
 
 
 cdef inline int score_floor(const score_t* arc, Py_ssize_t n, score_t* floor,
@@ -69,6 +70,8 @@ cdef inline int raise_for_status(int status) except -1:
         raise MemoryError("decoder work buffers")
     if status == DECODE_POSITIVE_INF:
         raise ValueError("arc scores must not be +inf")
+    if status == DECODE_TOO_LONG:
+        raise ValueError("sentence too long for this decoder")
     return 0
 
 
