@@ -102,8 +102,9 @@ class ArcFactoredModel:
             arc, label = self.score(enc)
             t2 = time.perf_counter()
             heads = decoder.decode(arc, single_root=single_root)
+            names = self.vocab.labels
+            deprels = [""] + [names[label[h, m]] for m, h in enumerate(heads.tolist()) if m]
             t3 = time.perf_counter()
-            deprels = [""] + [self.vocab.labels[label[h, m]] for m, h in enumerate(heads) if m]
             timer.encode += t1 - t0
             timer.score += t2 - t1
             timer.decode += t3 - t2
