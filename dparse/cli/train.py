@@ -8,7 +8,8 @@ import click
 
 from dparse.cli.options import data_root_option, quiet_option, set_option
 from dparse.config import load_config
-from dparse.training import EpochReport, save_model, train as run_training
+from dparse.training import EpochReport, save_model
+from dparse.training import train as run_training
 
 
 @click.command("train")
