@@ -8,35 +8,41 @@ export DPARSE_DATA := $(abspath $(DATA))
 RESULTS ?= results
 MODELS ?= models
 
-.PHONY: install build test test-fast lint bench demo tables clean help
+.PHONY: install deps build build-debug test test-fast lint bench demo tables clean help
 
 help:  ## list the targets
 	@grep -hE '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | sort
 
-install:  ## install dparse and its dependencies (editable, optimized build)
-	$(PYTHON) -m pip install -q -e '.[dev]'
+deps:
+	$(PYTHON) -m pip install -q --disable-pip-version-check -e '.[dev]'
 
-build:  ## rebuild the Cython extensions in place
+install: deps build  ## install dparse and its dependencies (editable), optimized build
+
+build:  ## build the Cython extensions in place, optimized (-O3, no bounds checks)
 	$(PYTHON) setup.py -q build_ext --inplace
 
-test:  ## run the whole test suite
+build-debug:  ## build the Cython extensions in place with bounds checks (DPARSE_DEBUG=1)
+	DPARSE_DEBUG=1 $(PYTHON) setup.py -q build_ext --inplace
+
+test: deps build-debug  ## install, build with bounds checks, run the whole test suite
 	$(PYTHON) -m pytest -q
 
-test-fast:  ## run the tests, skipping those marked slow
+test-fast: deps build  ## optimized build, tests not marked slow
 	$(PYTHON) -m pytest -q -m "not slow"
 
 lint:  ## ruff over the package, tests and scripts
 	$(PYTHON) -m ruff check dparse tests data_scripts benchmarks
 
-demo: ## train the first-order CLE parser on en_ewt, parse test, print the report
+demo: install  ## train the first-order CLE parser on en_ewt, parse test, print the report
+	@mkdir -p $(RESULTS)
 	$(PYTHON) -m dparse train configs/en_ewt/o1-cle.yaml --out $(MODELS)/en_ewt-o1-cle
 	$(PYTHON) -m dparse parse $(MODELS)/en_ewt-o1-cle $(DPARSE_DATA)/en_ewt/test.conllu -o $(RESULTS)/en_ewt-o1-cle.test.conllu
 	$(PYTHON) -m dparse eval $(DPARSE_DATA)/en_ewt/test.conllu $(RESULTS)/en_ewt-o1-cle.test.conllu
 
-bench:  ## speed, accuracy and memory table -> results/bench.md
+bench: install  ## speed, accuracy and memory table -> results/bench.md
 	$(PYTHON) benchmarks/bench.py --data $(DPARSE_DATA) --out $(RESULTS)/bench.md
 
-clean:
+clean:  ## remove build products
 	rm -rf build dparse/_ext/*.c dparse/_ext/*.so
 
 -include make/*.mk

@@ -2,7 +2,8 @@
 
 Every ``dparse/_ext/*.pyx`` becomes an extension module. The default build is optimized
 (-O3, bounds checking and wraparound off); ``DPARSE_DEBUG=1`` turns bounds checking,
-wraparound and initialized-check back on (CI builds this way).
+wraparound and initialized-check back on (``make test`` and CI build this way). The mode of the
+last in-place build is kept in ``dparse/_ext/BUILD_MODE``; switching modes rebuilds everything.
 """
 
 import os
@@ -11,8 +12,12 @@ from pathlib import Path
 import numpy
 from Cython.Build import cythonize
 from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
 
 DEBUG = os.environ.get("DPARSE_DEBUG", "") not in ("", "0")
+MODE = "debug" if DEBUG else "optimized"
+MODE_FILE = Path("dparse/_ext/BUILD_MODE")
+MODE_CHANGED = not MODE_FILE.exists() or MODE_FILE.read_text().strip() != MODE
 
 directives = {
     "language_level": "3",
@@ -22,7 +27,22 @@ directives = {
     "cdivision": True,
     "nonecheck": False,
 }
-compile_args = ["-O0", "-g"] if DEBUG else ["-O3"]
+compile_args = ["-O1", "-g"] if DEBUG else ["-O3"]
+
+
+class ModeAwareBuildExt(build_ext):
+    """build_ext that rebuilds everything when the build mode changed, then records it."""
+
+    def finalize_options(self) -> None:
+        super().finalize_options()
+        if MODE_CHANGED and self.inplace:
+            self.force = True
+
+    def run(self) -> None:
+        super().run()
+        if self.inplace:
+            MODE_FILE.write_text(MODE + "\n")
+
 
 extensions = [
     Extension(
@@ -35,4 +55,7 @@ extensions = [
     for path in sorted(Path("dparse/_ext").glob("*.pyx"))
 ]
 
-setup(ext_modules=cythonize(extensions, compiler_directives=directives))
+setup(
+    ext_modules=cythonize(extensions, compiler_directives=directives, force=MODE_CHANGED),
+    cmdclass={"build_ext": ModeAwareBuildExt},
+)
