@@ -25,92 +25,18 @@ from libc.stdint cimport int32_t, int64_t, uint64_t
 from libc.stdlib cimport free, malloc
 from libc.math cimport INFINITY
 
+from dparse._ext.hashing cimport bucket, distance_bin, fmix, side
+from dparse._ext.tokens cimport (
+    BOS_ID, EOS_ID, LEMMA, NCOLS, PREFIX, ROOT_ID, SUFFIX, UNK_ID, UPOS, WORD, XPOS, token_attr,
+)
+from dparse._ext.weights cimport add_row, gather_sum, sum_rows
+
 import numpy as np
 
 cimport cython
 from cython cimport floating
 
-cdef extern from *:
-    """
-    /* Hot inner loops written in C so that the compiler may vectorize them (no aliasing) and
-       break the floating-point dependency chain of a gathered sum. */
-    /* Not inlined: inlined into the scoring loop, gcc no longer vectorizes it. */
-    static __attribute__((noinline)) void dp_add_row_f32(float* __restrict acc,
-                                                         const float* __restrict row, int L) {
-        for (int l = 0; l < L; l++) acc[l] += row[l];
-    }
-    static __attribute__((noinline)) void dp_add_row_f64(double* __restrict acc,
-                                                         const double* __restrict row, int L) {
-        for (int l = 0; l < L; l++) acc[l] += row[l];
-    }
-    static inline void dp_sum_rows_f32(float* __restrict out, const float* __restrict a,
-                                       const float* __restrict b, int L) {
-        for (int l = 0; l < L; l++) out[l] = a[l] + b[l];
-    }
-    static inline void dp_sum_rows_f64(double* __restrict out, const double* __restrict a,
-                                       const double* __restrict b, int L) {
-        for (int l = 0; l < L; l++) out[l] = a[l] + b[l];
-    }
-    #define DP_GATHER_SUM(W, idx, n, out) do { \
-        double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0; int k_ = 0; \
-        for (; k_ + 4 <= (n); k_ += 4) { \
-            s0 += (W)[(idx)[k_]]; s1 += (W)[(idx)[k_ + 1]]; \
-            s2 += (W)[(idx)[k_ + 2]]; s3 += (W)[(idx)[k_ + 3]]; } \
-        for (; k_ < (n); k_++) s0 += (W)[(idx)[k_]]; \
-        (out) = (s0 + s1) + (s2 + s3); } while (0)
-    static inline double dp_gather_sum_f32(const float* W, const uint64_t* idx, int n) {
-        double out; DP_GATHER_SUM(W, idx, n, out); return out;
-    }
-    static inline double dp_gather_sum_f64(const double* W, const uint64_t* idx, int n) {
-        double out; DP_GATHER_SUM(W, idx, n, out); return out;
-    }
-    """
-    void dp_add_row_f32(float* acc, const float* row, int L) noexcept nogil
-    void dp_add_row_f64(double* acc, const double* row, int L) noexcept nogil
-    void dp_sum_rows_f32(float* out, const float* a, const float* b, int L) noexcept nogil
-    void dp_sum_rows_f64(double* out, const double* a, const double* b, int L) noexcept nogil
-    double dp_gather_sum_f32(const float* W, const uint64_t* idx, int n) noexcept nogil
-    double dp_gather_sum_f64(const double* W, const uint64_t* idx, int n) noexcept nogil
-
-
-cdef inline void add_row(floating* acc, const floating* row, int L) noexcept nogil:
-    """acc[0:L] += row[0:L]."""
-    if floating is float:
-        dp_add_row_f32(acc, row, L)
-    else:
-        dp_add_row_f64(acc, row, L)
-
-
-cdef inline void sum_rows(floating* out, const floating* a, const floating* b,
-                          int L) noexcept nogil:
-    """out[0:L] = a[0:L] + b[0:L]."""
-    if floating is float:
-        dp_sum_rows_f32(out, a, b, L)
-    else:
-        dp_sum_rows_f64(out, a, b, L)
-
-
-cdef inline double gather_sum(const floating* W, const uint64_t* idx, int n) noexcept nogil:
-    """sum(W[idx[0:n]]) with four independent accumulators."""
-    if floating is float:
-        return dp_gather_sum_f32(W, idx, n)
-    else:
-        return dp_gather_sum_f64(W, idx, n)
-
-
 cdef enum:
-    # Token columns of the encoded sentence.
-    WORD = 0
-    LEMMA = 1
-    UPOS = 2
-    XPOS = 3
-    PREFIX = 4
-    SUFFIX = 5
-    NCOLS = 6
-    # Ids of the special symbols in every vocabulary.
-    ROOT_ID = 1
-    BOS_ID = 2
-    EOS_ID = 3
     # Sparse-table levels for the between-POS masks: sentences up to 2**20 words.
     MAX_LEVELS = 21
     # Templates (see build_parts): fixed arc templates 0..N_ARC-1, the adjacent-arc one, two
@@ -122,7 +48,7 @@ cdef enum:
     NT = 60
 
 N_COLS = NCOLS
-SPECIAL_IDS = {"unk": 0, "root": ROOT_ID, "bos": BOS_ID, "eos": EOS_ID}
+SPECIAL_IDS = {"unk": UNK_ID, "root": ROOT_ID, "bos": BOS_ID, "eos": EOS_ID}
 
 ctypedef struct SentC:
     int n
@@ -136,55 +62,9 @@ ctypedef struct SentC:
     uint64_t* mkeys          # keys of each morphological feature occurrence [nnz, 3]
 
 
-cdef inline uint64_t mix(uint64_t h, uint64_t v) noexcept nogil:
-    """Combine a running key with one more value (order-sensitive)."""
-    h ^= v * <uint64_t>0x9E3779B97F4A7C15ULL
-    h = (h << 27) | (h >> 37)
-    return h * <uint64_t>0xBF58476D1CE4E5B9ULL + <uint64_t>0x94D049BB133111EBULL
-
-
-cdef inline uint64_t fmix(uint64_t k) noexcept nogil:
-    """MurmurHash3's 64-bit finalizer: spreads the key over all bits."""
-    k ^= k >> 33
-    k *= <uint64_t>0xFF51AFD7ED558CCDULL
-    k ^= k >> 33
-    k *= <uint64_t>0xC4CEB9FE1A85EC53ULL
-    k ^= k >> 33
-    return k
-
-
-cdef inline uint64_t side(uint64_t seed, uint64_t a, uint64_t b, uint64_t c) noexcept nogil:
-    """The key of one side of a template: a hash of up to three attribute ids and a seed."""
-    return fmix(mix(mix(mix(seed, a), b), c))
-
-
-cdef inline uint64_t bucket(uint64_t key, uint64_t conj, int shift) noexcept nogil:
-    """Multiply-shift hash of a template key conjoined with ``conj``: the top bits."""
-    return ((key ^ conj) * <uint64_t>0x9FB21C651E98DF25ULL) >> shift
-
-
 cdef inline int att(const SentC* s, int i, int col) noexcept nogil:
     """Attribute ``col`` of position i, with BOS/EOS ids outside 0..n."""
-    if i < 0:
-        return BOS_ID
-    if i > s.n:
-        return EOS_ID
-    return s.tok[i * NCOLS + col]
-
-
-cdef inline int distance_bin(int d) noexcept nogil:
-    """Bins of |h - m|: 1, 2, 3, 4, 5, 6-7, 8-10, 11-14, 15-19, 20+."""
-    if d <= 5:
-        return d
-    if d <= 7:
-        return 6
-    if d <= 10:
-        return 7
-    if d <= 14:
-        return 8
-    if d <= 19:
-        return 9
-    return 10
+    return token_attr(s.tok, s.n, i, col)
 
 
 cdef inline uint64_t range_mask(const uint64_t* table, int n, int lo, int hi) noexcept nogil:

@@ -1,0 +1,78 @@
+# cython: language_level=3
+"""Inner loops over weight vectors (float32 at parse time, float64 in training).
+
+Written in C so that the compiler vectorizes the row additions (no aliasing) and breaks the
+floating-point dependency chain of a gathered sum (four accumulators).
+"""
+
+from libc.stdint cimport uint64_t
+
+from cython cimport floating
+
+
+cdef extern from *:
+    """
+    /* Hot inner loops written in C so that the compiler may vectorize them (no aliasing) and
+       break the floating-point dependency chain of a gathered sum. */
+    /* Not inlined: inlined into the scoring loop, gcc no longer vectorizes it. */
+    static __attribute__((noinline)) void dp_add_row_f32(float* __restrict acc,
+                                                         const float* __restrict row, int L) {
+        for (int l = 0; l < L; l++) acc[l] += row[l];
+    }
+    static __attribute__((noinline)) void dp_add_row_f64(double* __restrict acc,
+                                                         const double* __restrict row, int L) {
+        for (int l = 0; l < L; l++) acc[l] += row[l];
+    }
+    static inline void dp_sum_rows_f32(float* __restrict out, const float* __restrict a,
+                                       const float* __restrict b, int L) {
+        for (int l = 0; l < L; l++) out[l] = a[l] + b[l];
+    }
+    static inline void dp_sum_rows_f64(double* __restrict out, const double* __restrict a,
+                                       const double* __restrict b, int L) {
+        for (int l = 0; l < L; l++) out[l] = a[l] + b[l];
+    }
+    #define DP_GATHER_SUM(W, idx, n, out) do { \
+        double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0; int k_ = 0; \
+        for (; k_ + 4 <= (n); k_ += 4) { \
+            s0 += (W)[(idx)[k_]]; s1 += (W)[(idx)[k_ + 1]]; \
+            s2 += (W)[(idx)[k_ + 2]]; s3 += (W)[(idx)[k_ + 3]]; } \
+        for (; k_ < (n); k_++) s0 += (W)[(idx)[k_]]; \
+        (out) = (s0 + s1) + (s2 + s3); } while (0)
+    static inline double dp_gather_sum_f32(const float* W, const uint64_t* idx, int n) {
+        double out; DP_GATHER_SUM(W, idx, n, out); return out;
+    }
+    static inline double dp_gather_sum_f64(const double* W, const uint64_t* idx, int n) {
+        double out; DP_GATHER_SUM(W, idx, n, out); return out;
+    }
+    """
+    void dp_add_row_f32(float* acc, const float* row, int L) noexcept nogil
+    void dp_add_row_f64(double* acc, const double* row, int L) noexcept nogil
+    void dp_sum_rows_f32(float* out, const float* a, const float* b, int L) noexcept nogil
+    void dp_sum_rows_f64(double* out, const double* a, const double* b, int L) noexcept nogil
+    double dp_gather_sum_f32(const float* W, const uint64_t* idx, int n) noexcept nogil
+    double dp_gather_sum_f64(const double* W, const uint64_t* idx, int n) noexcept nogil
+
+
+cdef inline void add_row(floating* acc, const floating* row, int L) noexcept nogil:
+    """acc[0:L] += row[0:L]."""
+    if floating is float:
+        dp_add_row_f32(acc, row, L)
+    else:
+        dp_add_row_f64(acc, row, L)
+
+
+cdef inline void sum_rows(floating* out, const floating* a, const floating* b,
+                          int L) noexcept nogil:
+    """out[0:L] = a[0:L] + b[0:L]."""
+    if floating is float:
+        dp_sum_rows_f32(out, a, b, L)
+    else:
+        dp_sum_rows_f64(out, a, b, L)
+
+
+cdef inline double gather_sum(const floating* W, const uint64_t* idx, int n) noexcept nogil:
+    """sum(W[idx[0:n]]) with four independent accumulators."""
+    if floating is float:
+        return dp_gather_sum_f32(W, idx, n)
+    else:
+        return dp_gather_sum_f64(W, idx, n)
