@@ -21,6 +21,7 @@ from dparse.errors import ConfigError
 
 DEFAULT_DATA_ROOT = "../shared/data"
 PUNCT_RULES = ("include", "conll", "ptb", "upos")
+PARSERS = ("graph", "easyfirst")
 
 
 @dataclass
@@ -36,10 +37,34 @@ class DataConfig:
 
 @dataclass
 class FeatureConfig:
-    """Sizes of the hashed weight vector: 2**arc_bits arc weights, 2**label_bits label rows."""
+    """Sizes of the hashed weight vector: 2**arc_bits arc weights, 2**label_bits label rows.
+
+    The easy-first parser reads 2**arc_bits rows of action weights and the tag column ``tag``
+    (``upos`` or ``xpos``), in which the space-separated ``prepositions`` and ``coordinators``
+    tags are lexicalized (and prepositions fire the PP-attachment features).
+    """
 
     arc_bits: int = 23
     label_bits: int = 17
+    order: int = 1
+    sib_bits: int = 22
+    grand_bits: int = 22
+    grandparents: bool = True
+    tag: str = "xpos"
+    prepositions: str = "IN"
+    coordinators: str = "CC"
+
+
+@dataclass
+class PrunerConfig:
+    """The first-order pruner of a second-order model: for each word, keep its heads whose
+    locally normalized arc probability is at least ``threshold``, at most ``top_k`` of them."""
+
+    top_k: int = 10
+    threshold: float = 0.0001
+    epochs: int = 4
+    arc_bits: int = 21
+    label_bits: int = 15
 
 
 @dataclass
@@ -48,6 +73,7 @@ class DecoderConfig:
 
     name: str = "cle"
     single_root: bool = True
+    options: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -68,9 +94,11 @@ class ExperimentConfig:
     """A whole experiment: what to train on, with which features, decoder and learner."""
 
     name: str = "experiment"
+    parser: str = "graph"
     data: DataConfig = field(default_factory=DataConfig)
     features: FeatureConfig = field(default_factory=FeatureConfig)
     decoder: DecoderConfig = field(default_factory=DecoderConfig)
+    pruner: PrunerConfig = field(default_factory=PrunerConfig)
     training: TrainingConfig = field(default_factory=TrainingConfig)
     data_root: str = DEFAULT_DATA_ROOT
 
@@ -90,6 +118,7 @@ SECTIONS = {
     "data": DataConfig,
     "features": FeatureConfig,
     "decoder": DecoderConfig,
+    "pruner": PrunerConfig,
     "training": TrainingConfig,
 }
 
@@ -131,6 +160,8 @@ def _build(cls: type, raw: Any, where: str) -> Any:
         elif isinstance(default, float):
             ok = isinstance(value, int | float) and not isinstance(value, bool)
             value = float(value) if ok else value
+        elif isinstance(default, dict):
+            ok = isinstance(value, dict)
         else:
             ok = value is None or isinstance(value, str)
         if not ok:
@@ -143,6 +174,14 @@ def validate(cfg: ExperimentConfig, source: str) -> None:
     """Check the values that have a fixed set of choices or ranges."""
     if not cfg.data.train:
         raise ConfigError(f"{source}: data.train is required")
+    if cfg.parser not in PARSERS:
+        raise ConfigError(f"{source}: parser must be one of {', '.join(PARSERS)}")
+    if cfg.features.tag not in ("upos", "xpos"):
+        raise ConfigError(f"{source}: features.tag must be 'upos' or 'xpos'")
+    if cfg.features.order not in (1, 2):
+        raise ConfigError(f"{source}: features.order must be 1 or 2")
+    if cfg.pruner.top_k < 1 or not 0.0 <= cfg.pruner.threshold < 1.0:
+        raise ConfigError(f"{source}: pruner.top_k must be >= 1 and threshold in [0, 1)")
     if cfg.training.learner not in ("perceptron", "pa"):
         raise ConfigError(f"{source}: training.learner must be 'perceptron' or 'pa'")
     if cfg.training.epochs < 1:
@@ -178,11 +217,12 @@ def load_config(
     if not isinstance(raw, dict):
         raise ConfigError(f"{source}: the config must be a mapping")
     apply_overrides(raw, list(overrides), source)
-    unknown = sorted(set(raw) - set(SECTIONS) - {"name"})
+    unknown = sorted(set(raw) - set(SECTIONS) - {"name", "parser"})
     if unknown:
         raise ConfigError(f"{source}: unknown section(s) {', '.join(unknown)}")
     cfg = ExperimentConfig(
         name=str(raw.get("name", Path(source).stem)),
+        parser=str(raw.get("parser", "graph")),
         data_root=data_root or os.environ.get("DPARSE_DATA") or DEFAULT_DATA_ROOT,
         **{key: _build(cls, raw.get(key), f"{source}: {key}") for key, cls in SECTIONS.items()},
     )

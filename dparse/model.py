@@ -11,10 +11,11 @@ import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 
-from dparse._ext.arcfeatures import FeatureSpace, score_arcs
+from dparse._ext.arcfeatures import FeatureSpace, feature_delta, score_arcs
 from dparse.conll import Sentence
 from dparse.decoders import Decoder
 from dparse.errors import DparseError
@@ -43,6 +44,71 @@ class ParseTimer:
     @property
     def tokens_per_second(self) -> float:
         return self.tokens / self.seconds if self.seconds > 0 else 0.0
+
+
+def best_labels(label: np.ndarray, heads: np.ndarray) -> np.ndarray:
+    """The label ids int32 [n+1] of a tree's arcs from a label matrix int32 [n+1, n+1]."""
+    labels = np.full(len(heads), -1, dtype=np.int32)
+    labels[1:] = label[heads[1:], np.arange(1, len(heads))]
+    return labels
+
+
+class GraphModel(Protocol):
+    """What parsing and training need of a graph-based model (first or second order)."""
+
+    vocab: Vocabulary
+    weights: np.ndarray
+
+    @property
+    def size(self) -> int: ...
+
+    def predict(
+        self,
+        enc: EncodedSentence,
+        decoder: Decoder,
+        single_root: bool = True,
+        weights: np.ndarray | None = None,
+        cost_augmented: bool = False,
+        timer: ParseTimer | None = None,
+    ) -> tuple[np.ndarray, np.ndarray]: ...
+
+    def delta(
+        self, enc: EncodedSentence, heads: np.ndarray, labels: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]: ...
+
+    def parse(
+        self,
+        sentences: Iterable[Sentence],
+        decoder: Decoder,
+        single_root: bool = True,
+        timer: ParseTimer | None = None,
+    ) -> Iterator[Sentence]: ...
+
+    def save(self, directory: Path) -> None: ...
+
+
+def parse_stream(
+    model: GraphModel,
+    sentences: Iterable[Sentence],
+    decoder: Decoder,
+    single_root: bool = True,
+    timer: ParseTimer | None = None,
+) -> Iterator[Sentence]:
+    """Parse a stream of sentences with any graph model, yielding copies with HEAD and DEPREL
+    replaced; ``timer`` accumulates encoding, scoring and decoding time."""
+    timer = timer if timer is not None else ParseTimer()
+    names = model.vocab.labels
+    for sent in sentences:
+        t0 = time.perf_counter()
+        enc = model.vocab.encode(sent)
+        timer.encode += time.perf_counter() - t0
+        heads, labels = model.predict(enc, decoder, single_root, timer=timer)
+        t1 = time.perf_counter()
+        deprels = [""] + [names[i] for i in labels[1:].tolist()]
+        timer.decode += time.perf_counter() - t1
+        timer.sentences += 1
+        timer.tokens += len(sent)
+        yield sent.with_parse(heads, deprels)
 
 
 @dataclass
@@ -76,15 +142,37 @@ class ArcFactoredModel:
         )
         return arc, label
 
-    def parse_encoded(
-        self, enc: EncodedSentence, decoder: Decoder, single_root: bool = True
+    @property
+    def size(self) -> int:
+        """Length of the weight vector."""
+        return self.space.size
+
+    def predict(
+        self,
+        enc: EncodedSentence,
+        decoder: Decoder,
+        single_root: bool = True,
+        weights: np.ndarray | None = None,
+        cost_augmented: bool = False,
+        timer: ParseTimer | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
         """Heads int32 [n+1] (heads[0] == -1) and label ids int32 [n+1] (labels[0] == -1)."""
-        arc, label = self.score(enc)
+        t0 = time.perf_counter()
+        arc, label = self.score(enc, weights, cost_augmented)
+        t1 = time.perf_counter()
         heads = decoder.decode(arc, single_root=single_root)
-        labels = np.full(len(heads), -1, dtype=np.int32)
-        labels[1:] = label[heads[1:], np.arange(1, len(heads))]
+        labels = best_labels(label, heads)
+        if timer is not None:
+            timer.score += t1 - t0
+            timer.decode += time.perf_counter() - t1
         return heads, labels
+
+    def delta(
+        self, enc: EncodedSentence, heads: np.ndarray, labels: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """phi(gold) - phi(predicted) as a sparse vector (indices int64, values float64)."""
+        return feature_delta(enc.tokens, enc.morph_ptr, enc.morph, self.space,
+                             enc.heads, enc.labels, heads, labels)
 
     def parse(
         self,
@@ -94,23 +182,7 @@ class ArcFactoredModel:
         timer: ParseTimer | None = None,
     ) -> Iterator[Sentence]:
         """Parse a stream of sentences, yielding copies with HEAD and DEPREL replaced."""
-        timer = timer if timer is not None else ParseTimer()
-        for sent in sentences:
-            t0 = time.perf_counter()
-            enc = self.vocab.encode(sent)
-            t1 = time.perf_counter()
-            arc, label = self.score(enc)
-            t2 = time.perf_counter()
-            heads = decoder.decode(arc, single_root=single_root)
-            names = self.vocab.labels
-            deprels = [""] + [names[label[h, m]] for m, h in enumerate(heads.tolist()) if m]
-            t3 = time.perf_counter()
-            timer.encode += t1 - t0
-            timer.score += t2 - t1
-            timer.decode += t3 - t2
-            timer.sentences += 1
-            timer.tokens += len(sent)
-            yield sent.with_parse(heads, deprels)
+        return parse_stream(self, sentences, decoder, single_root, timer)
 
     def save(self, directory: Path) -> None:
         """Write the weights and the vocabulary into ``directory`` (created if needed)."""
@@ -136,3 +208,16 @@ class ArcFactoredModel:
         if weights.shape[0] != space.size:
             raise DparseError(f"{directory}: weights do not match the feature space")
         return cls(vocab, space, weights)
+
+
+def load_model(directory: Path) -> GraphModel:
+    """Load a first- or second-order model directory (the weights file says which)."""
+    if not (directory / WEIGHTS_FILE).is_file():
+        raise DparseError(f"{directory}: not a dparse model directory (no {WEIGHTS_FILE})")
+    with np.load(directory / WEIGHTS_FILE) as data:
+        second_order = "sib_bits" in data.files
+    if second_order:
+        from dparse.secondorder import SecondOrderModel
+
+        return SecondOrderModel.load(directory)
+    return ArcFactoredModel.load(directory)

@@ -17,15 +17,15 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
-from dparse._ext.arcfeatures import FeatureSpace, feature_delta
+from dparse._ext.arcfeatures import FeatureSpace
 from dparse.config import ExperimentConfig, save_config
 from dparse.conll import Sentence, read_treebank
-from dparse.decoders import get_decoder
+from dparse.decoders import Decoder, get_decoder
 from dparse.errors import DparseError
 from dparse.learning import AveragedLearner
 from dparse.metrics import evaluate
-from dparse.model import CONFIG_FILE, ArcFactoredModel, ParseTimer
-from dparse.vocab import Vocabulary
+from dparse.model import CONFIG_FILE, ArcFactoredModel, GraphModel, ParseTimer
+from dparse.vocab import EncodedSentence, Vocabulary
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +46,7 @@ class EpochReport:
 class TrainResult:
     """The selected model and the history of the run."""
 
-    model: ArcFactoredModel
+    model: GraphModel
     best_epoch: int
     epochs: list[EpochReport] = field(default_factory=list)
     seconds: float = 0.0
@@ -63,6 +63,75 @@ def read_split(cfg: ExperimentConfig, relative: str) -> list[Sentence]:
     return read_treebank(path, fmt=cfg.data.format, encoding=cfg.data.encoding)
 
 
+@dataclass
+class EpochStats:
+    """Accuracy on the training sentences as they were predicted, and time by stage."""
+
+    tokens: int = 0
+    correct_heads: int = 0
+    correct_labeled: int = 0
+    update_seconds: float = 0.0
+    timer: ParseTimer = field(default_factory=ParseTimer)
+
+    @property
+    def uas(self) -> float:
+        return 100.0 * self.correct_heads / max(self.tokens, 1)
+
+    @property
+    def las(self) -> float:
+        return 100.0 * self.correct_labeled / max(self.tokens, 1)
+
+
+def run_epoch(
+    model: GraphModel,
+    learner: AveragedLearner,
+    sentences: list[EncodedSentence],
+    decoder: Decoder,
+    single_root: bool,
+    desc: str,
+    progress: bool = True,
+) -> EpochStats:
+    """One online pass: predict each sentence with the current weights (cost-augmented when
+    the learner needs it) and learn from every wrong prediction."""
+    stats = EpochStats()
+    bar = tqdm(sentences, desc=desc, unit="sent", disable=not progress, leave=False,
+               dynamic_ncols=True)
+    for step, enc in enumerate(bar):
+        heads, labels = model.predict(enc, decoder, single_root, learner.w,
+                                      learner.cost_augmented, stats.timer)
+        t0 = time.perf_counter()
+        right_head = heads[1:] == enc.heads[1:]
+        n_right = int((right_head & (labels[1:] == enc.labels[1:])).sum())
+        stats.correct_heads += int(right_head.sum())
+        stats.correct_labeled += n_right
+        stats.tokens += len(enc)
+        if n_right < len(enc):
+            idx, val = model.delta(enc, heads, labels)
+            # Labeled Hamming cost: 2 for a wrong head, 1 for a right head with a wrong label.
+            cost = 2.0 * int((~right_head).sum()) + float(len(enc) - n_right)
+            learner.update(idx, val, cost)
+        learner.tick()
+        stats.update_seconds += time.perf_counter() - t0
+        if progress and step % 500 == 0:
+            bar.set_postfix(uas=f"{stats.uas:.2f}", las=f"{stats.las:.2f}")
+    bar.close()
+    return stats
+
+
+def new_model(
+    cfg: ExperimentConfig, vocab: Vocabulary, encoded: list[EncodedSentence], progress: bool
+) -> GraphModel:
+    """An untrained model of the configured order (a second-order model first trains its
+    first-order pruner on the same data)."""
+    space = FeatureSpace(cfg.features.arc_bits, cfg.features.label_bits, len(vocab.labels))
+    if cfg.features.order == 1:
+        return ArcFactoredModel(vocab, space, np.zeros(space.size, dtype=np.float32))
+    from dparse.secondorder import SecondOrderModel, train_pruner
+
+    pruner = train_pruner(cfg, vocab, encoded, progress)
+    return SecondOrderModel.untrained(vocab, space, cfg, pruner)
+
+
 def train(
     cfg: ExperimentConfig,
     progress: bool = True,
@@ -73,52 +142,28 @@ def train(
     train_sents = read_split(cfg, cfg.data.train)
     dev_sents = read_split(cfg, cfg.data.dev) if cfg.data.dev else []
     vocab = Vocabulary.build(train_sents)
-    space = FeatureSpace(cfg.features.arc_bits, cfg.features.label_bits, len(vocab.labels))
     encoded = [vocab.encode(s) for s in train_sents]
+    model = new_model(cfg, vocab, encoded, progress)
     decoder = get_decoder(cfg.decoder.name)
     single_root = cfg.decoder.single_root
     tc = cfg.training
-    learner = AveragedLearner(space.size, tc.learner, tc.C)
+    learner = AveragedLearner(model.size, tc.learner, tc.C)
     rng = np.random.default_rng(tc.seed)
-    model = ArcFactoredModel(vocab, space, learner.averaged())
     best: tuple[float, int, np.ndarray] | None = None
     result = TrainResult(model=model, best_epoch=0)
-    n_tokens = sum(len(e) for e in encoded)
+    pruner = getattr(model, "pruner", None)
+    if pruner is not None and dev_sents:
+        from dparse.secondorder import pruning_recall
+
+        recall, heads = pruning_recall(pruner, (vocab.encode(s) for s in dev_sents))
+        log.info("pruner keeps %.2f%% of gold dev arcs, %.2f heads per word", recall, heads)
 
     for epoch in range(1, tc.epochs + 1):
         order = rng.permutation(len(encoded)) if tc.shuffle else np.arange(len(encoded))
-        seconds = {"score": 0.0, "decode": 0.0, "update": 0.0}
-        correct_heads = correct_labeled = seen = 0
-        bar = tqdm(order, desc=f"epoch {epoch}/{tc.epochs}", unit="sent", disable=not progress,
-                   leave=False, dynamic_ncols=True)
-        for step, i in enumerate(bar):
-            enc = encoded[i]
-            t0 = time.perf_counter()
-            arc, label = model.score(enc, weights=learner.w,
-                                     cost_augmented=learner.cost_augmented)
-            t1 = time.perf_counter()
-            heads = decoder.decode(arc, single_root=single_root)
-            t2 = time.perf_counter()
-            labels = np.full(len(heads), -1, dtype=np.int32)
-            labels[1:] = label[heads[1:], np.arange(1, len(heads))]
-            right_head = heads[1:] == enc.heads[1:]
-            correct_heads += int(right_head.sum())
-            n_right = int((right_head & (labels[1:] == enc.labels[1:])).sum())
-            correct_labeled += n_right
-            seen += len(enc)
-            if n_right < len(enc):
-                idx, val = feature_delta(enc.tokens, enc.morph_ptr, enc.morph, space,
-                                         enc.heads, enc.labels, heads, labels)
-                cost = 2.0 * int((~right_head).sum()) + float(len(enc) - n_right)
-                learner.update(idx, val, cost)
-            learner.tick()
-            seconds["score"] += t1 - t0
-            seconds["decode"] += t2 - t1
-            seconds["update"] += time.perf_counter() - t2
-            if progress and step % 500 == 0:
-                bar.set_postfix(uas=f"{100 * correct_heads / max(seen, 1):.2f}",
-                                las=f"{100 * correct_labeled / max(seen, 1):.2f}")
-        bar.close()
+        stats = run_epoch(model, learner, [encoded[i] for i in order], decoder, single_root,
+                          desc=f"epoch {epoch}/{tc.epochs}", progress=progress)
+        seconds = {"score": stats.timer.score, "decode": stats.timer.decode,
+                   "update": stats.update_seconds}
         model.weights = learner.averaged()
         dev_uas = dev_las = None
         if dev_sents:
@@ -132,8 +177,7 @@ def train(
                 best = (key, epoch, model.weights)
         else:
             best = (0.0, epoch, model.weights)
-        rep = EpochReport(epoch, 100 * correct_heads / n_tokens, 100 * correct_labeled / n_tokens,
-                          dev_uas, dev_las, seconds)
+        rep = EpochReport(epoch, stats.uas, stats.las, dev_uas, dev_las, seconds)
         result.epochs.append(rep)
         if on_epoch is not None:
             on_epoch(rep)

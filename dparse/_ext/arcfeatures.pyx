@@ -358,9 +358,6 @@ cdef inline int max_label_features(const SentC* s) noexcept nogil:
 cdef class FeatureSpace:
     """Sizes of the hashed weight vector: arc features, then rows of label weights."""
 
-    cdef readonly int arc_bits, lab_bits, n_labels
-    cdef readonly int64_t lab_offset, size
-
     def __init__(self, int arc_bits, int lab_bits, int n_labels):
         if not (10 <= arc_bits <= 30 and 8 <= lab_bits <= 26):
             raise ValueError("arc_bits must be in 10..30 and lab_bits in 8..26")
@@ -539,3 +536,76 @@ def feature_delta(const int32_t[:, ::1] tokens, const int32_t[::1] morph_ptr,
     free(feats)
     free_sentence(&s)
     return idx[:total], val[:total]
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def arc_list_scores(const int32_t[:, ::1] tokens, const int32_t[::1] morph_ptr,
+                    const int32_t[::1] morph, const floating[::1] weights, FeatureSpace space,
+                    const int32_t[::1] heads, const int32_t[::1] mods):
+    """Unlabeled scores of the arcs heads[k] -> mods[k] (int32 [K]): float64 [K].
+
+    Only the arc features (no label part); used by undirected models, which score each edge
+    {i, j}, i < j, as the arc i -> j (Levi et al. 2016: direction stripped, as the arc's
+    direction is then always the same) and only for the edges a pruner kept.
+    """
+    cdef SentC s
+    cdef Py_ssize_t K = heads.shape[0], k
+    if mods.shape[0] != K:
+        raise ValueError("heads and mods must have the same length")
+    if weights.shape[0] != space.size:
+        raise ValueError(f"weights has {weights.shape[0]} entries, the space {space.size}")
+    init_sentence(&s, tokens, morph_ptr, morph)
+    for k in range(K):
+        if not (0 <= heads[k] <= s.n and 1 <= mods[k] <= s.n):
+            free_sentence(&s)
+            raise ValueError(f"arc {k} ({heads[k]} -> {mods[k]}) is out of range")
+    out = np.empty(K, dtype=np.float64)
+    cdef double[::1] out_v = out
+    cdef const floating* W = &weights[0]
+    cdef uint64_t* feats = <uint64_t*>malloc(max_arc_features(&s) * sizeof(uint64_t))
+    cdef int nf
+    if feats == NULL:
+        free_sentence(&s)
+        raise MemoryError()
+    with nogil:
+        for k in range(K):
+            nf = arc_features(&s, heads[k], mods[k], feats, space.arc_bits)
+            out_v[k] = gather_sum(W, feats, nf)
+    free(feats)
+    free_sentence(&s)
+    return out
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def arc_list_indices(const int32_t[:, ::1] tokens, const int32_t[::1] morph_ptr,
+                     const int32_t[::1] morph, FeatureSpace space,
+                     const int32_t[::1] heads, const int32_t[::1] mods):
+    """Weight indices of the unlabeled features of the arcs heads[k] -> mods[k]: int64, all
+    arcs' indices concatenated (an index may repeat)."""
+    cdef SentC s
+    cdef Py_ssize_t K = heads.shape[0], k
+    if mods.shape[0] != K:
+        raise ValueError("heads and mods must have the same length")
+    init_sentence(&s, tokens, morph_ptr, morph)
+    for k in range(K):
+        if not (0 <= heads[k] <= s.n and 1 <= mods[k] <= s.n):
+            free_sentence(&s)
+            raise ValueError(f"arc {k} ({heads[k]} -> {mods[k]}) is out of range")
+    cdef int cap = max_arc_features(&s), nf, i, total = 0
+    idx = np.empty(K * cap, dtype=np.int64)
+    cdef int64_t[::1] idx_v = idx
+    cdef uint64_t* feats = <uint64_t*>malloc(cap * sizeof(uint64_t))
+    if feats == NULL:
+        free_sentence(&s)
+        raise MemoryError()
+    with nogil:
+        for k in range(K):
+            nf = arc_features(&s, heads[k], mods[k], feats, space.arc_bits)
+            for i in range(nf):
+                idx_v[total + i] = <int64_t>feats[i]
+            total += nf
+    free(feats)
+    free_sentence(&s)
+    return idx[:total]

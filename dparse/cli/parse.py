@@ -10,8 +10,8 @@ import click
 from dparse.cli.options import set_option
 from dparse.config import load_config
 from dparse.conll import read_conll, write_conll
-from dparse.decoders import get_decoder
-from dparse.model import CONFIG_FILE, ArcFactoredModel, ParseTimer
+from dparse.model import CONFIG_FILE, ParseTimer
+from dparse.parsers import load_parser
 
 
 @click.command("parse")
@@ -19,7 +19,7 @@ from dparse.model import CONFIG_FILE, ArcFactoredModel, ParseTimer
 @click.argument("input", default="-", required=False)
 @click.option("--output", "-o", default="-", help="Output file [default: stdout].")
 @click.option("--decoder", "decoder_name", default=None,
-              help="Decoder to use instead of the model's (e.g. cle, eisner).")
+              help="Decoder to use instead of the model's (e.g. cle, eisner, easyfirst-heap).")
 @click.option("--format", "fmt", type=click.Choice(["auto", "conllx", "conllu", "malttab"]),
               default="auto", show_default=True, help="Input format.")
 @click.option("--encoding", default="utf-8", show_default=True, help="Input and output encoding.")
@@ -35,12 +35,11 @@ def parse(model_dir: str, input: str, output: str, decoder_name: str | None, fmt
     """
     directory = Path(model_dir)
     cfg = load_config(directory / CONFIG_FILE, overrides)
-    model = ArcFactoredModel.load(directory)
-    decoder = get_decoder(decoder_name or cfg.decoder.name)
+    parser = load_parser(directory, cfg, decoder_name)
     sentences = read_conll(input, fmt=None if fmt == "auto" else fmt, encoding=encoding,
                            require_heads=False)
     timer = ParseTimer()
-    parsed = model.parse(sentences, decoder, cfg.decoder.single_root, timer)
+    parsed = parser.parse(sentences, timer)
     write_conll(parsed, output, encoding=encoding)
     summary = {
         "sentences": timer.sentences,
@@ -49,7 +48,7 @@ def parse(model_dir: str, input: str, output: str, decoder_name: str | None, fmt
         "tokens_per_second": round(timer.tokens_per_second, 1),
         "score_seconds": round(timer.score, 4),
         "decode_seconds": round(timer.decode, 4),
-        "decoder": decoder.name,
+        "decoder": parser.decoder_name,
     }
     if as_json:
         click.echo(json.dumps(summary), err=True)
@@ -57,4 +56,4 @@ def parse(model_dir: str, input: str, output: str, decoder_name: str | None, fmt
         click.echo(f"parsed {timer.sentences} sentences, {timer.tokens} tokens in "
                    f"{timer.seconds:.2f}s: {timer.tokens_per_second:,.0f} tokens/sec "
                    f"(scoring {timer.score:.2f}s, decoding {timer.decode:.2f}s, "
-                   f"decoder {decoder.name})", err=True)
+                   f"decoder {parser.decoder_name})", err=True)

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import click
 
 from dparse.cli.options import data_root_option, quiet_option, set_option
 from dparse.config import load_config
+from dparse.parsers import train_parser
 from dparse.training import EpochReport, save_model
-from dparse.training import train as run_training
 
 
 @click.command("train")
@@ -30,6 +31,8 @@ def train(config: str, out: str | None, overrides: tuple[str, ...], data_root: s
     directory with the weights, vocabularies and the resolved config.
     """
     cfg = load_config(config, overrides, data_root)
+    if not quiet:
+        logging.basicConfig(level=logging.INFO, format="%(message)s")
     out_dir = Path(out) if out else Path("models") / cfg.name
 
     def report(ep: EpochReport) -> None:
@@ -41,7 +44,7 @@ def train(config: str, out: str | None, overrides: tuple[str, ...], data_root: s
         click.echo(f"epoch {ep.epoch}: train UAS {ep.train_uas:.2f} LAS {ep.train_las:.2f}; "
                    f"{dev}; {secs}", err=True)
 
-    result = run_training(cfg, progress=not quiet, on_epoch=report)
+    result = train_parser(cfg, progress=not quiet, on_epoch=report)
     save_model(result, cfg, out_dir)
     click.echo(f"trained {cfg.name} in {result.seconds:.1f}s; best epoch {result.best_epoch}; "
                f"model written to {out_dir}", err=True)
