@@ -90,7 +90,8 @@ def train_pruner(
     cfg: ExperimentConfig, vocab: Vocabulary, encoded: list[EncodedSentence], progress: bool
 ) -> Pruner:
     """Train the first-order pruner: the configured learner with Chu-Liu-Edmonds for
-    ``pruner.epochs`` epochs, keeping the last averaged weights (no dev selection)."""
+    ``pruner.epochs`` epochs, keeping the last averaged weights (no dev selection); then
+    attach to every training sentence the arcs it keeps."""
     from dparse.training import run_epoch
 
     pc = cfg.pruner
@@ -105,20 +106,22 @@ def train_pruner(
                   cfg.decoder.single_root, f"pruner epoch {epoch}/{pc.epochs}", progress)
     model.weights = learner.averaged()
     pruner = Pruner(model, pc.top_k, pc.threshold)
-    recall, heads = pruning_recall(pruner, encoded)
+    for enc in encoded:
+        enc.allowed = pruner.allowed(enc)
+    recall, heads = pruning_recall(encoded)
     log.info("pruner keeps %.2f%% of gold training arcs, %.2f heads per word", recall, heads)
     return pruner
 
 
-def pruning_recall(pruner: Pruner, encoded: Iterable[EncodedSentence]) -> tuple[float, float]:
-    """(share of gold arcs kept, average number of heads kept per word), in percent and heads."""
+def pruning_recall(encoded: Iterable[EncodedSentence]) -> tuple[float, float]:
+    """(percent of gold arcs kept, heads kept per word) over sentences with ``allowed`` set."""
     kept = total = candidates = 0
     for enc in encoded:
-        allowed = pruner.allowed(enc)
+        assert enc.allowed is not None
         n = len(enc)
-        kept += int(allowed[enc.heads[1:], np.arange(1, n + 1)].sum())
+        kept += int(enc.allowed[enc.heads[1:], np.arange(1, n + 1)].sum())
         total += n
-        candidates += int(allowed.sum())
+        candidates += int(enc.allowed.sum())
     return 100.0 * kept / max(total, 1), candidates / max(total, 1)
 
 
@@ -173,7 +176,7 @@ class SecondOrderModel:
         the second-order part arrays {"sib": [n+1]^3, "grand": [n+1]^3} of the decoder contract."""
         w = self._weights if weights is None else weights
         if allowed is None:
-            allowed = self.pruner.allowed(enc)
+            allowed = enc.allowed if enc.allowed is not None else self.pruner.allowed(enc)
         arc, label = self.first.score(enc, w[: self.space.first.size], cost_augmented)
         arc[allowed == 0] = -np.inf
         n1 = len(enc) + 1

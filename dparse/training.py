@@ -155,7 +155,10 @@ def train(
     if pruner is not None and dev_sents:
         from dparse.secondorder import pruning_recall
 
-        recall, heads = pruning_recall(pruner, (vocab.encode(s) for s in dev_sents))
+        dev_encoded = [vocab.encode(s) for s in dev_sents]
+        for enc in dev_encoded:
+            enc.allowed = pruner.allowed(enc)
+        recall, heads = pruning_recall(dev_encoded)
         log.info("pruner keeps %.2f%% of gold dev arcs, %.2f heads per word", recall, heads)
 
     for epoch in range(1, tc.epochs + 1):

@@ -5,6 +5,7 @@ extension); real symbols start at 4. Words are normalized (lowercased, digits ->
 An encoded sentence is what the Cython extractors read: ``tokens`` int32 [n+1, N_COLS] (row 0 is
 the root), ``morph_ptr`` int32 [n+2] and ``morph`` int32 [nnz] (CSR morphological features),
 ``heads`` int32 [n+1] and ``labels`` int32 [n+1] (-1 for unknown labels and for the root).
+A pruner may attach ``allowed``, uint8 [n+1, n+1], the arcs it keeps (kept across epochs).
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ class EncodedSentence:
     morph: np.ndarray
     heads: np.ndarray
     labels: np.ndarray
+    allowed: np.ndarray | None = None
 
     def __len__(self) -> int:
         return self.tokens.shape[0] - 1

@@ -1,0 +1,142 @@
+"""Second-order parts: the scorer agrees with the feature delta, pruning, the model round trip."""
+
+from __future__ import annotations
+
+from itertools import islice
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import DATA, requires_data
+from dparse._ext.arcfeatures import FeatureSpace
+from dparse._ext.o2features import SecondOrderSpace, score_second_order, second_order_delta
+
+from dparse.config import load_config
+from dparse.conll import read_conll, write_conll
+from dparse.decoders import get_decoder
+from dparse.model import load_model
+from dparse.secondorder import SecondOrderModel, pruning_recall
+from dparse.training import train
+from dparse.trees import check_tree
+from dparse.vocab import Vocabulary
+
+pytestmark = requires_data
+
+
+def tree_parts(heads: np.ndarray) -> tuple[list[tuple[int, int, int]], list[tuple[int, int, int]]]:
+    """The sibling (h, m, s) and grandparent (g, h, m) parts of a tree, naively."""
+    n = len(heads) - 1
+    sib, grand = [], []
+    for h in range(n + 1):
+        for step in (-1, 1):
+            prev, m = h, h + step
+            while 0 < m <= n:
+                if heads[m] == h:
+                    sib.append((h, prev, m))
+                    prev = m
+                m += step
+    for m in range(1, n + 1):
+        if heads[m] > 0:
+            grand.append((int(heads[heads[m]]), int(heads[m]), m))
+    return sib, grand
+
+
+@pytest.fixture(scope="module")
+def vocab_and_sentences() -> tuple[Vocabulary, list]:
+    sents = list(islice(read_conll(DATA / "en_ewt" / "dev.conllu"), 120))
+    return Vocabulary.build(sents), sents
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_scores_of_tree_parts_equal_weights_dot_delta(vocab_and_sentences, dtype) -> None:
+    vocab, sents = vocab_and_sentences
+    space = SecondOrderSpace(FeatureSpace(12, 8, len(vocab.labels)), 14, 13)
+    rng = np.random.default_rng(0)
+    w = rng.standard_normal(space.size).astype(dtype)
+    for sent in sents:
+        enc = vocab.encode(sent)
+        n = len(enc)
+        allowed = np.ones((n + 1, n + 1), dtype=np.uint8)
+        sib = np.empty((n + 1,) * 3)
+        grand = np.empty((n + 1,) * 3)
+        score_second_order(enc.tokens, w, space, allowed, sib, grand)
+        pred = rng.integers(0, n, size=n + 1).astype(np.int32)
+        pred[0] = -1
+        # Every head before its word: a tree.
+        pred[1:] = np.where(pred[1:] >= np.arange(1, n + 1), 0, pred[1:])
+        check_tree(pred)
+        idx, val = second_order_delta(enc.tokens, space, enc.heads, pred, True)
+        gold_sib, gold_grand = tree_parts(enc.heads)
+        pred_sib, pred_grand = tree_parts(pred)
+        expected = (sum(sib[p] for p in gold_sib) + sum(grand[p] for p in gold_grand)
+                    - sum(sib[p] for p in pred_sib) - sum(grand[p] for p in pred_grand))
+        assert float(w[idx].astype(np.float64) @ val) == pytest.approx(expected, abs=1e-6)
+        assert np.all(idx >= space.sib_offset) and np.all(idx < space.size)
+
+
+def test_parts_over_pruned_arcs_are_zero(vocab_and_sentences) -> None:
+    vocab, sents = vocab_and_sentences
+    space = SecondOrderSpace(FeatureSpace(12, 8, len(vocab.labels)), 12, 12)
+    w = np.random.default_rng(1).standard_normal(space.size)
+    enc = vocab.encode(max(sents, key=len))
+    n = len(enc)
+    allowed = (np.random.default_rng(2).random((n + 1, n + 1)) < 0.3).astype(np.uint8)
+    sib = np.empty((n + 1,) * 3)
+    grand = np.empty((n + 1,) * 3)
+    score_second_order(enc.tokens, w, space, allowed, sib, grand)
+    h, m, s = np.nonzero(sib)
+    assert np.all(allowed[h, s]) and np.all((m == h) | (allowed[h, m] == 1))
+    g, h, m = np.nonzero(grand)
+    assert np.all(allowed[g, h]) and np.all(allowed[h, m]) and np.all(h > 0)
+
+
+def test_second_order_space_rejects_bad_sizes() -> None:
+    with pytest.raises(ValueError):
+        SecondOrderSpace(FeatureSpace(12, 8, 3), 5, 12)
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory: pytest.TempPathFactory) -> tuple[SecondOrderModel, Path, list]:
+    """A second-order model trained one epoch on 400 sentences (pruner: two epochs)."""
+    folder = tmp_path_factory.mktemp("o2")
+    write_conll(islice(read_conll(DATA / "en_ewt" / "train.conllu"), 400), folder / "train.conllu")
+    cfg = load_config(raw={
+        "data": {"train": str(folder / "train.conllu")},
+        "features": {"order": 2, "arc_bits": 16, "label_bits": 12, "sib_bits": 14,
+                     "grand_bits": 14},
+        "pruner": {"epochs": 2, "arc_bits": 16, "label_bits": 12, "top_k": 5},
+        "decoder": {"name": "cle"},
+        "training": {"epochs": 1},
+    })
+    model = train(cfg, progress=False).model
+    assert isinstance(model, SecondOrderModel)
+    model.save(folder / "model")
+    dev = list(islice(read_conll(DATA / "en_ewt" / "dev.conllu"), 60))
+    return model, folder / "model", dev
+
+
+def test_pruner_keeps_at_most_top_k_heads_and_a_root_child(trained) -> None:
+    model, _, dev = trained
+    for sent in dev:
+        allowed = model.pruner.allowed(model.vocab.encode(sent))
+        assert allowed[:, 0].sum() == 0
+        assert np.all(allowed[:, 1:].sum(axis=0) >= 1)
+        assert np.all(allowed[:, 1:].sum(axis=0) <= 5)
+        assert allowed[0].any()
+    encoded = [model.vocab.encode(s) for s in dev]
+    for enc in encoded:
+        enc.allowed = model.pruner.allowed(enc)
+    recall, heads = pruning_recall(encoded)
+    assert recall > 90.0 and heads <= 5.0
+
+
+def test_second_order_model_round_trip_and_valid_trees(trained) -> None:
+    model, directory, dev = trained
+    loaded = load_model(directory)
+    assert isinstance(loaded, SecondOrderModel)
+    decoder = get_decoder("cle")
+    first = list(model.parse(dev, decoder))
+    again = list(loaded.parse(dev, decoder))
+    for a, b in zip(first, again, strict=True):
+        check_tree(a.heads, single_root=True)
+        assert np.array_equal(a.heads, b.heads) and a.deprels == b.deprels
