@@ -2,7 +2,8 @@
 
 ``all_trees`` enumerates every heads array of n <= 7 words and keeps those that
 :func:`dparse.trees.tree_mask` (the check every decoder test uses) accepts. Higher-order tests can
-score the same trees with their own parts, e.g. sibling scores summed over ``all_trees(...)``.
+score the same trees with their own parts, e.g. sibling scores summed over ``all_trees(...)``;
+``tree_score2`` and ``best_score2`` do so for sibling and grandparent parts (DESIGN.md conventions).
 
 Tree counts: (n+1)^(n-1) trees, n^(n-1) with a single root child (Cayley); for n = 7 that is
 262144 and 823543 candidates to filter, a few tenths of a second once per session (cached).
@@ -67,3 +68,85 @@ def best_score(arc: NDArray[np.floating], *, projective: bool, single_root: bool
     n = arc.shape[0] - 1
     flat = np.ascontiguousarray(arc, dtype=np.float64).ravel()
     return float(flat[_arc_index(n, projective, single_root)].sum(axis=1).max())
+
+
+# -- second-order parts ---------------------------------------------------------------------------
+
+
+def second_order_parts(
+    heads: NDArray[np.integer],
+) -> tuple[list[tuple[int, int, int]], list[tuple[int, int, int]]]:
+    """The sibling parts (h, m, s) and grandparent parts (g, h, m) of one tree (int [n+1]).
+
+    Each head's modifiers on one side, from the innermost outwards, m1, m2, ..., mk give
+    (h, h, m1), (h, m1, m2), ..., (h, m(k-1), mk); every arc h -> m with h != 0 gives
+    (heads[h], h, m).
+    """
+    n = len(heads) - 1
+    sib = []
+    for h in range(n + 1):
+        left = [m for m in range(h - 1, 0, -1) if heads[m] == h]  # innermost first
+        right = [m for m in range(h + 1, n + 1) if heads[m] == h]
+        for side in (left, right):
+            previous = h
+            for m in side:
+                sib.append((h, previous, m))
+                previous = m
+    grand = [(int(heads[heads[m]]), int(heads[m]), m) for m in range(1, n + 1) if heads[m] != 0]
+    return sib, grand
+
+
+def tree_score2(
+    heads: NDArray[np.integer],
+    arc: NDArray[np.floating],
+    sib: NDArray[np.floating] | None = None,
+    grand: NDArray[np.floating] | None = None,
+) -> float:
+    """Score of one tree (int [n+1]) under arc [n+1, n+1], sibling and grandparent scores
+    [n+1, n+1, n+1] (None: no such parts), naively summed over :func:`second_order_parts`."""
+    sib_parts, grand_parts = second_order_parts(heads)
+    total = sum(float(arc[heads[m], m]) for m in range(1, len(heads)))
+    if sib is not None:
+        total += sum(float(sib[p]) for p in sib_parts)
+    if grand is not None:
+        total += sum(float(grand[p]) for p in grand_parts)
+    return total
+
+
+@functools.cache
+def _second_order_index(
+    n: int, projective: bool, single_root: bool
+) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
+    """Flat indices into [n+1, n+1, n+1] arrays of each tree's sibling parts [T, n] and
+    grandparent parts [T, n]; arcs out of the root point one past the end (a zero pad)."""
+    trees = all_trees(n, projective, single_root)
+    size = (n + 1) ** 3
+    sib_index = np.empty((len(trees), n), dtype=np.intp)
+    grand_index = np.full((len(trees), n), size, dtype=np.intp)
+    for t, heads in enumerate(trees):
+        sib_parts, grand_parts = second_order_parts(heads)
+        sib_index[t] = np.ravel_multi_index(tuple(np.array(sib_parts).T), (n + 1,) * 3)
+        if grand_parts:
+            flat = np.ravel_multi_index(tuple(np.array(grand_parts).T), (n + 1,) * 3)
+            grand_index[t, : len(flat)] = flat
+    return sib_index, grand_index
+
+
+def best_score2(
+    arc: NDArray[np.floating],
+    sib: NDArray[np.floating] | None = None,
+    grand: NDArray[np.floating] | None = None,
+    *,
+    projective: bool,
+    single_root: bool,
+) -> float:
+    """Maximum :func:`tree_score2` over :func:`all_trees` (None: no such parts)."""
+    n = arc.shape[0] - 1
+    flat = np.ascontiguousarray(arc, dtype=np.float64).ravel()
+    scores = flat[_arc_index(n, projective, single_root)].sum(axis=1)
+    sib_index, grand_index = _second_order_index(n, projective, single_root)
+    for part, index in ((sib, sib_index), (grand, grand_index)):
+        if part is not None:
+            padded = np.append(np.asarray(part, dtype=np.float64).ravel(), 0.0)
+            scores += padded[index].sum(axis=1)
+    return float(scores.max())
