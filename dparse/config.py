@@ -21,7 +21,7 @@ from dparse.errors import ConfigError
 
 DEFAULT_DATA_ROOT = "../shared/data"
 PUNCT_RULES = ("include", "conll", "ptb", "upos")
-PARSERS = ("graph", "easyfirst")
+PARSERS = ("graph", "easyfirst", "umst")
 
 
 @dataclass
@@ -90,6 +90,21 @@ class TrainingConfig:
 
 
 @dataclass
+class UmstConfig:
+    """The undirected MST parser (``parser: umst``, dparse.undirected): LEP moves, the directed
+    model that scores them and labels arcs, the MST algorithm and the length-dictionary pruner."""
+
+    lep_steps: int = 0
+    directed_model: str | None = None
+    edge_features: str = "left-right"
+    method: str = "kkt"
+    prune: str = "length-dictionary"
+    prune_column: str = "auto"
+    prune_quantile: float = 1.0
+    prune_min_count: int = 1
+
+
+@dataclass
 class ExperimentConfig:
     """A whole experiment: what to train on, with which features, decoder and learner."""
 
@@ -100,6 +115,7 @@ class ExperimentConfig:
     decoder: DecoderConfig = field(default_factory=DecoderConfig)
     pruner: PrunerConfig = field(default_factory=PrunerConfig)
     training: TrainingConfig = field(default_factory=TrainingConfig)
+    umst: UmstConfig = field(default_factory=UmstConfig)
     data_root: str = DEFAULT_DATA_ROOT
 
     def data_path(self, relative: str) -> Path:
@@ -120,6 +136,7 @@ SECTIONS = {
     "decoder": DecoderConfig,
     "pruner": PrunerConfig,
     "training": TrainingConfig,
+    "umst": UmstConfig,
 }
 
 
@@ -132,10 +149,15 @@ def apply_overrides(raw: dict[str, Any], overrides: list[str], source: str) -> N
         node = raw
         parts = key.split(".")
         for part in parts[:-1]:
-            node = node.setdefault(part, {})
+            if node.get(part) is None:  # absent, or a section left empty in the YAML
+                node[part] = {}
+            node = node[part]
             if not isinstance(node, dict):
                 raise ConfigError(f"{source}: override {item!r}: {part!r} is not a section")
-        node[parts[-1]] = yaml.safe_load(value)
+        try:
+            node[parts[-1]] = yaml.safe_load(value)
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"{source}: override {key}: {value!r} is not a YAML value") from exc
 
 
 def _build(cls: type, raw: Any, where: str) -> Any:
@@ -194,6 +216,17 @@ def validate(cfg: ExperimentConfig, source: str) -> None:
         raise ConfigError(f"{source}: training.punct must be one of {', '.join(PUNCT_RULES)}")
     if not 10 <= cfg.features.arc_bits <= 30 or not 8 <= cfg.features.label_bits <= 26:
         raise ConfigError(f"{source}: features.arc_bits in 10..30 and label_bits in 8..26")
+    u = cfg.umst
+    if u.method not in ("kkt", "boruvka") or u.prune not in ("length-dictionary", "none"):
+        raise ConfigError(f"{source}: umst.method must be kkt or boruvka, umst.prune "
+                          "length-dictionary or none")
+    if u.lep_steps < 0 or u.prune_min_count < 1 or not 0.0 < u.prune_quantile <= 1.0:
+        raise ConfigError(f"{source}: umst.lep_steps >= 0, prune_min_count >= 1, "
+                          "prune_quantile in (0, 1]")
+    if u.prune_column not in ("auto", "xpos", "upos"):
+        raise ConfigError(f"{source}: umst.prune_column must be auto, xpos or upos")
+    if u.edge_features not in ("left-right", "both"):
+        raise ConfigError(f"{source}: umst.edge_features must be left-right or both")
 
 
 def load_config(
@@ -220,8 +253,11 @@ def load_config(
     unknown = sorted(set(raw) - set(SECTIONS) - {"name", "parser"})
     if unknown:
         raise ConfigError(f"{source}: unknown section(s) {', '.join(unknown)}")
+    name = raw.get("name", Path(source).stem)
+    if not isinstance(name, str):
+        raise ConfigError(f"{source}: name must be a string, got {name!r}")
     cfg = ExperimentConfig(
-        name=str(raw.get("name", Path(source).stem)),
+        name=name,
         parser=str(raw.get("parser", "graph")),
         data_root=data_root or os.environ.get("DPARSE_DATA") or DEFAULT_DATA_ROOT,
         **{key: _build(cls, raw.get(key), f"{source}: {key}") for key, cls in SECTIONS.items()},

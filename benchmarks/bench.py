@@ -1,0 +1,209 @@
+"""Speed, accuracy and memory of dparse parsers: one table row per experiment config.
+
+For each config (``--config``, repeatable; default: the first-order en_ewt configs) a child
+process trains the parser as ``dparse train`` would (wall-clock time; or loads it from
+``--model-dir``), parses the config's test file timing encoding, scoring and decoding
+separately (model loading and file reading excluded), scores UAS/LAS with punctuation
+included, and reports its peak resident set size (``ru_maxrss`` of the child itself, which
+covers training and parsing). Children run single-threaded (OMP/BLAS thread counts set to 1).
+A config is a row: a new parser (e.g. a second-order model) is benchmarked by adding its config.
+
+    python benchmarks/bench.py --data ../shared/data --out results/bench.md
+    python benchmarks/bench.py --quick            # smoke run on slices, one epoch
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import resource
+import subprocess
+import sys
+import tempfile
+from itertools import islice
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+DEFAULT_CONFIGS = ["configs/en_ewt/o1-cle.yaml", "configs/en_ewt/o1-eisner.yaml"]
+THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
+               "NUMEXPR_NUM_THREADS", "VECLIB_MAXIMUM_THREADS")
+# --quick: sentences kept of each split, and the epochs trained
+QUICK_SENTENCES = {"train": 500, "dev": 100, "test": 300}
+QUICK_EPOCHS = 1
+COLUMNS = ("config", "decoder", "train time", "epochs", "parse tok/s", "scoring tok/s",
+           "decoding tok/s", "UAS", "LAS", "peak RSS MB")
+
+
+def quick_overrides(cfg: Any, folder: Path) -> list[str]:
+    """Write the first sentences of each split into ``folder``; overrides pointing at them."""
+    from dparse.conll import read_conll, write_conll
+
+    overrides = [f"training.epochs={QUICK_EPOCHS}"]
+    for split, count in QUICK_SENTENCES.items():
+        relative = getattr(cfg.data, split)
+        if relative:
+            target = folder / f"{split}.conllu"
+            sents = read_conll(cfg.data_path(relative), fmt=cfg.data.format,
+                               encoding=cfg.data.encoding)
+            write_conll(islice(sents, count), target)
+            overrides.append(f"data.{split}={target}")
+    return overrides
+
+
+def run_one(config: str, data_root: str, model_dir: str | None, quick: bool) -> dict[str, Any]:
+    """Train (or load) and parse one config; runs inside the child process."""
+    from dparse.config import load_config
+    from dparse.decoders import get_decoder
+    from dparse.metrics import evaluate
+    from dparse.model import ArcFactoredModel, ParseTimer
+    from dparse.training import read_split, save_model, train
+
+    cfg = load_config(config, data_root=data_root)
+    with tempfile.TemporaryDirectory(prefix="dparse-bench-") as tmp:
+        if quick:
+            cfg = load_config(config, quick_overrides(cfg, Path(tmp)), data_root=data_root)
+        if not cfg.data.test:
+            raise SystemExit(f"{config}: the config names no test file (data.test)")
+        saved = Path(model_dir) / cfg.name if model_dir else None
+        row: dict[str, Any] = {"config": cfg.name, "decoder": cfg.decoder.name}
+        if saved is not None and (saved / "weights.npz").is_file():
+            model = ArcFactoredModel.load(saved)
+            row.update(train_seconds=None, epochs="loaded")
+        else:
+            result = train(cfg, progress=False)
+            model = result.model
+            row.update(train_seconds=result.seconds,
+                       epochs=f"{cfg.training.epochs} (best {result.best_epoch})")
+            if saved is not None:
+                save_model(result, cfg, saved)
+        gold = read_split(cfg, cfg.data.test)
+    timer = ParseTimer()
+    parsed = list(model.parse(gold, get_decoder(cfg.decoder.name), cfg.decoder.single_root,
+                              timer))
+    report = evaluate(gold, parsed, punct="include")
+    row.update(
+        sentences=timer.sentences,
+        tokens=timer.tokens,
+        parse_seconds=timer.seconds,
+        parse_tps=timer.tokens_per_second,
+        encode_seconds=timer.encode,
+        score_tps=timer.tokens / timer.score if timer.score else 0.0,
+        decode_tps=timer.tokens / timer.decode if timer.decode else 0.0,
+        uas=report.uas,
+        las=report.las,
+        peak_rss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,  # KiB on Linux
+    )
+    return row
+
+
+def bench_config(config: str, data_root: str, model_dir: str | None, quick: bool) -> dict:
+    """Run one config in a fresh single-threaded child process; its result row."""
+    env = {**os.environ, **dict.fromkeys(THREAD_VARS, "1")}
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")])
+    with tempfile.NamedTemporaryFile(suffix=".json") as out:
+        cmd = [sys.executable, __file__, "--child", config, "--data", data_root,
+               "--result", out.name, *(["--model-dir", model_dir] if model_dir else []),
+               *(["--quick"] if quick else [])]
+        subprocess.run(cmd, env=env, check=True)
+        return json.loads(Path(out.name).read_text(encoding="utf-8"))
+
+
+def machine_info() -> list[str]:
+    """CPU model, cores, Python and numpy versions, git commit, date."""
+    import numpy
+
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            cpu = next(line.split(":", 1)[1].strip() for line in f
+                       if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    commit = subprocess.run(["git", "-C", str(REPO), "describe", "--always", "--dirty"],
+                            capture_output=True, text=True).stdout.strip() or "unknown"
+    return [
+        f"- CPU: {cpu}, {os.cpu_count()} logical cores (each config runs single-threaded)",
+        f"- Python {platform.python_version()}, numpy {numpy.__version__}, "
+        f"{platform.system()} {platform.release()}",
+        f"- dparse commit: {commit}",
+        f"- date: {datetime.datetime.now().astimezone():%Y-%m-%d %H:%M %Z}",
+    ]
+
+
+def _seconds(value: float | None) -> str:
+    if value is None:
+        return "-"
+    return f"{value:.0f}s" if value >= 10 else f"{value:.1f}s"
+
+
+def format_report(rows: list[dict], quick: bool) -> str:
+    """The markdown report: the table, what it measured, and the machine."""
+    lines = [
+        "# dparse benchmark" + (" (--quick smoke run: data slices, one epoch)" if quick else ""),
+        "",
+        "| " + " | ".join(COLUMNS) + " |",
+        "|" + "|".join("---" if i < 2 else "---:" for i in range(len(COLUMNS))) + "|",
+    ]
+    for r in rows:
+        cells = (r["config"], r["decoder"], _seconds(r["train_seconds"]), r["epochs"],
+                 f"{r['parse_tps']:,.0f}", f"{r['score_tps']:,.0f}", f"{r['decode_tps']:,.0f}",
+                 f"{r['uas']:.2f}", f"{r['las']:.2f}", f"{r['peak_rss_mb']:,.0f}")
+        lines.append("| " + " | ".join(cells) + " |")
+    lines += [
+        "",
+        "Train time: wall clock of training (reading data, all epochs, dev evaluation each "
+        "epoch; '-' for a model reused from --model-dir). Parsing: the config's test file, "
+        + "; ".join(f"{r['config']}: {r['sentences']} sentences, {r['tokens']} tokens"
+                    for r in rows)
+        + ". Tokens/sec count inference only (encoding + scoring + decoding; model loading and "
+        "file reading excluded); scoring and decoding tok/s are tokens over the time of that "
+        "stage alone. UAS/LAS in percent, punctuation included, full DEPREL for LAS. Peak RSS: "
+        "ru_maxrss of the child process that trained (or loaded) and parsed the config.",
+        "",
+        "Machine:",
+        "",
+        *machine_info(),
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--config", action="append", default=None,
+                        help="experiment config (repeatable) [default: "
+                        + ", ".join(DEFAULT_CONFIGS) + "]")
+    parser.add_argument("--data", default=os.environ.get("DPARSE_DATA", "../shared/data"),
+                        help="data root [default: $DPARSE_DATA or ../shared/data]")
+    parser.add_argument("--out", default="results/bench.md", help="markdown report to write")
+    parser.add_argument("--model-dir", default=None,
+                        help="reuse the models in MODEL_DIR/<config name> instead of training "
+                        "(models not found there are trained and saved there)")
+    parser.add_argument("--quick", action="store_true",
+                        help="smoke run: first sentences of each split, one epoch")
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    parser.add_argument("--result", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    data_root = str(Path(args.data).resolve())
+    if args.child:
+        row = run_one(args.child, data_root, args.model_dir, args.quick)
+        Path(args.result).write_text(json.dumps(row), encoding="utf-8")
+        return
+    rows = []
+    for config in args.config or [str(REPO / c) for c in DEFAULT_CONFIGS]:
+        print(f"bench: {config}", file=sys.stderr, flush=True)
+        rows.append(bench_config(str(Path(config).resolve()), data_root, args.model_dir,
+                                 args.quick))
+    report = format_report(rows, args.quick)
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(report, encoding="utf-8")
+    print(report)
+
+
+if __name__ == "__main__":
+    main()
