@@ -12,14 +12,16 @@ when no tree avoids it). Every decoder returns ``heads``, np.int32 [n+1] with ``
 a valid tree in the sense of :func:`dparse.trees.is_tree` (projective for projective decoders);
 ``single_root=True`` (the default) attaches exactly one word to the root.
 
-Registered here: ``cle`` (Chu-Liu-Edmonds, exact, non-projective) and ``eisner`` (exact,
-projective). A new decoder subclasses :class:`Decoder`, implements :meth:`Decoder._decode`
-and is registered with :func:`register_decoder` (usable as a class decorator).
+Registered here: ``cle`` (Chu-Liu-Edmonds, exact, non-projective), ``eisner`` (exact,
+projective), and the exact projective second-order ``eisner2-sib`` (parts arc, sib) and
+``eisner2-sibgp`` (parts arc, sib, grand); a part keyword given as None is left out. A new
+decoder subclasses :class:`Decoder`, implements :meth:`Decoder._decode` and is registered
+with :func:`register_decoder` (usable as a class decorator).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import ClassVar, TypeVar
 
 import numpy as np
@@ -27,15 +29,20 @@ from numpy.typing import ArrayLike, NDArray
 
 from dparse._ext.cle import chu_liu_edmonds
 from dparse._ext.eisner import eisner
+from dparse._ext.eisner2 import eisner2_sib, eisner2_sibgp
 from dparse.errors import DparseError
 
 __all__ = [
     "ChuLiuEdmonds",
+    "ConfiguredDecoder",
     "Decoder",
     "Eisner",
+    "Eisner2Sib",
+    "Eisner2SibGrand",
     "UnknownDecoderError",
     "as_scores",
     "available_decoders",
+    "configured_decoder",
     "get_decoder",
     "register_decoder",
     "score_tree",
@@ -89,7 +96,8 @@ class Decoder:
         """Best tree for ``arc`` (float64 [n+1, n+1]) and any higher-order ``parts``.
 
         Returns np.int32 [n+1], heads[0] == -1. Raises ValueError for malformed scores and
-        TypeError for part keywords this decoder does not accept.
+        TypeError for part keywords this decoder does not accept; a part given as None is
+        left out (as if not given).
         """
         arc = as_scores(arc)
         if parts:
@@ -100,7 +108,11 @@ class Decoder:
                     f"it accepts {', '.join(self.parts)}"
                 )
             size = arc.shape[0]
-            parts = {key: self._check_part(key, value, size) for key, value in parts.items()}
+            parts = {
+                key: self._check_part(key, value, size)
+                for key, value in parts.items()
+                if value is not None
+            }
         return self._decode(arc, single_root, **parts)
 
     def _check_part(self, name: str, scores: ArrayLike, size: int) -> Scores:
@@ -156,6 +168,27 @@ def get_decoder(name: str) -> Decoder:
         ) from None
 
 
+class ConfiguredDecoder(Decoder):
+    """A registered decoder with keyword options (e.g. ``max_iter``) bound into every call."""
+
+    def __init__(self, decoder: Decoder, options: Mapping[str, object]) -> None:
+        self.decoder = decoder
+        self.options = dict(options)
+        self.name = decoder.name  # type: ignore[misc]
+        self.exact = decoder.exact  # type: ignore[misc]
+        self.projective = decoder.projective  # type: ignore[misc]
+        self.parts = decoder.parts  # type: ignore[misc]
+
+    def decode(self, arc: ArrayLike, *, single_root: bool = True, **parts: ArrayLike) -> Heads:
+        return self.decoder.decode(arc, single_root=single_root, **parts, **self.options)
+
+
+def configured_decoder(name: str, options: Mapping[str, object] | None = None) -> Decoder:
+    """``get_decoder(name)``, with ``options`` passed to every ``decode`` call when given."""
+    decoder = get_decoder(name)
+    return ConfiguredDecoder(decoder, options) if options else decoder
+
+
 def score_tree(heads: ArrayLike, arc: ArrayLike) -> float:
     """Total first-order score of a tree: the sum of ``arc[heads[m], m]`` over words m >= 1.
 
@@ -196,3 +229,39 @@ class Eisner(_Extension):
     exact = True
     projective = True
     function = staticmethod(eisner)
+
+
+@register_decoder
+class Eisner2Sib(Decoder):
+    """Best projective tree under arc and consecutive-sibling parts: second-order Eisner
+    (McDonald and Pereira 2006), O(n^3) time and memory. A missing ``sib`` counts as zeros.
+    See dparse/_ext/eisner2.pyx."""
+
+    name = "eisner2-sib"
+    exact = True
+    projective = True
+    parts = ("arc", "sib")
+
+    def _decode(self, arc: Scores, single_root: bool, **parts: Scores) -> Heads:
+        return eisner2_sib(arc, parts.get("sib"), single_root)
+
+
+@register_decoder
+class Eisner2SibGrand(Decoder):
+    """Best projective tree under arc, consecutive-sibling and grandparent parts: Koo and
+    Collins's (2010) Model 1, O(n^4) time, O(n^3) memory. A missing ``sib`` or ``grand`` counts
+    as zeros. See dparse/_ext/eisner2.pyx."""
+
+    name = "eisner2-sibgp"
+    exact = True
+    projective = True
+    parts = ("arc", "sib", "grand")
+
+    def _decode(self, arc: Scores, single_root: bool, **parts: Scores) -> Heads:
+        return eisner2_sibgp(arc, parts.get("sib"), parts.get("grand"), single_root)
+
+
+# decoders defined in extension modules register themselves on import (after the registry exists)
+import dparse._ext.dd2  # noqa: E402, F401  "dd2": second-order non-projective, dual decomposition
+from dparse import umst as _umst  # noqa: E402, F401  "umst", "umst-df[-max|-min]": undirected MST
+

@@ -20,7 +20,7 @@ from tqdm import tqdm
 from dparse._ext.arcfeatures import FeatureSpace
 from dparse.config import ExperimentConfig, save_config
 from dparse.conll import Sentence, read_treebank
-from dparse.decoders import Decoder, get_decoder
+from dparse.decoders import Decoder, configured_decoder
 from dparse.errors import DparseError
 from dparse.learning import AveragedLearner
 from dparse.metrics import evaluate
@@ -144,7 +144,7 @@ def train(
     vocab = Vocabulary.build(train_sents)
     encoded = [vocab.encode(s) for s in train_sents]
     model = new_model(cfg, vocab, encoded, progress)
-    decoder = get_decoder(cfg.decoder.name)
+    decoder = configured_decoder(cfg.decoder.name, cfg.decoder.options)
     single_root = cfg.decoder.single_root
     tc = cfg.training
     learner = AveragedLearner(model.size, tc.learner, tc.C)

@@ -1,0 +1,243 @@
+"""The easy-first non-directional parser (Goldberg and Elhadad 2010): model, parsing, training.
+
+Parsing is Algorithm 1 in C (:mod:`dparse._ext.easyfirst`): one call per sentence, the argmax
+found by a max-scan (``easyfirst-scan``, what the paper's own implementation does) or an indexed
+heap (``easyfirst-heap``); both give the same parses. Training is Algorithm 2, the structured
+perceptron with the valid-action update and parameter averaging (:class:`AveragedLearner`'s
+``w``/``u`` trick), on projectivized training trees (:mod:`dparse.projectivize`). Each epoch the
+averaged weights parse the dev file and the best epoch is kept, as for the graph parser.
+
+A saved model is a directory with ``weights.npz`` (float32 weights, the layout sizes and the tag
+flags), ``vocab.json`` and ``config.yaml``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from tqdm import tqdm
+
+from dparse._ext.easyfirst import TAG_LEXICAL, TAG_PREPOSITION, layout_size, train_sentence
+from dparse._ext.easyfirst import parse as parse_encoded_sentence
+from dparse.config import ExperimentConfig
+from dparse.conll import Sentence
+from dparse.errors import ConfigError, DparseError
+from dparse.learning import AveragedLearner
+from dparse.metrics import evaluate
+from dparse.model import VOCAB_FILE, WEIGHTS_FILE, ParseTimer
+from dparse.projectivize import ProjectivizeReport, projectivize
+from dparse.training import EpochReport, read_split
+from dparse.vocab import EncodedSentence, Vocabulary
+
+DECODERS = {"easyfirst-scan": False, "easyfirst-heap": True}  # name -> use_heap
+TAG_COLUMNS = {"upos": 2, "xpos": 3}  # the encoded token columns (dparse.vocab)
+MAX_UPDATES = 1000  # updates of one step after which the best valid action is forced
+
+
+def use_heap(decoder_name: str) -> bool:
+    """Whether a decoder name asks for the heap argmax (else the max-scan)."""
+    if decoder_name not in DECODERS:
+        raise ConfigError(f"easy-first decoder must be one of {', '.join(DECODERS)}, "
+                          f"got {decoder_name!r}")
+    return DECODERS[decoder_name]
+
+
+def tag_flags(vocab: Vocabulary, cfg: ExperimentConfig) -> np.ndarray:
+    """uint8 [n_tags]: per id of the ``features.tag`` vocabulary, TAG_LEXICAL for the
+    prepositions and coordinators (lexicalized t_p) and TAG_PREPOSITION for the prepositions."""
+    table = vocab.index[cfg.features.tag]
+    preps = set((cfg.features.prepositions or "").split())
+    coords = set((cfg.features.coordinators or "").split())
+    flags = np.zeros(len(table) + 4, dtype=np.uint8)
+    for tag, i in table.items():
+        flags[i] = (TAG_LEXICAL if tag in preps | coords else 0) | (
+            TAG_PREPOSITION if tag in preps else 0)
+    return flags
+
+
+@dataclass
+class EasyFirstModel:
+    """Weights (float32, or float64 in training) of the action and label features."""
+
+    vocab: Vocabulary
+    weights: np.ndarray = field(repr=False)
+    action_bits: int
+    label_bits: int
+    tag: str
+    flags: np.ndarray = field(repr=False)
+
+    @property
+    def size(self) -> int:
+        return layout_size(self.action_bits, self.label_bits, len(self.vocab.labels))
+
+    def parse_encoded(
+        self, enc: EncodedSentence, single_root: bool = True, heap: bool = False
+    ) -> tuple[np.ndarray, np.ndarray, int]:
+        """Heads int32 [n+1], label ids int32 [n+1] (entry 0 -1), and feature extractions."""
+        heads = np.full(len(enc) + 1, -1, dtype=np.int32)
+        labels = np.full(len(enc) + 1, -1, dtype=np.int32)
+        if len(enc) == 0:
+            return heads, labels, 0
+        count = parse_encoded_sentence(
+            enc.tokens, self.flags, self.weights, self.action_bits, self.label_bits,
+            len(self.vocab.labels), TAG_COLUMNS[self.tag], heads, labels, single_root, heap)
+        return heads, labels, count
+
+    def parse(
+        self,
+        sentences: Iterable[Sentence],
+        decoder: str = "easyfirst-scan",
+        single_root: bool = True,
+        timer: ParseTimer | None = None,
+    ) -> Iterator[Sentence]:
+        """Parse a stream of sentences, yielding copies with HEAD and DEPREL replaced."""
+        timer = timer if timer is not None else ParseTimer()
+        heap = use_heap(decoder)
+        names = self.vocab.labels
+        for sent in sentences:
+            t0 = time.perf_counter()
+            enc = self.vocab.encode(sent)
+            t1 = time.perf_counter()
+            heads, labels, _ = self.parse_encoded(enc, single_root, heap)
+            deprels = [""] + [names[i] for i in labels[1:].tolist()]
+            t2 = time.perf_counter()
+            timer.encode += t1 - t0
+            timer.decode += t2 - t1
+            timer.sentences += 1
+            timer.tokens += len(sent)
+            yield sent.with_parse(heads, deprels)
+
+    def save(self, directory: Path) -> None:
+        """Write the weights and the vocabulary into ``directory`` (created if needed)."""
+        directory.mkdir(parents=True, exist_ok=True)
+        np.savez_compressed(
+            directory / WEIGHTS_FILE, weights=self.weights.astype(np.float32),
+            action_bits=self.action_bits, label_bits=self.label_bits, tag=self.tag,
+            flags=self.flags)
+        self.vocab.save(directory / VOCAB_FILE)
+
+    @classmethod
+    def load(cls, directory: Path) -> EasyFirstModel:
+        """Read a model directory written by ``save``."""
+        for name in (WEIGHTS_FILE, VOCAB_FILE):
+            if not (directory / name).is_file():
+                raise DparseError(f"{directory}: not a dparse model directory (no {name})")
+        vocab = Vocabulary.load(directory / VOCAB_FILE)
+        with np.load(directory / WEIGHTS_FILE) as data:
+            if "action_bits" not in data:
+                raise DparseError(f"{directory}: not an easy-first model")
+            model = cls(vocab, np.ascontiguousarray(data["weights"], dtype=np.float32),
+                        int(data["action_bits"]), int(data["label_bits"]), str(data["tag"]),
+                        np.ascontiguousarray(data["flags"], dtype=np.uint8))
+        if model.weights.shape[0] != model.size:
+            raise DparseError(f"{directory}: weights do not match the layout")
+        return model
+
+
+@dataclass
+class EasyFirstTrainResult:
+    """The selected model, the history of the run and what projectivization changed."""
+
+    model: EasyFirstModel
+    best_epoch: int
+    projectivized: ProjectivizeReport
+    epochs: list[EpochReport] = field(default_factory=list)
+    counts: list[dict[str, int]] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+def train_epoch(
+    model: EasyFirstModel,
+    learner: AveragedLearner,
+    encoded: list[EncodedSentence],
+    order: Iterable[int],
+    single_root: bool = True,
+    progress: bool = False,
+    desc: str = "",
+) -> dict[str, int]:
+    """One pass of Algorithm 2 over ``encoded`` in ``order``; returns the summed counts of
+    :func:`dparse._ext.easyfirst.train_sentence` (steps, first_valid, updates, capped,
+    label_correct, extractions)."""
+    totals = dict.fromkeys(
+        ("steps", "first_valid", "updates", "capped", "label_correct", "extractions"), 0)
+    n_labels = len(model.vocab.labels)
+    col = TAG_COLUMNS[model.tag]
+    for i in tqdm(order, desc=desc, unit="sent", disable=not progress, leave=False,
+                  dynamic_ncols=True):
+        enc = encoded[i]
+        one_root = single_root and int((enc.heads[1:] == 0).sum()) == 1
+        counts = train_sentence(
+            enc.tokens, model.flags, enc.heads, enc.labels, learner.w, learner.u,
+            float(learner.c), model.action_bits, model.label_bits, n_labels, col, one_root,
+            MAX_UPDATES)
+        for key, value in counts.items():
+            totals[key] += value
+        learner.tick()
+    return totals
+
+
+def train(
+    cfg: ExperimentConfig,
+    progress: bool = True,
+    on_epoch: Callable[[EpochReport], None] | None = None,
+) -> EasyFirstTrainResult:
+    """Train an easy-first parser as the config says; returns the best epoch's averaged model.
+
+    The reported training "UAS" is the share of attachments whose first choice was valid (the
+    parser's accuracy given the gold history); "LAS" is the share of arcs whose label the
+    classifier chose right before learning from it.
+    """
+    start = time.perf_counter()
+    tc = cfg.training
+    if tc.learner != "perceptron":
+        raise ConfigError("the easy-first parser trains with training.learner: perceptron")
+    use_heap(cfg.decoder.name)  # a bad decoder name fails before training
+    train_sents, proj = projectivize(
+        s for s in read_split(cfg, cfg.data.train) if not (s.heads[1:] < 0).any())
+    dev_sents = read_split(cfg, cfg.data.dev) if cfg.data.dev else []
+    vocab = Vocabulary.build(train_sents)
+    flags = tag_flags(vocab, cfg)
+    action_bits, label_bits = cfg.features.arc_bits, cfg.features.label_bits
+    size = layout_size(action_bits, label_bits, len(vocab.labels))
+    learner = AveragedLearner(size, "perceptron")
+    model = EasyFirstModel(vocab, learner.w, action_bits, label_bits, cfg.features.tag, flags)
+    encoded = [vocab.encode(s) for s in train_sents]
+    rng = np.random.default_rng(tc.seed)
+    result = EasyFirstTrainResult(model=model, best_epoch=0, projectivized=proj)
+    best: tuple[float, int, np.ndarray] | None = None
+    for epoch in range(1, tc.epochs + 1):
+        order = rng.permutation(len(encoded)) if tc.shuffle else np.arange(len(encoded))
+        t0 = time.perf_counter()
+        counts = train_epoch(model, learner, encoded, order, cfg.decoder.single_root, progress,
+                             f"epoch {epoch}/{tc.epochs}")
+        seconds = {"train": time.perf_counter() - t0}
+        model.weights = learner.averaged()
+        dev_uas = dev_las = None
+        if dev_sents:
+            t0 = time.perf_counter()
+            parsed = list(model.parse(dev_sents, cfg.decoder.name, cfg.decoder.single_root))
+            report = evaluate(dev_sents, parsed, punct=tc.punct)
+            dev_uas, dev_las = report.uas, report.las
+            seconds["dev"] = time.perf_counter() - t0
+            key = dev_las if tc.select_by == "las" else dev_uas
+            if best is None or key > best[0]:
+                best = (key, epoch, model.weights)
+        else:
+            best = (0.0, epoch, model.weights)
+        steps = max(counts["steps"], 1)
+        rep = EpochReport(epoch, 100 * counts["first_valid"] / steps,
+                          100 * counts["label_correct"] / steps, dev_uas, dev_las, seconds)
+        result.epochs.append(rep)
+        result.counts.append(counts)
+        if on_epoch is not None:
+            on_epoch(rep)
+    assert best is not None
+    model.weights = best[2]
+    result.best_epoch = best[1]
+    result.seconds = time.perf_counter() - start
+    return result
+

@@ -1,0 +1,106 @@
+"""The parser types of dparse, chosen by the config's top-level ``parser`` key.
+
+``graph`` (the default) is the graph-based parser of :mod:`dparse.training` and
+:mod:`dparse.model`; ``easyfirst`` is the easy-first parser of :mod:`dparse.easyfirst`;
+``umst`` the undirected MST parser of :mod:`dparse.undirected`. The
+command line trains and loads every type through :func:`train_parser` and :func:`load_parser`;
+a new type adds its two functions to ``TRAINERS`` and ``LOADERS``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from dparse.config import ExperimentConfig
+from dparse.conll import Sentence
+from dparse.errors import ConfigError
+from dparse.model import ParseTimer
+from dparse.training import EpochReport
+
+
+@dataclass
+class LoadedParser:
+    """A trained parser ready to parse: ``parse(sentences, timer)`` yields parsed copies."""
+
+    decoder_name: str
+    parse_fn: Callable[[Iterable[Sentence], ParseTimer], Iterator[Sentence]]
+
+    def parse(self, sentences: Iterable[Sentence], timer: ParseTimer) -> Iterator[Sentence]:
+        return self.parse_fn(sentences, timer)
+
+
+def _train_graph(cfg: ExperimentConfig, progress: bool,
+                 on_epoch: Callable[[EpochReport], None] | None) -> Any:
+    from dparse.training import train
+
+    return train(cfg, progress=progress, on_epoch=on_epoch)
+
+
+def _load_graph(directory: Path, cfg: ExperimentConfig, name: str) -> LoadedParser:
+    from dparse.decoders import get_decoder
+    from dparse.model import ArcFactoredModel
+
+    model = ArcFactoredModel.load(directory)
+    decoder = get_decoder(name)
+    single_root = cfg.decoder.single_root
+    return LoadedParser(decoder.name,
+                        lambda sents, timer: model.parse(sents, decoder, single_root, timer))
+
+
+def _train_easyfirst(cfg: ExperimentConfig, progress: bool,
+                     on_epoch: Callable[[EpochReport], None] | None) -> Any:
+    from dparse.easyfirst import train
+
+    return train(cfg, progress=progress, on_epoch=on_epoch)
+
+
+def _load_easyfirst(directory: Path, cfg: ExperimentConfig, name: str) -> LoadedParser:
+    from dparse.easyfirst import EasyFirstModel, use_heap
+
+    use_heap(name)  # a bad decoder name fails before loading
+    model = EasyFirstModel.load(directory)
+    single_root = cfg.decoder.single_root
+    return LoadedParser(name, lambda sents, timer: model.parse(sents, name, single_root, timer))
+
+
+def _train_umst(cfg: ExperimentConfig, progress: bool,
+                on_epoch: Callable[[EpochReport], None] | None) -> Any:
+    from dparse.undirected import train_undirected
+
+    return train_undirected(cfg, progress=progress, on_epoch=on_epoch)
+
+
+def _load_umst(directory: Path, cfg: ExperimentConfig, name: str) -> LoadedParser:
+    from dparse.undirected import load_parser as load_undirected
+
+    return LoadedParser("umst", load_undirected(directory, cfg).parse)
+
+
+TRAINERS = {"graph": _train_graph, "easyfirst": _train_easyfirst, "umst": _train_umst}
+LOADERS = {"graph": _load_graph, "easyfirst": _load_easyfirst, "umst": _load_umst}
+
+
+def _entry(table: dict[str, Any], cfg: ExperimentConfig) -> Any:
+    if cfg.parser not in table:
+        raise ConfigError(f"parser type {cfg.parser!r} cannot be trained or loaded here "
+                          f"(known: {', '.join(sorted(table))})")
+    return table[cfg.parser]
+
+
+def train_parser(
+    cfg: ExperimentConfig,
+    progress: bool = True,
+    on_epoch: Callable[[EpochReport], None] | None = None,
+) -> Any:
+    """Train the config's parser type; the result has ``model`` (with ``save(directory)``),
+    ``best_epoch`` and ``seconds``."""
+    return _entry(TRAINERS, cfg)(cfg, progress, on_epoch)
+
+
+def load_parser(directory: Path, cfg: ExperimentConfig, decoder_name: str | None) -> LoadedParser:
+    """Load the model in ``directory`` (trained with ``cfg``), parsing with ``decoder_name``
+    (default: the config's decoder)."""
+    return _entry(LOADERS, cfg)(directory, cfg, decoder_name or cfg.decoder.name)
