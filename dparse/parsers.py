@@ -40,11 +40,12 @@ def _train_graph(cfg: ExperimentConfig, progress: bool,
 
 
 def _load_graph(directory: Path, cfg: ExperimentConfig, name: str) -> LoadedParser:
-    from dparse.decoders import get_decoder
-    from dparse.model import ArcFactoredModel
+    from dparse.decoders import configured_decoder
+    from dparse.model import load_model
 
-    model = ArcFactoredModel.load(directory)
-    decoder = get_decoder(name)
+    model = load_model(directory)
+    # The config's decoder options go with the config's decoder, not with an override.
+    decoder = configured_decoder(name, cfg.decoder.options if name == cfg.decoder.name else None)
     single_root = cfg.decoder.single_root
     return LoadedParser(decoder.name,
                         lambda sents, timer: model.parse(sents, decoder, single_root, timer))

@@ -10,6 +10,7 @@ import click
 from dparse.cli.options import set_option
 from dparse.config import load_config
 from dparse.conll import read_conll, write_conll
+from dparse.decoders import available_decoders, get_decoder
 from dparse.model import CONFIG_FILE, ParseTimer
 from dparse.parsers import load_parser
 
@@ -39,6 +40,12 @@ def parse(model_dir: str, input: str, output: str, decoder_name: str | None, fmt
     sentences = read_conll(input, fmt=None if fmt == "auto" else fmt, encoding=encoding,
                            require_heads=False)
     timer = ParseTimer()
+    # An approximate decoder that certifies optimality (dd2) counts its certified sentences.
+    registered = parser.decoder_name in available_decoders()
+    decoder = get_decoder(parser.decoder_name) if registered else None
+    counting = hasattr(decoder, "certified_share")
+    if counting:
+        decoder.reset_stats()
     parsed = parser.parse(sentences, timer)
     write_conll(parsed, output, encoding=encoding)
     summary = {
@@ -50,10 +57,14 @@ def parse(model_dir: str, input: str, output: str, decoder_name: str | None, fmt
         "decode_seconds": round(timer.decode, 4),
         "decoder": parser.decoder_name,
     }
+    certified = ""
+    if counting:
+        summary["certified_percent"] = round(100 * decoder.certified_share, 2)
+        certified = f", {summary['certified_percent']:.2f}% certified optimal"
     if as_json:
         click.echo(json.dumps(summary), err=True)
     else:
         click.echo(f"parsed {timer.sentences} sentences, {timer.tokens} tokens in "
                    f"{timer.seconds:.2f}s: {timer.tokens_per_second:,.0f} tokens/sec "
                    f"(scoring {timer.score:.2f}s, decoding {timer.decode:.2f}s, "
-                   f"decoder {parser.decoder_name})", err=True)
+                   f"decoder {parser.decoder_name}{certified})", err=True)
