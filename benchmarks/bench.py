@@ -28,7 +28,13 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
-DEFAULT_CONFIGS = ["configs/en_ewt/o1-cle.yaml", "configs/en_ewt/o1-eisner.yaml"]
+DEFAULT_CONFIGS = [
+    "configs/en_ewt/o1-cle.yaml",
+    "configs/en_ewt/o1-eisner.yaml",
+    "configs/en_ewt/o2-eisner.yaml",
+    "configs/en_ewt/o2-dd.yaml",
+    "configs/en_ewt/easyfirst.yaml",
+]
 THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
                "NUMEXPR_NUM_THREADS", "VECLIB_MAXIMUM_THREADS")
 # --quick: sentences kept of each split, and the epochs trained
@@ -55,12 +61,12 @@ def quick_overrides(cfg: Any, folder: Path) -> list[str]:
 
 
 def run_one(config: str, data_root: str, model_dir: str | None, quick: bool) -> dict[str, Any]:
-    """Train (or load) and parse one config; runs inside the child process."""
-    from dparse.config import load_config
-    from dparse.decoders import get_decoder
+    """Train (or load) and parse one config, of any parser type; runs inside the child process."""
+    from dparse.config import load_config, save_config
     from dparse.metrics import evaluate
-    from dparse.model import ArcFactoredModel, ParseTimer
-    from dparse.training import read_split, save_model, train
+    from dparse.model import CONFIG_FILE, ParseTimer
+    from dparse.parsers import load_parser, train_parser
+    from dparse.training import read_split
 
     cfg = load_config(config, data_root=data_root)
     with tempfile.TemporaryDirectory(prefix="dparse-bench-") as tmp:
@@ -68,22 +74,20 @@ def run_one(config: str, data_root: str, model_dir: str | None, quick: bool) -> 
             cfg = load_config(config, quick_overrides(cfg, Path(tmp)), data_root=data_root)
         if not cfg.data.test:
             raise SystemExit(f"{config}: the config names no test file (data.test)")
-        saved = Path(model_dir) / cfg.name if model_dir else None
+        saved = Path(model_dir) / cfg.name if model_dir else Path(tmp) / "model"
         row: dict[str, Any] = {"config": cfg.name, "decoder": cfg.decoder.name}
-        if saved is not None and (saved / "weights.npz").is_file():
-            model = ArcFactoredModel.load(saved)
+        if model_dir and (saved / CONFIG_FILE).is_file():
             row.update(train_seconds=None, epochs="loaded")
         else:
-            result = train(cfg, progress=False)
-            model = result.model
+            result = train_parser(cfg, progress=False)
             row.update(train_seconds=result.seconds,
                        epochs=f"{cfg.training.epochs} (best {result.best_epoch})")
-            if saved is not None:
-                save_model(result, cfg, saved)
+            result.model.save(saved)
+            save_config(cfg, saved / CONFIG_FILE)
+        parser = load_parser(saved, cfg, None)
         gold = read_split(cfg, cfg.data.test)
-    timer = ParseTimer()
-    parsed = list(model.parse(gold, get_decoder(cfg.decoder.name), cfg.decoder.single_root,
-                              timer))
+        timer = ParseTimer()
+        parsed = list(parser.parse(gold, timer))
     report = evaluate(gold, parsed, punct="include")
     row.update(
         sentences=timer.sentences,
