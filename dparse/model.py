@@ -87,32 +87,48 @@ class GraphModel(Protocol):
     def save(self, directory: Path) -> None: ...
 
 
-def parse_stream(
-    model: GraphModel,
-    sentences: Iterable[Sentence],
-    decoder: Decoder,
-    single_root: bool = True,
-    timer: ParseTimer | None = None,
-) -> Iterator[Sentence]:
-    """Parse a stream of sentences with any graph model, yielding copies with HEAD and DEPREL
-    replaced; ``timer`` accumulates encoding, scoring and decoding time."""
-    timer = timer if timer is not None else ParseTimer()
-    names = model.vocab.labels
-    for sent in sentences:
-        t0 = time.perf_counter()
-        enc = model.vocab.encode(sent)
-        timer.encode += time.perf_counter() - t0
-        heads, labels = model.predict(enc, decoder, single_root, timer=timer)
-        t1 = time.perf_counter()
-        deprels = [""] + [names[i] for i in labels[1:].tolist()]
-        timer.decode += time.perf_counter() - t1
-        timer.sentences += 1
-        timer.tokens += len(sent)
-        yield sent.with_parse(heads, deprels)
+class StreamParsing:
+    """``parse`` for any model with ``vocab`` and ``predict`` (first and second order)."""
+
+    vocab: Vocabulary
+
+    def predict(
+        self,
+        enc: EncodedSentence,
+        decoder: Decoder,
+        single_root: bool = True,
+        weights: np.ndarray | None = None,
+        cost_augmented: bool = False,
+        timer: ParseTimer | None = None,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        raise NotImplementedError
+
+    def parse(
+        self,
+        sentences: Iterable[Sentence],
+        decoder: Decoder,
+        single_root: bool = True,
+        timer: ParseTimer | None = None,
+    ) -> Iterator[Sentence]:
+        """Parse a stream of sentences, yielding copies with HEAD and DEPREL replaced;
+        ``timer`` accumulates encoding, scoring and decoding time."""
+        timer = timer if timer is not None else ParseTimer()
+        names = self.vocab.labels
+        for sent in sentences:
+            t0 = time.perf_counter()
+            enc = self.vocab.encode(sent)
+            timer.encode += time.perf_counter() - t0
+            heads, labels = self.predict(enc, decoder, single_root, timer=timer)
+            t1 = time.perf_counter()
+            deprels = [""] + [names[i] for i in labels[1:].tolist()]
+            timer.decode += time.perf_counter() - t1
+            timer.sentences += 1
+            timer.tokens += len(sent)
+            yield sent.with_parse(heads, deprels)
 
 
 @dataclass
-class ArcFactoredModel:
+class ArcFactoredModel(StreamParsing):
     """Scores labeled arcs of a sentence with hashed first-order features."""
 
     vocab: Vocabulary
@@ -173,16 +189,6 @@ class ArcFactoredModel:
         """phi(gold) - phi(predicted) as a sparse vector (indices int64, values float64)."""
         return feature_delta(enc.tokens, enc.morph_ptr, enc.morph, self.space,
                              enc.heads, enc.labels, heads, labels)
-
-    def parse(
-        self,
-        sentences: Iterable[Sentence],
-        decoder: Decoder,
-        single_root: bool = True,
-        timer: ParseTimer | None = None,
-    ) -> Iterator[Sentence]:
-        """Parse a stream of sentences, yielding copies with HEAD and DEPREL replaced."""
-        return parse_stream(self, sentences, decoder, single_root, timer)
 
     def save(self, directory: Path) -> None:
         """Write the weights and the vocabulary into ``directory`` (created if needed)."""

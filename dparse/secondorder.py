@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
@@ -22,7 +22,6 @@ import numpy as np
 from dparse._ext.arcfeatures import FeatureSpace
 from dparse._ext.o2features import SecondOrderSpace, score_second_order, second_order_delta
 from dparse.config import ExperimentConfig
-from dparse.conll import Sentence
 from dparse.decoders import Decoder, get_decoder
 from dparse.errors import DparseError
 from dparse.learning import AveragedLearner
@@ -31,8 +30,8 @@ from dparse.model import (
     WEIGHTS_FILE,
     ArcFactoredModel,
     ParseTimer,
+    StreamParsing,
     best_labels,
-    parse_stream,
 )
 from dparse.vocab import EncodedSentence, Vocabulary
 
@@ -125,7 +124,7 @@ def pruning_recall(encoded: Iterable[EncodedSentence]) -> tuple[float, float]:
     return 100.0 * kept / max(total, 1), candidates / max(total, 1)
 
 
-class SecondOrderModel:
+class SecondOrderModel(StreamParsing):
     """Arc, label, sibling and grandparent parts over one hashed weight vector."""
 
     def __init__(
@@ -217,16 +216,6 @@ class SecondOrderModel:
         idx2, val2 = second_order_delta(enc.tokens, self.space, enc.heads, heads,
                                         self.grandparents)
         return np.concatenate([idx1, idx2]), np.concatenate([val1, val2])
-
-    def parse(
-        self,
-        sentences: Iterable[Sentence],
-        decoder: Decoder,
-        single_root: bool = True,
-        timer: ParseTimer | None = None,
-    ) -> Iterator[Sentence]:
-        """Parse a stream of sentences, yielding copies with HEAD and DEPREL replaced."""
-        return parse_stream(self, sentences, decoder, single_root, timer)
 
     def save(self, directory: Path) -> None:
         directory.mkdir(parents=True, exist_ok=True)

@@ -36,17 +36,10 @@ from libc.stdlib cimport free, malloc
 cimport cython
 from cython cimport floating
 
+from dparse._ext.hashing cimport fmix, mix
+from dparse._ext.tokens cimport BOS_ID, EOS_ID, LEMMA, NCOLS, SUFFIX, UPOS, WORD
+
 cdef enum:
-    # Token columns of the encoded sentence (dparse.vocab).
-    WORD = 0
-    LEMMA = 1
-    UPOS = 2
-    SUFFIX = 5
-    NCOLS = 6
-    # Ids of the special symbols in every vocabulary.
-    ROOT_ID = 1
-    BOS_ID = 2
-    EOS_ID = 3
     # Stand-in for "no child" in the child features (not a vocabulary id).
     NONE_ID = 0x7FFFFFF0
     # Actions.
@@ -65,23 +58,6 @@ cdef enum:
 
 TAG_LEXICAL = FLAG_LEXICAL
 TAG_PREPOSITION = FLAG_PREPOSITION
-
-
-cdef inline uint64_t mix(uint64_t h, uint64_t v) noexcept nogil:
-    """Combine a running key with one more value (order-sensitive)."""
-    h ^= v * <uint64_t>0x9E3779B97F4A7C15ULL
-    h = (h << 27) | (h >> 37)
-    return h * <uint64_t>0xBF58476D1CE4E5B9ULL + <uint64_t>0x94D049BB133111EBULL
-
-
-cdef inline uint64_t fmix(uint64_t k) noexcept nogil:
-    """MurmurHash3's 64-bit finalizer: spreads the key over all bits."""
-    k ^= k >> 33
-    k *= <uint64_t>0xFF51AFD7ED558CCDULL
-    k ^= k >> 33
-    k *= <uint64_t>0xC4CEB9FE1A85EC53ULL
-    k ^= k >> 33
-    return k
 
 
 cdef inline uint64_t key(uint64_t t, uint64_t a, uint64_t b, uint64_t c,
