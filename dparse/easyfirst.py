@@ -30,7 +30,7 @@ from dparse.learning import AveragedLearner
 from dparse.metrics import evaluate
 from dparse.model import VOCAB_FILE, WEIGHTS_FILE, ParseTimer
 from dparse.projectivize import ProjectivizeReport, projectivize
-from dparse.training import EpochReport, read_split
+from dparse.training import BestEpoch, EpochReport, read_split
 from dparse.vocab import EncodedSentence, Vocabulary
 
 DECODERS = {"easyfirst-scan": False, "easyfirst-heap": True}  # name -> use_heap
@@ -208,7 +208,7 @@ def train(
     encoded = [vocab.encode(s) for s in train_sents]
     rng = np.random.default_rng(tc.seed)
     result = EasyFirstTrainResult(model=model, best_epoch=0, projectivized=proj)
-    best: tuple[float, int, np.ndarray] | None = None
+    best = BestEpoch()
     for epoch in range(1, tc.epochs + 1):
         order = rng.permutation(len(encoded)) if tc.shuffle else np.arange(len(encoded))
         t0 = time.perf_counter()
@@ -223,11 +223,7 @@ def train(
             report = evaluate(dev_sents, parsed, punct=tc.punct)
             dev_uas, dev_las = report.uas, report.las
             seconds["dev"] = time.perf_counter() - t0
-            key = dev_las if tc.select_by == "las" else dev_uas
-            if best is None or key > best[0]:
-                best = (key, epoch, model.weights)
-        else:
-            best = (0.0, epoch, model.weights)
+        best.offer(epoch, model.weights, dev_las if tc.select_by == "las" else dev_uas)
         steps = max(counts["steps"], 1)
         rep = EpochReport(epoch, 100 * counts["first_valid"] / steps,
                           100 * counts["label_correct"] / steps, dev_uas, dev_las, seconds)
@@ -235,9 +231,8 @@ def train(
         result.counts.append(counts)
         if on_epoch is not None:
             on_epoch(rep)
-    assert best is not None
-    model.weights = best[2]
-    result.best_epoch = best[1]
+    model.weights = best.weights
+    result.best_epoch = best.epoch
     result.seconds = time.perf_counter() - start
     return result
 

@@ -52,6 +52,20 @@ class TrainResult:
     seconds: float = 0.0
 
 
+@dataclass
+class BestEpoch:
+    """The weights of the epoch with the best dev score so far (without a dev file: the last)."""
+
+    score: float | None = None
+    epoch: int = 0
+    weights: np.ndarray | None = None
+
+    def offer(self, epoch: int, weights: np.ndarray, dev_score: float | None) -> None:
+        """Keep ``weights`` if ``dev_score`` beats the best so far (or there is no dev score)."""
+        if dev_score is None or self.score is None or dev_score > self.score:
+            self.score, self.epoch, self.weights = dev_score, epoch, weights
+
+
 def read_split(cfg: ExperimentConfig, relative: str) -> list[Sentence]:
     """Read one treebank file of the config's data section."""
     path = cfg.data_path(relative)
@@ -149,7 +163,7 @@ def train(
     tc = cfg.training
     learner = AveragedLearner(model.size, tc.learner, tc.C)
     rng = np.random.default_rng(tc.seed)
-    best: tuple[float, int, np.ndarray] | None = None
+    best = BestEpoch()
     result = TrainResult(model=model, best_epoch=0)
     pruner = getattr(model, "pruner", None)
     if pruner is not None and dev_sents:
@@ -175,19 +189,14 @@ def train(
             report = evaluate(dev_sents, parsed, punct=tc.punct)
             dev_uas, dev_las = report.uas, report.las
             seconds["dev"] = time.perf_counter() - t0
-            key = dev_las if tc.select_by == "las" else dev_uas
-            if best is None or key > best[0]:
-                best = (key, epoch, model.weights)
-        else:
-            best = (0.0, epoch, model.weights)
+        best.offer(epoch, model.weights, dev_las if tc.select_by == "las" else dev_uas)
         rep = EpochReport(epoch, stats.uas, stats.las, dev_uas, dev_las, seconds)
         result.epochs.append(rep)
         if on_epoch is not None:
             on_epoch(rep)
 
-    assert best is not None
-    model.weights = best[2]
-    result.best_epoch = best[1]
+    model.weights = best.weights
+    result.best_epoch = best.epoch
     result.seconds = time.perf_counter() - start
     return result
 
