@@ -22,6 +22,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "parse": ("dparse.cli.parse", "parse", "Parse a CoNLL file with a trained model."),
     "eval": ("dparse.cli.eval", "eval_command", "Score a system's output against gold."),
     "data": ("dparse.cli.data", "data", "Obtain and prepare treebanks (UD, CoNLL 2006/2007, PTB)."),
+    "oracle": ("dparse.cli.oracle", "oracle_command", "Per-sentence oracle of several parsers."),
+    "prune": ("dparse.cli.prune", "prune", "Learn arc pruners and measure what they remove."),
 }
 
 

@@ -1,0 +1,197 @@
+"""Tables 1 and 2 of Levi, Reichart and Rappoport (2016) on the treebanks under the data root.
+
+For every treebank: trains D-MST (first-order, Chu-Liu-Edmonds), U-MST-df (directed features,
+f = mean, undirected MST) and U-MST-uf (undirected features on length-dictionary-pruned
+graphs); parses test with D-MST, U-MST-uf, U-MST-uf-lep (U-MST-uf + 5 LEP moves scored by
+D-MST, which also labels the U-MST-uf arcs) and U-MST-df. Writes, in Markdown:
+
+- Table 1: directed / undirected UAS (D-UAS/U-UAS) of the four models per treebank;
+- Table 2: the share of sentences D-MST and U-MST-uf-lep each parse better, and the oracle UAS
+  (+ its gain over D-MST);
+- the pruning figures (undirected edges removed, gold arcs kept) and tokens/sec per model.
+
+Models already present under --models are reused. Usage:
+    python benchmarks/umst_tables.py --data ../shared/data --out results/umst-tables.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from dparse.config import load_config
+from dparse.conll import Sentence, read_treebank
+from dparse.decoders import get_decoder
+from dparse.metrics import evaluate
+from dparse.model import ArcFactoredModel, ParseTimer
+from dparse.oracle import oracle
+from dparse.prune import prune_stats
+from dparse.training import save_model, train
+from dparse.undirected import UndirectedModel, UndirectedParser, train_undirected
+
+CONFIGS = Path(__file__).resolve().parent.parent / "configs" / "en_ewt"
+MODELS = ("D-MST", "U-MST-uf-lep", "U-MST-uf", "U-MST-df")
+
+
+@dataclass(frozen=True)
+class Treebank:
+    """One setup: files relative to the data root (``dev`` None: no model selection)."""
+
+    name: str
+    train: str
+    dev: str | None
+    test: str
+    encoding: str = "utf-8"
+
+
+TREEBANKS = [
+    Treebank("en_ewt", "en_ewt/train.conllu", "en_ewt/dev.conllu", "en_ewt/test.conllu"),
+    Treebank("tr_imst", "tr_imst/train.conllu", "tr_imst/dev.conllu", "tr_imst/test.conllu"),
+    Treebank("el_gdt", "el_gdt/train.conllu", "el_gdt/dev.conllu", "el_gdt/test.conllu"),
+    Treebank("pt_bosque", "pt_bosque/train.conllu", "pt_bosque/dev.conllu",
+             "pt_bosque/test.conllu"),
+    *[Treebank(tb, f"{tb}/dev.conllu", None, f"{tb}/test.conllu")  # train on dev (small data)
+      for tb in ("bg_btb", "da_ddt", "de_gsd", "ja_gsd", "nl_alpino", "sl_ssj", "sv_talbanken",
+                 "zh_gsd")],
+    Treebank("esp", "conll2007_nltk/esp.train", None, "conll2007_nltk/esp.test"),
+    Treebank("eus", "conll2007_nltk/eus.train", None, "conll2007_nltk/eus.test", "iso-8859-1"),
+]
+
+
+def config_for(name: str, tb: Treebank, data_root: str, epochs: int | None) -> dict:
+    """The en_ewt config ``name`` with the treebank's files (a raw mapping)."""
+    raw = yaml.safe_load((CONFIGS / f"{name}.yaml").read_text(encoding="utf-8"))
+    raw["name"] = f"{tb.name}-{name}"
+    raw["data"].update(train=tb.train, dev=tb.dev, test=tb.test, encoding=tb.encoding)
+    if epochs is not None:
+        raw["training"]["epochs"] = epochs
+    return raw
+
+
+def timed(parse, sentences: list[Sentence]) -> tuple[list[Sentence], float]:
+    """Parsed sentences and tokens/sec of inference (encoding, scoring, decoding)."""
+    timer = ParseTimer()
+    out = list(parse(sentences, timer))
+    return out, timer.tokens_per_second
+
+
+def run_treebank(tb: Treebank, data_root: str, models: Path, epochs: int | None,
+                 punct: str, log) -> dict:
+    test = read_treebank(Path(data_root) / tb.test, encoding=tb.encoding)
+    result: dict = {"treebank": tb.name, "sentences": len(test)}
+    # D-MST and U-MST-df: the directed first-order parser with the cle / umst-df decoders
+    directed = {}
+    for key, cname in (("D-MST", "o1-cle"), ("U-MST-df", "o1-umst-df")):
+        cfg = load_config(raw=config_for(cname, tb, data_root, epochs), data_root=data_root)
+        out = models / cfg.name
+        if not (out / "weights.npz").is_file():
+            t0 = time.perf_counter()
+            save_model(train(cfg, progress=False), cfg, out)
+            log(f"{tb.name}: trained {key} in {time.perf_counter() - t0:.0f}s")
+        model = ArcFactoredModel.load(out)
+        directed[key] = model
+        decoder = get_decoder(cfg.decoder.name)
+        parsed, tps = timed(lambda s, t, m=model, d=decoder: m.parse(s, d, True, t), test)
+        result[key] = (parsed, tps)
+    # U-MST-uf, then with LEP; D-MST scores the LEP moves and labels the arcs
+    raw = config_for("o1-umst-uf", tb, data_root, epochs)
+    raw["umst"]["directed_model"] = str(models / f"{tb.name}-o1-cle")
+    cfg = load_config(raw=raw, data_root=data_root)
+    out = models / cfg.name
+    if not (out / "weights.npz").is_file():
+        t0 = time.perf_counter()
+        save_model(train_undirected(cfg, progress=False), cfg, out)
+        log(f"{tb.name}: trained U-MST-uf in {time.perf_counter() - t0:.0f}s")
+    umodel = UndirectedModel.load(out)
+    steps_lep = load_config(raw={**raw, "umst": {**raw["umst"], "lep_steps": 5}}).umst.lep_steps
+    for key, steps in (("U-MST-uf", 0), ("U-MST-uf-lep", steps_lep)):
+        parser = UndirectedParser(umodel, directed["D-MST"], steps, True, cfg.umst.method)
+        parsed, tps = timed(parser.parse, test)
+        result[key] = (parsed, tps)
+        if steps:
+            result["lep_moves_per_sentence"] = parser.moves / max(len(test), 1)
+    if umodel.pruner is not None:
+        result["prune"] = prune_stats(umodel.pruner, test).as_dict()
+    scores = {}
+    for key in MODELS:
+        parsed, tps = result.pop(key)
+        rep = evaluate(test, parsed, punct=punct)
+        scores[key] = {"uas": rep.uas, "u_uas": rep.u_uas, "las": rep.las,
+                       "tokens_per_second": tps}
+        result.setdefault("_parsed", {})[key] = parsed
+    result["scores"] = scores
+    orc = oracle(test, [result["_parsed"]["D-MST"], result["_parsed"]["U-MST-uf-lep"]],
+                 ["D-MST", "U-MST-uf-lep"], punct)
+    result["oracle"] = orc.as_dict()
+    del result["_parsed"]
+    return result
+
+
+def write_report(results: list[dict], punct: str, path: Path) -> None:
+    names = [r["treebank"] for r in results]
+    lines = ["# Levi, Reichart and Rappoport (2016) on our data", "",
+             f"Test sets; punctuation rule: {punct}. D-UAS/U-UAS in percent.", "",
+             "## Table 1: directed / undirected UAS", "",
+             "| model | " + " | ".join(names) + " |", "|---|" + "---:|" * len(names)]
+    for key in MODELS:
+        cells = [f"{r['scores'][key]['uas']:.1f}/{r['scores'][key]['u_uas']:.1f}"
+                 for r in results]
+        lines.append(f"| {key} | " + " | ".join(cells) + " |")
+    lines += ["", "## Table 2: % sentences parsed better, oracle UAS (+ gain over D-MST)", "",
+              "| | " + " | ".join(names) + " |", "|---|" + "---:|" * len(names)]
+    lines.append("| D-MST | " + " | ".join(f"{r['oracle']['better'][0]:.1f}"
+                                          for r in results) + " |")
+    lines.append("| U-MST-uf-lep | " + " | ".join(f"{r['oracle']['better'][1]:.1f}"
+                                                 for r in results) + " |")
+    lines.append("| Oracle | " + " | ".join(
+        f"{r['oracle']['oracle_uas']:.2f} (+{r['oracle']['oracle_gain']:.2f})"
+        for r in results) + " |")
+    lines += ["", "## Length-dictionary pruning (test graphs) and speed", "",
+              "| treebank | edges removed % | gold arcs kept % | LEP moves/sent | "
+              + " | ".join(f"{k} tok/s" for k in MODELS) + " |",
+              "|---|---:|---:|---:|" + "---:|" * len(MODELS)]
+    for r in results:
+        p = r.get("prune", {})
+        lines.append(
+            f"| {r['treebank']} | {p.get('edges_removed_pct', 0):.1f} | "
+            f"{p.get('gold_kept_pct', 100):.2f} | {r.get('lep_moves_per_sentence', 0):.2f} | "
+            + " | ".join(f"{r['scores'][k]['tokens_per_second']:,.0f}" for k in MODELS) + " |")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    path.with_suffix(".json").write_text(json.dumps(results, indent=1), encoding="utf-8")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--data", default="../shared/data", help="data root")
+    ap.add_argument("--out", default="results/umst-tables.md")
+    ap.add_argument("--models", default="models", help="model directories (reused if present)")
+    ap.add_argument("--treebanks", default=None, help="comma-separated subset of the setups")
+    ap.add_argument("--epochs", type=int, default=None, help="override training epochs")
+    ap.add_argument("--punct", default="include", help="punctuation rule for scoring")
+    args = ap.parse_args()
+    wanted = set(args.treebanks.split(",")) if args.treebanks else None
+    results = []
+    for tb in TREEBANKS:
+        if wanted is not None and tb.name not in wanted:
+            continue
+        missing = [f for f in (tb.train, tb.dev, tb.test)
+                   if f and not (Path(args.data) / f).is_file()]
+        if missing:
+            print(f"skip {tb.name}: missing {', '.join(missing)}", flush=True)
+            continue
+        results.append(run_treebank(tb, args.data, Path(args.models), args.epochs, args.punct,
+                                    lambda msg: print(msg, flush=True)))
+        write_report(results, args.punct, Path(args.out))
+        print(f"{tb.name}: " + ", ".join(f"{k} {v['uas']:.2f}/{v['u_uas']:.2f}"
+                                         for k, v in results[-1]["scores"].items())
+              + f"; oracle {results[-1]['oracle']['oracle_uas']:.2f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

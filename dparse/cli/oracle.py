@@ -1,0 +1,51 @@
+"""``dparse oracle GOLD SYSTEM1 SYSTEM2 [...]``: the per-sentence oracle of several parsers."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from dparse.conll import FORMATS, read_treebank
+from dparse.oracle import format_oracle, oracle
+from dparse.punct import PUNCT_RULES
+
+_FILE = click.Path(exists=True, dir_okay=False, allow_dash=True)
+
+
+@click.command("oracle", context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("gold", type=_FILE)
+@click.argument("systems", type=_FILE, nargs=-1, required=True)
+@click.option("--names", default=None,
+              help="Comma-separated system names for the report [default: the file names].")
+@click.option("--punct", type=click.Choice(list(PUNCT_RULES)), default="include",
+              show_default=True, help="Punctuation rule (as in dparse eval), decided on gold.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.option("--encoding", default="utf-8", show_default=True, help="Encoding of all inputs.")
+@click.option("--format", "fmt", type=click.Choice(["auto", *FORMATS]), default="auto",
+              show_default=True, help="Format of all input files.")
+def oracle_command(gold: str, systems: tuple[str, ...], names: str | None, punct: str,
+                   as_json: bool, encoding: str, fmt: str) -> None:
+    """Per-sentence oracle of SYSTEMS (two or more parser outputs) against GOLD.
+
+    For each sentence the oracle keeps the output with the most correct heads (ties: the
+    first system). Reports each system's UAS, the oracle UAS, the share of sentences each
+    system parses strictly better than all others, and ties; with two systems, in the layout
+    of Table 2 of Levi, Reichart and Rappoport (2016).
+
+    \b
+    Example:
+      dparse oracle gold.conllu cle.conllu umst.conllu --names D-MST,U-MST-uf-lep
+    """
+    if len(systems) < 2:
+        raise click.UsageError("give at least two SYSTEM files")
+    labels = names.split(",") if names else list(systems)
+    if len(labels) != len(systems):
+        raise click.UsageError(f"--names has {len(labels)} names for {len(systems)} systems")
+    kw = {"fmt": None if fmt == "auto" else fmt, "encoding": encoding}
+    report = oracle(read_treebank(gold, **kw), [read_treebank(s, **kw) for s in systems],
+                    labels, punct)
+    if as_json:
+        click.echo(json.dumps(report.as_dict(), indent=2))
+    else:
+        click.echo(format_oracle(report))

@@ -1,0 +1,81 @@
+"""``dparse prune``: learn arc pruners and measure what they remove and keep."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from dparse.conll import read_treebank
+from dparse.model import ArcFactoredModel
+from dparse.prune import LengthDictionary, Pruner, TopKHeads, prune_stats
+
+_FILE = click.Path(exists=True, dir_okay=False, allow_dash=True)
+
+
+@click.group("prune", context_settings={"help_option_names": ["-h", "--help"]})
+def prune() -> None:
+    """Learn arc pruners (length dictionary) and measure pruners on a treebank.
+
+    \b
+    Examples:
+      dparse prune learn en_ewt/train.conllu -o en_ewt.lendict.json --quantile 0.99
+      dparse prune eval en_ewt/test.conllu --dictionary en_ewt.lendict.json
+      dparse prune eval en_ewt/test.conllu --model models/en_ewt-o1-cle --top-k 5
+    """
+
+
+@prune.command("learn")
+@click.argument("train", type=_FILE)
+@click.option("--output", "-o", required=True, type=click.Path(dir_okay=False),
+              help="The length-dictionary file to write (JSON).")
+@click.option("--column", type=click.Choice(["auto", "xpos", "upos"]), default="auto",
+              show_default=True,
+              help="POS column; auto: XPOS if present with at most 64 tags, else UPOS.")
+@click.option("--quantile", type=click.FloatRange(0.0, 1.0, min_open=True), default=1.0,
+              show_default=True,
+              help="Limit per POS pair: this quantile of its arc lengths (1: the longest).")
+@click.option("--min-count", type=click.IntRange(1), default=1, show_default=True,
+              help="Pairs seen fewer times back off to their UPOS pair.")
+@click.option("--encoding", default="utf-8", show_default=True)
+def learn(train: str, output: str, column: str, quantile: float, min_count: int,
+          encoding: str) -> None:
+    """Learn a length dictionary from the gold trees of TRAIN: for each (head POS, modifier
+    POS, direction), the longest arc seen (Levi, Reichart and Rappoport 2016)."""
+    dictionary = LengthDictionary.learn(read_treebank(train, encoding=encoding), column,
+                                        min_count, quantile)
+    dictionary.save(Path(output))
+    click.echo(f"length dictionary over {dictionary.column}: {len(dictionary.lengths)} pairs, "
+               f"{len(dictionary.upos_lengths)} UPOS back-off pairs -> {output}", err=True)
+
+
+@prune.command("eval")
+@click.argument("treebank", type=_FILE)
+@click.option("--dictionary", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="A length dictionary written by `dparse prune learn`.")
+@click.option("--model", type=click.Path(exists=True, file_okay=False), default=None,
+              help="A first-order model directory: keep each word's --top-k best heads.")
+@click.option("--top-k", type=click.IntRange(1), default=10, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
+@click.option("--encoding", default="utf-8", show_default=True)
+def evaluate(treebank: str, dictionary: str | None, model: str | None, top_k: int,
+             as_json: bool, encoding: str) -> None:
+    """Apply a pruner to the complete graphs of TREEBANK: the share of undirected edges (and
+    directed arcs) removed, and the share of gold arcs kept (an undirected edge stays when
+    either of its arcs does)."""
+    if (dictionary is None) == (model is None):
+        raise click.UsageError("give exactly one of --dictionary and --model")
+    pruner: Pruner
+    if dictionary is not None:
+        pruner = LengthDictionary.load(Path(dictionary))
+    else:
+        pruner = TopKHeads(ArcFactoredModel.load(Path(model)), top_k)
+    stats = prune_stats(pruner, read_treebank(treebank, encoding=encoding))
+    if as_json:
+        click.echo(json.dumps(stats.as_dict(), indent=2))
+        return
+    click.echo(f"{stats.sentences} sentences: {stats.edges_removed_pct:.2f}% of "
+               f"{stats.edges} undirected edges removed ({stats.arcs_removed_pct:.2f}% of "
+               f"directed arcs); gold arcs kept: {stats.gold_kept_pct:.2f}% as edges, "
+               f"{stats.gold_kept_directed_pct:.2f}% as arcs")

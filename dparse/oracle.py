@@ -1,0 +1,116 @@
+"""The per-sentence oracle over several parsers' outputs (Levi, Reichart and Rappoport 2016,
+Table 2).
+
+For every sentence the oracle takes the output with the most correct heads (ties: the first
+system given). Reported, in percent: each system's UAS, the oracle UAS, the share of sentences
+on which each system is strictly better than every other one, and the share on which the best
+count of correct heads is shared (ties). Tokens are scored under a punctuation rule of
+:mod:`dparse.punct`, always decided on gold.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from dparse.conll import Sentence
+from dparse.metrics import _check_aligned
+from dparse.punct import PUNCT_RULES, excluded
+
+
+@dataclass(frozen=True)
+class OracleReport:
+    """What :func:`oracle` found; lists are per system, in the order given."""
+
+    systems: list[str]
+    punct: str
+    sentences: int
+    scored: int
+    uas: list[float]
+    oracle_uas: float
+    better: list[float]  # % sentences where the system beats every other one
+    ties: float  # % sentences where two or more systems share the best count
+    picked: list[int]  # sentences whose oracle parse comes from the system
+
+    def as_dict(self) -> dict:
+        data = asdict(self)
+        data["punct_rule"] = PUNCT_RULES[self.punct]
+        data["oracle_gain"] = self.oracle_uas - self.uas[0] if self.uas else 0.0
+        return data
+
+
+def correct_heads(gold: Sentence, system: Sentence, keep: np.ndarray) -> int:
+    """Number of scored words (``keep``: bool [n]) whose head ``system`` gets right."""
+    return int(((gold.heads[1:] == system.heads[1:]) & keep).sum())
+
+
+def oracle(
+    gold: Sequence[Sentence],
+    systems: Sequence[Sequence[Sentence]],
+    names: Sequence[str] | None = None,
+    punct: str = "include",
+) -> OracleReport:
+    """The per-sentence oracle of ``systems`` (each aligned with ``gold``) and its figures.
+
+    Raises InputError (naming the file and line) when a system's sentences or words differ
+    from gold's, ValueError for fewer than two systems or an unknown punctuation rule.
+    """
+    if len(systems) < 2:
+        raise ValueError("the oracle needs at least two systems")
+    if punct not in PUNCT_RULES:
+        raise ValueError(f"unknown punctuation rule {punct!r}; expected one of {list(PUNCT_RULES)}")
+    names = list(names) if names is not None else [f"system{k + 1}" for k in range(len(systems))]
+    for name, system in zip(names, systems, strict=True):
+        _check_aligned(gold, system, name)
+    k = len(systems)
+    counts = np.zeros((len(gold), k), dtype=np.int64)
+    scored = 0
+    for i, g in enumerate(gold):
+        keep = ~excluded(g, punct)
+        scored += int(keep.sum())
+        for s in range(k):
+            counts[i, s] = correct_heads(g, systems[s][i], keep)
+    best = counts.max(axis=1) if len(gold) else np.zeros(0, dtype=np.int64)
+    n_best = (counts == best[:, None]).sum(axis=1)
+    pick = counts.argmax(axis=1)  # first system on ties
+    sentences = len(gold)
+
+    def pct(x: float, den: int) -> float:
+        return 100.0 * x / den if den else 0.0
+
+    return OracleReport(
+        systems=names,
+        punct=punct,
+        sentences=sentences,
+        scored=scored,
+        uas=[pct(counts[:, s].sum(), scored) for s in range(k)],
+        oracle_uas=pct(best.sum(), scored),
+        better=[pct(int(((pick == s) & (n_best == 1)).sum()), sentences) for s in range(k)],
+        ties=pct(int((n_best > 1).sum()), sentences),
+        picked=[int((pick == s).sum()) for s in range(k)],
+    )
+
+
+def format_oracle(report: OracleReport) -> str:
+    """A Markdown table; for two systems the Table-2 layout of Levi et al. (2016): the share of
+    sentences each system parses better, then the oracle UAS with its gain over the first."""
+    gain = report.oracle_uas - report.uas[0]
+    lines = [f"Per-sentence oracle, {report.sentences} sentences, {report.scored} tokens "
+             f"({PUNCT_RULES[report.punct]})", ""]
+    if len(report.systems) == 2:
+        lines += ["| | % sentences parsed better | UAS |", "|---|---:|---:|"]
+        for name, better, uas in zip(report.systems, report.better, report.uas, strict=True):
+            lines.append(f"| {name} | {better:.1f} | {uas:.2f} |")
+        lines.append(f"| (ties) | {report.ties:.1f} | |")
+        lines.append(f"| Oracle | | {report.oracle_uas:.2f} (+{gain:.2f}) |")
+        return "\n".join(lines)
+    lines += ["| system | UAS | % sentences strictly best | sentences picked |",
+              "|---|---:|---:|---:|"]
+    for name, uas, better, picked in zip(report.systems, report.uas, report.better,
+                                         report.picked, strict=True):
+        lines.append(f"| {name} | {uas:.2f} | {better:.1f} | {picked} |")
+    lines.append(f"| (ties) | | {report.ties:.1f} | |")
+    lines.append(f"| Oracle | {report.oracle_uas:.2f} (+{gain:.2f} over {report.systems[0]}) | | |")
+    return "\n".join(lines)

@@ -1,0 +1,257 @@
+"""Arc pruners: which arcs h -> m a parser may use, decided before scoring.
+
+- :class:`LengthDictionary` (Levi, Reichart and Rappoport 2016, section 5): for every directed
+  (head POS, modifier POS, direction) triple, the longest arc seen in training; an arc longer
+  than that is pruned. ``quantile < 1`` takes that quantile of the triple's arc lengths
+  instead of the longest (one outlier no longer keeps every arc of its triple). The POS
+  column is XPOS, or UPOS where XPOS is missing or too fine (``column="auto"``). Pairs seen
+  fewer than ``min_count`` times back off to their UPOS pair, and UPOS pairs never seen to
+  the longest arc of that direction seen at all, so that an unseen pair is never pruned
+  blindly.
+- :class:`TopKHeads`: a trained first-order model's k best heads of every word.
+
+An undirected edge {i, j} is pruned only when both arcs i -> j and j -> i are
+(:func:`undirected_edges`). :func:`prune_stats` reports the share of edges removed and the
+share of gold arcs kept.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+
+from dparse.conll import Sentence
+from dparse.errors import DparseError
+
+ROOT_TAG = "<ROOT>"
+DIRECTIONS = ("L", "R")  # L: the head is right of the modifier (h > m); R: h < m
+MAX_XPOS_TAGS = 64  # "auto" uses XPOS when it has at most this many tags (else UPOS)
+
+
+class Pruner(Protocol):
+    """Anything that says which arcs of a sentence are allowed."""
+
+    def allowed(self, sent: Sentence) -> np.ndarray:
+        """bool [n+1, n+1]: allowed[h, m] for the arc h -> m (column 0 and diagonal False)."""
+        ...
+
+
+def undirected_edges(allowed: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The edges {i, j}, i < j, kept because i -> j or j -> i is allowed: int32 [K] twice."""
+    either = np.triu(allowed | allowed.T, 1)
+    i, j = np.nonzero(either)
+    return i.astype(np.int32), j.astype(np.int32)
+
+
+def choose_column(sentences: Sequence[Sentence]) -> str:
+    """"xpos" when XPOS is filled in and has at most MAX_XPOS_TAGS tags, else "upos"."""
+    tags = {x for s in sentences for x in s.xpos}
+    if tags <= {"_", ""} or len(tags) > MAX_XPOS_TAGS:
+        return "upos"
+    return "xpos"
+
+
+@dataclass
+class LengthDictionary:
+    """Longest arc per (head POS, modifier POS, direction), with back-off (see module doc).
+
+    ``lengths[(h, m, d)] = (limit, count)`` over the column's tags (limit: the longest arc, or
+    the ``quantile`` of the arc lengths); ``upos_lengths`` the same over UPOS (the back-off);
+    ``max_length[d]`` the longest arc of direction d (the limit of unseen pairs).
+    """
+
+    column: str
+    min_count: int = 1
+    quantile: float = 1.0
+    lengths: dict[tuple[str, str, str], tuple[int, int]] = field(default_factory=dict)
+    upos_lengths: dict[tuple[str, str, str], tuple[int, int]] = field(default_factory=dict)
+    max_length: dict[str, int] = field(default_factory=lambda: {"L": 0, "R": 0})
+
+    @classmethod
+    def learn(
+        cls,
+        sentences: Iterable[Sentence],
+        column: str = "auto",
+        min_count: int = 1,
+        quantile: float = 1.0,
+    ) -> LengthDictionary:
+        """Read the gold trees of ``sentences``; column: "auto", "xpos" or "upos"."""
+        sentences = list(sentences)
+        if column == "auto":
+            column = choose_column(sentences)
+        if column not in ("xpos", "upos"):
+            raise ValueError(f"unknown POS column {column!r}; use auto, xpos or upos")
+        if not 0.0 < quantile <= 1.0:
+            raise ValueError(f"quantile must be in (0, 1], got {quantile}")
+        out = cls(column, min_count, quantile)
+        seen: tuple[dict, dict] = ({}, {})
+        for sent in sentences:
+            tags = [ROOT_TAG, *getattr(sent, column)]
+            utags = [ROOT_TAG, *sent.upos]
+            for m in range(1, len(tags)):
+                h = int(sent.heads[m])
+                if h < 0:
+                    continue
+                d = "R" if h < m else "L"
+                length = abs(h - m)
+                seen[0].setdefault((tags[h], tags[m], d), []).append(length)
+                seen[1].setdefault((utags[h], utags[m], d), []).append(length)
+                out.max_length[d] = max(out.max_length[d], length)
+        for table, lengths in zip((out.lengths, out.upos_lengths), seen, strict=True):
+            for key, values in lengths.items():
+                limit = np.quantile(values, quantile, method="higher")
+                table[key] = (int(limit), len(values))
+        return out
+
+    def limit(self, head: str, mod: str, uhead: str, umod: str, d: str) -> int:
+        """The longest allowed arc for these tags and direction, after back-off."""
+        longest, count = self.lengths.get((head, mod, d), (0, 0))
+        if count >= self.min_count:
+            return longest
+        longest, count = self.upos_lengths.get((uhead, umod, d), (0, 0))
+        return longest if count > 0 else self.max_length[d]
+
+    def allowed(self, sent: Sentence) -> np.ndarray:
+        """bool [n+1, n+1]: the arcs no longer than their dictionary entry."""
+        tags = [ROOT_TAG, *getattr(sent, self.column)]
+        utags = [ROOT_TAG, *sent.upos]
+        n1 = len(tags)
+        # one limit per distinct (tag, utag) pair of head and modifier and direction
+        kinds = {t: k for k, t in enumerate(dict.fromkeys(zip(tags, utags, strict=True)))}
+        kind = np.array([kinds[t] for t in zip(tags, utags, strict=True)])
+        table = np.empty((len(kinds), len(kinds), 2), dtype=np.int64)
+        for (h, uh), a in kinds.items():
+            for (m, um), b in kinds.items():
+                for k, d in enumerate(DIRECTIONS):
+                    table[a, b, k] = self.limit(h, m, uh, um, d)
+        pos = np.arange(n1)
+        right = (pos[:, None] < pos[None, :]).astype(np.int64)
+        limit = table[kind[:, None], kind[None, :], right]
+        ok = np.abs(pos[:, None] - pos[None, :]) <= limit
+        ok[:, 0] = False
+        np.fill_diagonal(ok, False)
+        return ok
+
+    def to_dict(self) -> dict:
+        def rows(table: dict) -> list:
+            return [[h, m, d, n, c] for (h, m, d), (n, c) in sorted(table.items())]
+
+        return {
+            "kind": "length-dictionary",
+            "column": self.column,
+            "min_count": self.min_count,
+            "quantile": self.quantile,
+            "max_length": self.max_length,
+            "lengths": rows(self.lengths),
+            "upos_lengths": rows(self.upos_lengths),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict) -> LengthDictionary:
+        def table(rows: list) -> dict:
+            return {(h, m, d): (int(n), int(c)) for h, m, d, n, c in rows}
+
+        return cls(
+            data["column"],
+            int(data["min_count"]),
+            float(data["quantile"]),
+            table(data["lengths"]),
+            table(data["upos_lengths"]),
+            {d: int(data["max_length"][d]) for d in DIRECTIONS},
+        )
+
+    def save(self, path: Path) -> None:
+        path.write_text(json.dumps(self.to_dict(), indent=0) + "\n", encoding="utf-8")
+
+    @classmethod
+    def load(cls, path: Path) -> LengthDictionary:
+        try:
+            data = json.loads(Path(path).read_text(encoding="utf-8"))
+            if data.get("kind") != "length-dictionary":
+                raise KeyError("kind")
+            return cls.from_dict(data)
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise DparseError(f"{path}: not a length-dictionary file ({exc})") from exc
+
+
+@dataclass
+class TopKHeads:
+    """A first-order model's k best heads of every word (``model``: an ArcFactoredModel)."""
+
+    model: object
+    k: int = 10
+
+    def allowed(self, sent: Sentence) -> np.ndarray:
+        arc, _ = self.model.score(self.model.vocab.encode(sent))
+        arc = np.nan_to_num(arc, nan=-np.inf)
+        np.fill_diagonal(arc, -np.inf)
+        n1 = arc.shape[0]
+        ok = np.zeros(arc.shape, dtype=bool)
+        k = min(self.k, n1 - 1)
+        top = np.argsort(-arc[:, 1:], axis=0, kind="stable")[:k]
+        ok[top, np.arange(1, n1)[None, :]] = True
+        np.fill_diagonal(ok, False)
+        return ok
+
+
+@dataclass
+class PruneStats:
+    """What a pruner did to a treebank (percentages over all sentences)."""
+
+    sentences: int
+    edges: int  # undirected edges {i, j} of the complete graphs
+    edges_kept: int
+    arcs: int  # directed arcs h -> m of the complete graphs
+    arcs_kept: int
+    gold: int
+    gold_kept_undirected: int  # gold arcs whose undirected edge survives
+    gold_kept_directed: int  # gold arcs that survive as arcs
+
+    @property
+    def edges_removed_pct(self) -> float:
+        return 100.0 * (1 - self.edges_kept / max(self.edges, 1))
+
+    @property
+    def arcs_removed_pct(self) -> float:
+        return 100.0 * (1 - self.arcs_kept / max(self.arcs, 1))
+
+    @property
+    def gold_kept_pct(self) -> float:
+        return 100.0 * self.gold_kept_undirected / max(self.gold, 1)
+
+    @property
+    def gold_kept_directed_pct(self) -> float:
+        return 100.0 * self.gold_kept_directed / max(self.gold, 1)
+
+    def as_dict(self) -> dict:
+        out = dict(self.__dict__)
+        for name in ("edges_removed_pct", "arcs_removed_pct", "gold_kept_pct",
+                     "gold_kept_directed_pct"):
+            out[name] = round(getattr(self, name), 3)
+        return out
+
+
+def prune_stats(pruner: Pruner, sentences: Iterable[Sentence]) -> PruneStats:
+    """Share of undirected edges (and directed arcs) removed, share of gold arcs kept."""
+    st = PruneStats(0, 0, 0, 0, 0, 0, 0, 0)
+    for sent in sentences:
+        ok = pruner.allowed(sent)
+        n = len(sent)
+        either = ok | ok.T
+        st.sentences += 1
+        st.edges += n * (n + 1) // 2
+        st.edges_kept += int(np.triu(either, 1).sum())
+        st.arcs += n * n
+        st.arcs_kept += int(ok.sum())
+        m = np.arange(1, n + 1)
+        h = sent.heads[1:]
+        valid = h >= 0
+        st.gold += int(valid.sum())
+        st.gold_kept_undirected += int(either[h[valid], m[valid]].sum())
+        st.gold_kept_directed += int(ok[h[valid], m[valid]].sum())
+    return st

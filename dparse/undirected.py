@@ -1,0 +1,300 @@
+"""Undirected MST parsing (Levi, Reichart and Rappoport 2016): U-MST-uf and U-MST-uf-lep.
+
+- Undirected features (section 4, "Undirected Encoding"): the edge {i, j}, i < j, is scored
+  with the first-order feature set of the arc i -> j. Every edge is then read in the same
+  direction, so the direction conjunctions carry no information and the head/modifier sides
+  become left/right word: the feature set with the head/modifier distinction stripped.
+  ``umst.edge_features: both`` adds the features of the arc j -> i (for j > 0), a larger
+  feature vector that is still a function of the unordered pair.
+  Only the edges the pruner keeps are scored (feature extraction is O(m), not O(n^2)).
+- Training: cost-augmented passive-aggressive (or perceptron) updates against the undirected
+  gold tree: delta = phi(gold edges) - phi(predicted edges), cost = the number of gold edges
+  missed; inference is the KKT undirected MST (dparse/_ext/umst.pyx). The epoch with the best
+  dev U-UAS is kept.
+- Parsing: MST of the pruned graph, oriented from the root (BFS), then the local enhancement
+  procedure (LEP, ``lep_steps`` moves) under a directed first-order model's scores, which
+  also gives the labels (the paper uses the trained D-MST parser for LEP).
+
+U-MST-df needs no code here: it is the directed first-order parser with the ``umst-df``
+decoder (dparse/umst.py). Configs say ``parser: umst`` and hold a ``umst`` section
+(:class:`dparse.config.UmstConfig`). A saved undirected model is a directory with
+``weights.npz``, ``vocab.json``, ``prune.json`` (if pruned) and ``config.yaml``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from tqdm import tqdm
+
+from dparse._ext.arcfeatures import FeatureSpace, arc_list_indices, arc_list_scores
+from dparse._ext.umst import local_enhancement, tree_from_edges
+from dparse.config import ExperimentConfig
+from dparse.conll import Sentence
+from dparse.errors import DparseError
+from dparse.learning import AveragedLearner
+from dparse.metrics import evaluate
+from dparse.model import VOCAB_FILE, WEIGHTS_FILE, ArcFactoredModel, ParseTimer
+from dparse.prune import LengthDictionary, undirected_edges
+from dparse.training import EpochReport, read_split
+from dparse.umst import single_root_repair
+from dparse.vocab import EncodedSentence, Vocabulary
+
+PRUNE_FILE = "prune.json"
+LABEL_BITS = 8  # the undirected model has no label weights: a minimal label block
+
+
+@dataclass
+class UndirectedModel:
+    """Weights of undirected (left/right) first-order features, and the pruner of its graphs."""
+
+    vocab: Vocabulary
+    space: FeatureSpace
+    weights: np.ndarray = field(repr=False)
+    pruner: LengthDictionary | None = None
+    both: bool = False  # also the features of the arc j -> i
+
+    def edges(self, sent: Sentence) -> tuple[np.ndarray, np.ndarray]:
+        """The edges {I[k], J[k]}, I < J (int32 [K]) of the sentence's graph after pruning."""
+        n1 = len(sent) + 1
+        if self.pruner is None:
+            i, j = np.triu_indices(n1, 1)
+            return i.astype(np.int32), j.astype(np.int32)
+        return undirected_edges(self.pruner.allowed(sent))
+
+    def edge_scores(
+        self, enc: EncodedSentence, i: np.ndarray, j: np.ndarray, weights: np.ndarray | None = None
+    ) -> np.ndarray:
+        """Scores float64 [K] of the edges {i[k], j[k]}, i < j: the features of the arc i -> j
+        (and of j -> i, if ``both``)."""
+        w = self.weights if weights is None else weights
+        s = arc_list_scores(enc.tokens, enc.morph_ptr, enc.morph, w, self.space, i, j)
+        if self.both:
+            inner = i > 0
+            s[inner] += arc_list_scores(enc.tokens, enc.morph_ptr, enc.morph, w, self.space,
+                                        j[inner], i[inner])
+        return s
+
+    def edge_indices(self, enc: EncodedSentence, i: np.ndarray, j: np.ndarray) -> np.ndarray:
+        """Weight indices (int64, repeats possible) of the features of the edges {i[k], j[k]}."""
+        idx = arc_list_indices(enc.tokens, enc.morph_ptr, enc.morph, self.space, i, j)
+        if not self.both:
+            return idx
+        inner = i > 0
+        back = arc_list_indices(enc.tokens, enc.morph_ptr, enc.morph, self.space, j[inner],
+                                i[inner])
+        return np.concatenate([idx, back])
+
+    def save(self, directory: Path) -> None:
+        directory.mkdir(parents=True, exist_ok=True)
+        np.savez_compressed(directory / WEIGHTS_FILE, weights=self.weights.astype(np.float32),
+                            arc_bits=self.space.arc_bits, both=self.both)
+        self.vocab.save(directory / VOCAB_FILE)
+        if self.pruner is not None:
+            self.pruner.save(directory / PRUNE_FILE)
+
+    @classmethod
+    def load(cls, directory: Path) -> UndirectedModel:
+        for name in (WEIGHTS_FILE, VOCAB_FILE):
+            if not (directory / name).is_file():
+                raise DparseError(f"{directory}: not a U-MST model directory (no {name})")
+        vocab = Vocabulary.load(directory / VOCAB_FILE)
+        with np.load(directory / WEIGHTS_FILE) as data:
+            space = FeatureSpace(int(data["arc_bits"]), LABEL_BITS, 1)
+            weights = np.ascontiguousarray(data["weights"], dtype=np.float32)
+            both = bool(data["both"]) if "both" in data else False
+        if weights.shape[0] != space.size:
+            raise DparseError(f"{directory}: weights do not match the feature space")
+        pruner = (LengthDictionary.load(directory / PRUNE_FILE)
+                  if (directory / PRUNE_FILE).is_file() else None)
+        return cls(vocab, space, weights, pruner, both)
+
+
+def edge_mask(heads: np.ndarray, i: np.ndarray, j: np.ndarray) -> np.ndarray:
+    """bool [K]: whether the tree ``heads`` has the edge {i[k], j[k]} in either direction."""
+    return (heads[j] == i) | (heads[i] == j)
+
+
+@dataclass
+class UndirectedParser:
+    """U-MST-uf (``lep_steps`` 0) or U-MST-uf-lep: tree, orientation, enhancement, labels.
+
+    ``directed`` (a first-order ArcFactoredModel) scores the enhancement moves and labels the
+    arcs; without it every arc is labeled "dep" and LEP is off.
+    """
+
+    model: UndirectedModel
+    directed: ArcFactoredModel | None = None
+    lep_steps: int = 0
+    single_root: bool = True
+    method: str = "kkt"
+    moves: int = 0  # LEP moves made so far
+
+    def parse_sentence(self, sent: Sentence, timer: ParseTimer) -> Sentence:
+        t0 = time.perf_counter()
+        enc = self.model.vocab.encode(sent)
+        denc = self.directed.vocab.encode(sent) if self.directed is not None else None
+        t1 = time.perf_counter()
+        i, j = self.model.edges(sent)
+        s = self.model.edge_scores(enc, i, j)
+        arc = label = None
+        if self.directed is not None:
+            arc, label = self.directed.score(denc)
+        t2 = time.perf_counter()
+        n1 = len(sent) + 1
+        heads = tree_from_edges(n1, i, j, s, self.method)
+        if self.single_root and int((heads[1:] == 0).sum()) > 1:
+            w = np.full((n1, n1), np.nan)
+            w[i, j] = s
+            heads = single_root_repair(heads, w)
+        if arc is not None and self.lep_steps:
+            heads, done = local_enhancement(heads, arc, self.lep_steps)
+            self.moves += done
+        t3 = time.perf_counter()
+        if label is not None:
+            names = self.directed.vocab.labels
+            deprels = [""] + [names[label[h, m]] for m, h in enumerate(heads.tolist()) if m]
+        else:
+            deprels = [""] + ["dep"] * len(sent)
+        timer.encode += t1 - t0
+        timer.score += t2 - t1
+        timer.decode += t3 - t2
+        timer.sentences += 1
+        timer.tokens += len(sent)
+        return sent.with_parse(heads, deprels)
+
+    def parse(
+        self, sentences: Iterable[Sentence], timer: ParseTimer | None = None
+    ) -> Iterator[Sentence]:
+        timer = timer if timer is not None else ParseTimer()
+        for sent in sentences:
+            yield self.parse_sentence(sent, timer)
+
+
+@dataclass
+class UndirectedEpoch(EpochReport):
+    """One training epoch. The model is unlabeled and undirected: ``train_uas`` is the share of
+    training words whose gold edge the (cost-augmented) tree has, ``dev_uas`` the directed dev
+    UAS of the oriented tree without LEP, ``dev_u_uas`` the dev U-UAS (model selection); the
+    LAS fields are NaN."""
+
+    dev_u_uas: float | None = None
+
+
+@dataclass
+class UndirectedTrainResult:
+    model: UndirectedModel
+    best_epoch: int
+    epochs: list[UndirectedEpoch] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+def train_undirected(
+    cfg: ExperimentConfig,
+    progress: bool = True,
+    on_epoch: Callable[[UndirectedEpoch], None] | None = None,
+) -> UndirectedTrainResult:
+    """Trains U-MST-uf as the config says; returns the best epoch's averaged model."""
+    ucfg = cfg.umst
+    start = time.perf_counter()
+    train_sents = read_split(cfg, cfg.data.train)
+    dev_sents = read_split(cfg, cfg.data.dev) if cfg.data.dev else []
+    vocab = Vocabulary.build(train_sents)
+    space = FeatureSpace(cfg.features.arc_bits, LABEL_BITS, 1)
+    pruner = None
+    if ucfg.prune == "length-dictionary":
+        pruner = LengthDictionary.learn(train_sents, ucfg.prune_column, ucfg.prune_min_count,
+                                        ucfg.prune_quantile)
+    tc = cfg.training
+    learner = AveragedLearner(space.size, tc.learner, tc.C)
+    model = UndirectedModel(vocab, space, learner.averaged(), pruner,
+                            ucfg.edge_features == "both")
+    instances = []
+    for sent in train_sents:
+        i, j = model.edges(sent)
+        gold_i = np.minimum(sent.heads[1:], np.arange(1, len(sent) + 1)).astype(np.int32)
+        gold_j = np.maximum(sent.heads[1:], np.arange(1, len(sent) + 1)).astype(np.int32)
+        # the gold edges stay in the training graphs even where the pruner would drop them
+        key = np.union1d(i.astype(np.int64) * (len(sent) + 1) + j,
+                         gold_i.astype(np.int64) * (len(sent) + 1) + gold_j)
+        i, j = (key // (len(sent) + 1)).astype(np.int32), (key % (len(sent) + 1)).astype(np.int32)
+        instances.append((vocab.encode(sent), i, j, edge_mask(sent.heads, i, j)))
+    rng = np.random.default_rng(tc.seed)
+    result = UndirectedTrainResult(model=model, best_epoch=0)
+    best: tuple[float, int, np.ndarray] | None = None
+    n_tokens = sum(len(s) for s in train_sents)
+    parser = UndirectedParser(model, single_root=False, method=ucfg.method)
+    for epoch in range(1, tc.epochs + 1):
+        order = rng.permutation(len(instances)) if tc.shuffle else np.arange(len(instances))
+        seconds = {"score": 0.0, "decode": 0.0, "update": 0.0}
+        correct = 0
+        bar = tqdm(order, desc=f"epoch {epoch}/{tc.epochs}", unit="sent", disable=not progress,
+                   leave=False, dynamic_ncols=True)
+        for step, k in enumerate(bar):
+            enc, i, j, gold = instances[k]
+            t0 = time.perf_counter()
+            s = model.edge_scores(enc, i, j, learner.w)
+            if learner.cost_augmented:
+                s = s + (~gold)  # Hamming cost: 1 for every non-gold edge
+            t1 = time.perf_counter()
+            heads = tree_from_edges(len(enc) + 1, i, j, s, ucfg.method, step)
+            t2 = time.perf_counter()
+            pred = edge_mask(heads, i, j)
+            missed = gold & ~pred
+            n_missed = int(missed.sum())
+            correct += len(enc) - n_missed
+            if n_missed:
+                extra = pred & ~gold
+                plus = model.edge_indices(enc, i[missed], j[missed])
+                minus = model.edge_indices(enc, i[extra], j[extra])
+                idx = np.concatenate([plus, minus])
+                val = np.concatenate([np.ones(len(plus)), -np.ones(len(minus))])
+                learner.update(idx, val, float(n_missed))
+            learner.tick()
+            seconds["score"] += t1 - t0
+            seconds["decode"] += t2 - t1
+            seconds["update"] += time.perf_counter() - t2
+        bar.close()
+        model.weights = learner.averaged()
+        dev_u_uas = dev_uas = None
+        if dev_sents:
+            t0 = time.perf_counter()
+            report = evaluate(dev_sents, list(parser.parse(dev_sents)), punct=tc.punct)
+            dev_u_uas, dev_uas = report.u_uas, report.uas
+            seconds["dev"] = time.perf_counter() - t0
+            if best is None or dev_u_uas > best[0]:
+                best = (dev_u_uas, epoch, model.weights)
+        else:
+            best = (0.0, epoch, model.weights)
+        rep = UndirectedEpoch(epoch, 100 * correct / n_tokens, float("nan"), dev_uas,
+                              None if dev_uas is None else float("nan"), seconds, dev_u_uas)
+        result.epochs.append(rep)
+        if on_epoch is not None:
+            on_epoch(rep)
+    assert best is not None
+    model.weights = best[2]
+    result.best_epoch = best[1]
+    result.seconds = time.perf_counter() - start
+    return result
+
+
+def load_parser(
+    directory: Path,
+    cfg: ExperimentConfig,
+    lep_steps: int | None = None,
+    directed_model: str | None = None,
+) -> UndirectedParser:
+    """An UndirectedParser from a model directory trained with ``cfg``; ``lep_steps`` and
+    ``directed_model`` override the config's ``umst`` section."""
+    steps = cfg.umst.lep_steps if lep_steps is None else lep_steps
+    path = directed_model or cfg.umst.directed_model
+    if path and not Path(path).is_dir():
+        raise DparseError(f"{path}: directed model for LEP and labels not found "
+                          "(umst.directed_model; relative to the working directory)")
+    directed = ArcFactoredModel.load(Path(path)) if path else None
+    return UndirectedParser(UndirectedModel.load(directory), directed, steps,
+                            cfg.decoder.single_root, cfg.umst.method)

@@ -1,0 +1,73 @@
+"""dparse.oracle (the per-sentence oracle, Table 2 of Levi et al. 2016) and ``dparse oracle``."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from click.testing import CliRunner
+
+from dparse.cli import cli
+from dparse.conll import Sentence, write_conll
+from dparse.errors import InputError
+from dparse.oracle import format_oracle, oracle
+
+
+def sent(heads: list[int], forms: list[str] | None = None) -> Sentence:
+    n = len(heads)
+    return Sentence.build(forms or [f"w{i}" for i in range(1, n + 1)], heads=[-1, *heads],
+                          deprels=["", *["dep"] * n], upos=["X"] * n)
+
+
+GOLD = [sent([0, 1, 2]), sent([2, 0]), sent([0, 1, 1, 3])]
+A = [sent([0, 1, 1]), sent([2, 0]), sent([0, 1, 1, 1])]  # 2, 2, 3 correct
+B = [sent([0, 1, 2]), sent([0, 1]), sent([0, 1, 1, 1])]  # 3, 0, 3 correct
+
+
+def test_oracle_figures() -> None:
+    rep = oracle(GOLD, [A, B], ["A", "B"])
+    assert rep.sentences == 3 and rep.scored == 9
+    assert rep.uas == pytest.approx([700 / 9, 600 / 9])
+    assert rep.oracle_uas == pytest.approx(800 / 9)  # 3 + 2 + 3
+    assert rep.better == pytest.approx([100 / 3, 100 / 3])
+    assert rep.ties == pytest.approx(100 / 3)
+    assert rep.picked == [2, 1]  # the tie goes to the first system
+    assert "Oracle" in format_oracle(rep) and "% sentences" in format_oracle(rep)
+
+
+def test_oracle_three_systems_and_punct() -> None:
+    rep = oracle(GOLD, [A, B, GOLD])
+    assert rep.oracle_uas == 100.0 and rep.better == [0.0, 0.0, pytest.approx(100 / 3)]
+    assert "system3" in format_oracle(rep)
+    punct = [sent([0, 1], ["a", "."])]
+    rep = oracle(punct, [[sent([0, 0], ["a", "."])], punct], punct="conll")
+    assert rep.scored == 1 and rep.uas == [100.0, 100.0]
+
+
+def test_oracle_rejects_misaligned_and_single_systems() -> None:
+    with pytest.raises(InputError):
+        oracle(GOLD, [A, B[:2]])
+    with pytest.raises(ValueError, match="two systems"):
+        oracle(GOLD, [A])
+
+
+def test_oracle_cli(tmp_path) -> None:
+    paths = []
+    for name, sents in (("gold", GOLD), ("a", A), ("b", B)):
+        paths.append(str(tmp_path / f"{name}.conllu"))
+        write_conll(sents, paths[-1])
+    runner = CliRunner()
+    res = runner.invoke(cli, ["oracle", *paths, "--json", "--names", "A,B"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.output)["oracle_uas"] == pytest.approx(800 / 9)
+    res = runner.invoke(cli, ["oracle", *paths])
+    assert res.exit_code == 0 and "Oracle" in res.output
+    write_conll(B[:2], paths[2])
+    bad = subprocess.run([sys.executable, "-m", "dparse", "oracle", *paths],
+                         capture_output=True, text=True)
+    assert bad.returncode == 2 and "sentences" in bad.stderr
+    one = subprocess.run([sys.executable, "-m", "dparse", "oracle", *paths[:2]],
+                         capture_output=True, text=True)
+    assert one.returncode == 2

@@ -1,0 +1,106 @@
+"""dparse.undirected: U-MST-uf training and parsing end to end on a tiny treebank."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+from dparse._ext.arcfeatures import FeatureSpace, arc_list_indices, arc_list_scores
+
+from dparse.config import load_config
+from dparse.conll import Sentence, write_conll
+from dparse.errors import ConfigError
+from dparse.model import ParseTimer
+from dparse.parsers import load_parser, train_parser
+from dparse.training import save_model
+from dparse.trees import check_tree
+from dparse.vocab import Vocabulary
+
+TREES = [
+    (["the", "dog", "barks"], [2, 3, 0], ["DET", "NOUN", "VERB"], ["det", "nsubj", "root"]),
+    (["a", "cat", "sleeps", "here"], [2, 3, 0, 3], ["DET", "NOUN", "VERB", "ADV"],
+     ["det", "nsubj", "root", "advmod"]),
+    (["dogs", "bark", "loudly"], [2, 0, 2], ["NOUN", "VERB", "ADV"], ["nsubj", "root", "advmod"]),
+]
+
+
+def treebank() -> list[Sentence]:
+    return [Sentence.build(f, heads=[-1, *h], deprels=["", *r], upos=u, xpos=u)
+            for f, h, u, r in TREES] * 4
+
+
+@pytest.fixture
+def config(tmp_path: Path) -> Path:
+    write_conll(treebank(), str(tmp_path / "train.conllu"))
+    raw = {
+        "name": "tiny-umst", "parser": "umst",
+        "data": {"train": "train.conllu", "dev": "train.conllu"},
+        "features": {"arc_bits": 12},
+        "decoder": {"name": "umst", "single_root": True},
+        "training": {"epochs": 3, "seed": 1},
+        "umst": {"lep_steps": 2, "prune": "length-dictionary", "prune_column": "upos"},
+    }
+    path = tmp_path / "tiny.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    return path
+
+
+def test_umst_undirected_edge_scores_are_the_left_to_right_arc_features() -> None:
+    sents = treebank()
+    vocab = Vocabulary.build(sents)
+    enc = vocab.encode(sents[1])
+    space = FeatureSpace(12, 8, 1)
+    w = np.random.default_rng(0).normal(size=space.size)
+    i = np.array([0, 1, 2], dtype=np.int32)
+    j = np.array([3, 2, 4], dtype=np.int32)
+    s = arc_list_scores(enc.tokens, enc.morph_ptr, enc.morph, w, space, i, j)
+    for k in range(3):
+        idx = arc_list_indices(enc.tokens, enc.morph_ptr, enc.morph, space, i[k:k + 1], j[k:k + 1])
+        assert s[k] == pytest.approx(w[idx].sum())
+    with pytest.raises(ValueError, match="out of range"):
+        arc_list_indices(enc.tokens, enc.morph_ptr, enc.morph, space, j, i + 5)
+
+
+def test_umst_undirected_train_save_parse(config: Path, tmp_path: Path) -> None:
+    cfg = load_config(config, data_root=str(tmp_path))
+    epochs = []
+    result = train_parser(cfg, progress=False, on_epoch=epochs.append)
+    assert len(epochs) == 3 and epochs[-1].dev_u_uas is not None
+    assert epochs[-1].dev_u_uas > 90.0  # the tiny treebank is learnt
+    out = tmp_path / "model"
+    save_model(result, cfg, out)
+    assert result.model.pruner is not None and (out / "prune.json").is_file()
+    parser = load_parser(out, load_config(out / "config.yaml"), None)
+    assert parser.decoder_name == "umst"
+    for sent in parser.parse(treebank(), ParseTimer()):
+        check_tree(sent.heads, single_root=True)
+        assert set(sent.deprels[1:]) == {"dep"}  # no directed model: no labels
+
+
+def test_umst_undirected_config_errors(config: Path) -> None:
+    with pytest.raises(ConfigError, match="umst.method"):
+        load_config(config, ["umst.method=prim"])
+    with pytest.raises(ConfigError, match="unknown key"):
+        load_config(config, ["umst.steps=3"])
+    with pytest.raises(ConfigError, match="prune_quantile"):
+        load_config(config, ["umst.prune_quantile=0"])
+
+
+def test_umst_undirected_cli_train_and_parse(config: Path, tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from dparse.cli import cli
+
+    runner = CliRunner()
+    out = tmp_path / "cli-model"
+    res = runner.invoke(cli, ["train", str(config), "--out", str(out), "-q",
+                              "--data-root", str(tmp_path)])
+    assert res.exit_code == 0, res.output
+    parsed = tmp_path / "parsed.conllu"
+    res = runner.invoke(cli, ["parse", str(out), str(tmp_path / "train.conllu"), "-o",
+                              str(parsed)])
+    assert res.exit_code == 0, res.output
+    res = runner.invoke(cli, ["eval", str(tmp_path / "train.conllu"), str(parsed), "--json"])
+    assert res.exit_code == 0 and '"uas"' in res.output
