@@ -40,7 +40,7 @@ from dparse.learning import AveragedLearner
 from dparse.metrics import evaluate
 from dparse.model import VOCAB_FILE, WEIGHTS_FILE, ArcFactoredModel, ParseTimer
 from dparse.prune import LengthDictionary, undirected_edges
-from dparse.training import EpochReport, read_split
+from dparse.training import BestEpoch, EpochReport, read_split
 from dparse.umst import single_root_repair
 from dparse.vocab import EncodedSentence, Vocabulary
 
@@ -225,7 +225,7 @@ def train_undirected(
         instances.append((vocab.encode(sent), i, j, edge_mask(sent.heads, i, j)))
     rng = np.random.default_rng(tc.seed)
     result = UndirectedTrainResult(model=model, best_epoch=0)
-    best: tuple[float, int, np.ndarray] | None = None
+    best = BestEpoch()
     n_tokens = sum(len(s) for s in train_sents)
     parser = UndirectedParser(model, single_root=False, method=ucfg.method)
     for epoch in range(1, tc.epochs + 1):
@@ -266,18 +266,14 @@ def train_undirected(
             report = evaluate(dev_sents, list(parser.parse(dev_sents)), punct=tc.punct)
             dev_u_uas, dev_uas = report.u_uas, report.uas
             seconds["dev"] = time.perf_counter() - t0
-            if best is None or dev_u_uas > best[0]:
-                best = (dev_u_uas, epoch, model.weights)
-        else:
-            best = (0.0, epoch, model.weights)
+        best.offer(epoch, model.weights, dev_u_uas)
         rep = UndirectedEpoch(epoch, 100 * correct / n_tokens, float("nan"), dev_uas,
                               None if dev_uas is None else float("nan"), seconds, dev_u_uas)
         result.epochs.append(rep)
         if on_epoch is not None:
             on_epoch(rep)
-    assert best is not None
-    model.weights = best[2]
-    result.best_epoch = best[1]
+    model.weights = best.weights
+    result.best_epoch = best.epoch
     result.seconds = time.perf_counter() - start
     return result
 
