@@ -11,7 +11,6 @@ import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
 
 import numpy as np
 
@@ -53,44 +52,20 @@ def best_labels(label: np.ndarray, heads: np.ndarray) -> np.ndarray:
     return labels
 
 
-class GraphModel(Protocol):
-    """What parsing and training need of a graph-based model (first or second order)."""
+class GraphModel:
+    """Base of the graph-based models (first and second order): what parsing and training use.
+
+    Subclasses have ``vocab`` and ``weights`` and implement ``size``, ``predict``, ``delta`` and
+    ``save``; ``parse`` is shared.
+    """
 
     vocab: Vocabulary
     weights: np.ndarray
 
     @property
-    def size(self) -> int: ...
-
-    def predict(
-        self,
-        enc: EncodedSentence,
-        decoder: Decoder,
-        single_root: bool = True,
-        weights: np.ndarray | None = None,
-        cost_augmented: bool = False,
-        timer: ParseTimer | None = None,
-    ) -> tuple[np.ndarray, np.ndarray]: ...
-
-    def delta(
-        self, enc: EncodedSentence, heads: np.ndarray, labels: np.ndarray
-    ) -> tuple[np.ndarray, np.ndarray]: ...
-
-    def parse(
-        self,
-        sentences: Iterable[Sentence],
-        decoder: Decoder,
-        single_root: bool = True,
-        timer: ParseTimer | None = None,
-    ) -> Iterator[Sentence]: ...
-
-    def save(self, directory: Path) -> None: ...
-
-
-class StreamParsing:
-    """``parse`` for any model with ``vocab`` and ``predict`` (first and second order)."""
-
-    vocab: Vocabulary
+    def size(self) -> int:
+        """Length of the weight vector."""
+        raise NotImplementedError
 
     def predict(
         self,
@@ -101,6 +76,19 @@ class StreamParsing:
         cost_augmented: bool = False,
         timer: ParseTimer | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
+        """Heads int32 [n+1] (heads[0] == -1) and label ids int32 [n+1] (labels[0] == -1),
+        under ``weights`` (default: the model's), cost-augmented against the encoded gold tree
+        if asked; ``timer`` accumulates scoring and decoding time."""
+        raise NotImplementedError
+
+    def delta(
+        self, enc: EncodedSentence, heads: np.ndarray, labels: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """phi(gold) - phi(predicted) as a sparse vector (indices int64, values float64)."""
+        raise NotImplementedError
+
+    def save(self, directory: Path) -> None:
+        """Write the model into ``directory`` (created if needed)."""
         raise NotImplementedError
 
     def parse(
@@ -128,7 +116,7 @@ class StreamParsing:
 
 
 @dataclass
-class ArcFactoredModel(StreamParsing):
+class ArcFactoredModel(GraphModel):
     """Scores labeled arcs of a sentence with hashed first-order features."""
 
     vocab: Vocabulary

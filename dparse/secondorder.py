@@ -29,8 +29,8 @@ from dparse.model import (
     VOCAB_FILE,
     WEIGHTS_FILE,
     ArcFactoredModel,
+    GraphModel,
     ParseTimer,
-    StreamParsing,
     best_labels,
 )
 from dparse.vocab import EncodedSentence, Vocabulary
@@ -124,7 +124,7 @@ def pruning_recall(encoded: Iterable[EncodedSentence]) -> tuple[float, float]:
     return 100.0 * kept / max(total, 1), candidates / max(total, 1)
 
 
-class SecondOrderModel(StreamParsing):
+class SecondOrderModel(GraphModel):
     """Arc, label, sibling and grandparent parts over one hashed weight vector."""
 
     def __init__(
