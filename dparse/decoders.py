@@ -14,7 +14,8 @@ a valid tree in the sense of :func:`dparse.trees.is_tree` (projective for projec
 
 Registered here: ``cle`` (Chu-Liu-Edmonds, exact, non-projective), ``eisner`` (exact,
 projective), and the exact projective second-order ``eisner2-sib`` (parts arc, sib) and
-``eisner2-sibgp`` (parts arc, sib, grand); a part keyword given as None is left out. A new
+``eisner2-sibgp`` (parts arc, sib, grand), and the approximate non-projective greedy ``bgi``
+and ``bgi-pp`` (parts arc, sib, grand); a part keyword given as None is left out. A new
 decoder subclasses :class:`Decoder`, implements :meth:`Decoder._decode` and is registered
 with :func:`register_decoder` (usable as a class decorator).
 """
@@ -30,7 +31,9 @@ from numpy.typing import ArrayLike, NDArray
 from dparse._ext.cle import chu_liu_edmonds
 from dparse._ext.eisner import eisner
 from dparse._ext.eisner2 import eisner2_sib, eisner2_sibgp
+from dparse._ext.greedy import greedy1
 from dparse.errors import DparseError
+from dparse.greedy_reference import bgi, bgi_pp
 
 __all__ = [
     "ChuLiuEdmonds",
@@ -39,6 +42,8 @@ __all__ = [
     "Eisner",
     "Eisner2Sib",
     "Eisner2SibGrand",
+    "GreedyBGI",
+    "GreedyBGIPP",
     "UnknownDecoderError",
     "as_scores",
     "available_decoders",
@@ -259,6 +264,69 @@ class Eisner2SibGrand(Decoder):
 
     def _decode(self, arc: Scores, single_root: bool, **parts: Scores) -> Heads:
         return eisner2_sibgp(arc, parts.get("sib"), parts.get("grand"), single_root)
+
+
+@register_decoder
+class GreedyBGI(Decoder):
+    """Basic greedy inference, BGI (Tchernowitz et al. 2016, Algorithm 1): adds the arc with
+    the lowest loss - gain until the tree is complete. Missing parts count as zeros. First
+    order in C (dparse/_ext/greedy.pyx), second order by the Python reference for now
+    (dparse/greedy_reference.py)."""
+
+    name = "bgi"
+    exact = False
+    projective = False
+    parts = ("arc", "sib", "grand")
+
+    def _decode(self, arc: Scores, single_root: bool, **parts: Scores) -> Heads:
+        if not parts:
+            return greedy1(arc, single_root)
+        return bgi(arc, parts.get("sib"), parts.get("grand"), single_root=single_root)
+
+
+@register_decoder
+class GreedyBGIPP(Decoder):
+    """Greedy inference with partial part predictions, BGI-PP (Tchernowitz et al. 2016,
+    Algorithm 2). Options ``alpha`` (softmax sharpness of the arc probabilities) and ``beta``
+    (in [0, 1], the loss weight) default to the constructor's; 1.0 and 0.5 are untuned (the
+    paper tunes alpha in [0, 2.5], beta in [0.2, 0.5]). First order in C, second order by the
+    Python reference, as for ``bgi``."""
+
+    name = "bgi-pp"
+    exact = False
+    projective = False
+    parts = ("arc", "sib", "grand")
+
+    def __init__(self, alpha: float = 1.0, beta: float = 0.5) -> None:
+        if not 0.0 <= beta <= 1.0:
+            raise ValueError(f"beta must be in [0, 1], got {beta}")
+        self.alpha = alpha
+        self.beta = beta
+
+    def decode(
+        self,
+        arc: ArrayLike,
+        *,
+        single_root: bool = True,
+        alpha: float | None = None,
+        beta: float | None = None,
+        **parts: ArrayLike,
+    ) -> Heads:
+        """As :meth:`Decoder.decode`, with ``alpha`` and ``beta`` overriding the defaults."""
+        if alpha is not None or beta is not None:
+            bound = type(self)(
+                self.alpha if alpha is None else alpha, self.beta if beta is None else beta
+            )
+            return bound.decode(arc, single_root=single_root, **parts)
+        return super().decode(arc, single_root=single_root, **parts)
+
+    def _decode(self, arc: Scores, single_root: bool, **parts: Scores) -> Heads:
+        if not parts:
+            return greedy1(arc, single_root, True, self.alpha, self.beta)
+        return bgi_pp(
+            arc, parts.get("sib"), parts.get("grand"), single_root=single_root,
+            alpha=self.alpha, beta=self.beta,
+        )
 
 
 # decoders defined in extension modules register themselves on import (after the registry exists)
