@@ -28,7 +28,7 @@ from dparse.conll import Sentence
 from dparse.errors import ConfigError, DparseError
 from dparse.learning import AveragedLearner
 from dparse.metrics import evaluate
-from dparse.model import VOCAB_FILE, WEIGHTS_FILE, ParseTimer
+from dparse.model import VOCAB_FILE, WEIGHTS_FILE, ParseTimer, require_model_files
 from dparse.projectivize import ProjectivizeReport, projectivize
 from dparse.training import BestEpoch, EpochReport, read_split
 from dparse.vocab import EncodedSentence, Vocabulary
@@ -123,9 +123,7 @@ class EasyFirstModel:
     @classmethod
     def load(cls, directory: Path) -> EasyFirstModel:
         """Read a model directory written by ``save``."""
-        for name in (WEIGHTS_FILE, VOCAB_FILE):
-            if not (directory / name).is_file():
-                raise DparseError(f"{directory}: not a dparse model directory (no {name})")
+        require_model_files(directory, WEIGHTS_FILE, VOCAB_FILE)
         vocab = Vocabulary.load(directory / VOCAB_FILE)
         with np.load(directory / WEIGHTS_FILE) as data:
             if "action_bits" not in data:

@@ -45,6 +45,13 @@ class ParseTimer:
         return self.tokens / self.seconds if self.seconds > 0 else 0.0
 
 
+def require_model_files(directory: Path, *names: str) -> None:
+    """DparseError unless every named file is in the model directory."""
+    for name in names:
+        if not (directory / name).is_file():
+            raise DparseError(f"{directory}: not a dparse model directory (no {name})")
+
+
 def best_labels(label: np.ndarray, heads: np.ndarray) -> np.ndarray:
     """The label ids int32 [n+1] of a tree's arcs from a label matrix int32 [n+1, n+1]."""
     labels = np.full(len(heads), -1, dtype=np.int32)
@@ -192,9 +199,7 @@ class ArcFactoredModel(GraphModel):
     @classmethod
     def load(cls, directory: Path) -> ArcFactoredModel:
         """Read a model directory written by ``save``."""
-        for name in (WEIGHTS_FILE, VOCAB_FILE):
-            if not (directory / name).is_file():
-                raise DparseError(f"{directory}: not a dparse model directory (no {name})")
+        require_model_files(directory, WEIGHTS_FILE, VOCAB_FILE)
         vocab = Vocabulary.load(directory / VOCAB_FILE)
         with np.load(directory / WEIGHTS_FILE) as data:
             space = FeatureSpace(int(data["arc_bits"]), int(data["lab_bits"]), len(vocab.labels))
@@ -206,8 +211,7 @@ class ArcFactoredModel(GraphModel):
 
 def load_model(directory: Path) -> GraphModel:
     """Load a first- or second-order model directory (the weights file says which)."""
-    if not (directory / WEIGHTS_FILE).is_file():
-        raise DparseError(f"{directory}: not a dparse model directory (no {WEIGHTS_FILE})")
+    require_model_files(directory, WEIGHTS_FILE)
     with np.load(directory / WEIGHTS_FILE) as data:
         second_order = "sib_bits" in data.files
     if second_order:

@@ -38,7 +38,13 @@ from dparse.conll import Sentence
 from dparse.errors import DparseError
 from dparse.learning import AveragedLearner
 from dparse.metrics import evaluate
-from dparse.model import VOCAB_FILE, WEIGHTS_FILE, ArcFactoredModel, ParseTimer
+from dparse.model import (
+    VOCAB_FILE,
+    WEIGHTS_FILE,
+    ArcFactoredModel,
+    ParseTimer,
+    require_model_files,
+)
 from dparse.prune import LengthDictionary, undirected_edges
 from dparse.training import BestEpoch, EpochReport, read_split
 from dparse.umst import single_root_repair
@@ -99,9 +105,7 @@ class UndirectedModel:
 
     @classmethod
     def load(cls, directory: Path) -> UndirectedModel:
-        for name in (WEIGHTS_FILE, VOCAB_FILE):
-            if not (directory / name).is_file():
-                raise DparseError(f"{directory}: not a U-MST model directory (no {name})")
+        require_model_files(directory, WEIGHTS_FILE, VOCAB_FILE)
         vocab = Vocabulary.load(directory / VOCAB_FILE)
         with np.load(directory / WEIGHTS_FILE) as data:
             space = FeatureSpace(int(data["arc_bits"]), LABEL_BITS, 1)

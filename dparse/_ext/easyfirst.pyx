@@ -36,7 +36,7 @@ from libc.stdlib cimport free, malloc
 cimport cython
 from cython cimport floating
 
-from dparse._ext.hashing cimport fmix, mix
+from dparse._ext.hashing cimport distance_bin, fmix, mix
 from dparse._ext.tokens cimport BOS_ID, EOS_ID, LEMMA, NCOLS, SUFFIX, UPOS, WORD
 
 cdef enum:
@@ -69,21 +69,6 @@ cdef inline uint64_t key(uint64_t t, uint64_t a, uint64_t b, uint64_t c,
 cdef inline uint32_t bucket(uint64_t k, int shift) noexcept nogil:
     """Multiply-shift hash of a key: its row among 2**(64 - shift)."""
     return <uint32_t>((k * <uint64_t>0x9FB21C651E98DF25ULL) >> shift)
-
-
-cdef inline int bin_length(int d) noexcept nogil:
-    """Bins of a length or distance: 0, 1, 2, 3, 4, 5, 6-7, 8-10, 11-14, 15-19, 20+."""
-    if d <= 5:
-        return d
-    if d <= 7:
-        return 6
-    if d <= 10:
-        return 7
-    if d <= 14:
-        return 8
-    if d <= 19:
-        return 9
-    return 10
 
 
 ctypedef struct StateC:
@@ -187,7 +172,7 @@ cdef inline void fill_slot(const StateC* s, int t, uint64_t pad, SlotC* o) noexc
     o.w = <uint64_t>s.tok[t * NCOLS + WORD]
     o.t = s.tkey[t]
     o.pos = t
-    o.length = bin_length(s.hi[t] - s.lo[t] + 1)
+    o.length = distance_bin(s.hi[t] - s.lo[t] + 1)
     o.nc = s.lc[t] < 0
     o.prep = is_prep(s, t)
     if s.lc[t] >= 0:
@@ -202,7 +187,7 @@ cdef inline int distance(const SlotC* p, const SlotC* q) noexcept nogil:
     """Delta_pq: the binned surface distance between the heads (0 if one is padding)."""
     if p.pos < 0 or q.pos < 0:
         return 0
-    return bin_length(q.pos - p.pos if q.pos > p.pos else p.pos - q.pos)
+    return distance_bin(q.pos - p.pos if q.pos > p.pos else p.pos - q.pos)
 
 
 cdef int location_keys(const StateC* s, int a, uint64_t* out) noexcept nogil:
@@ -297,7 +282,7 @@ cdef int label_keys(const StateC* s, int parent, int child, uint64_t* out) noexc
     cdef SlotC P, C
     cdef int nf = 0
     cdef uint64_t right = child > parent
-    cdef uint64_t dist = bin_length(child - parent if child > parent else parent - child)
+    cdef uint64_t dist = distance_bin(child - parent if child > parent else parent - child)
     cdef uint64_t up = s.tok[parent * NCOLS + UPOS]
     cdef uint64_t uc = s.tok[child * NCOLS + UPOS]
     cdef uint64_t cl = (<uint64_t>s.tok[(child - 1) * NCOLS + s.tagcol]) if child > 1 else BOS_ID

@@ -37,7 +37,7 @@ cdef inline uint64_t bucket(uint64_t key, uint64_t conj, int shift) noexcept nog
 
 
 cdef inline int distance_bin(int d) noexcept nogil:
-    """Bins of a distance d >= 1: 1, 2, 3, 4, 5, 6-7, 8-10, 11-14, 15-19, 20+."""
+    """Bins of a distance or length d >= 0: 0, 1, 2, 3, 4, 5, 6-7, 8-10, 11-14, 15-19, 20+."""
     if d <= 5:
         return d
     if d <= 7:
