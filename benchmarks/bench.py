@@ -62,11 +62,11 @@ def quick_overrides(cfg: Any, folder: Path) -> list[str]:
 
 def run_one(config: str, data_root: str, model_dir: str | None, quick: bool) -> dict[str, Any]:
     """Train (or load) and parse one config, of any parser type; runs inside the child process."""
-    from dparse.config import load_config, save_config
+    from dparse.config import load_config
     from dparse.metrics import evaluate
     from dparse.model import CONFIG_FILE, ParseTimer
     from dparse.parsers import load_parser, train_parser
-    from dparse.training import read_split
+    from dparse.training import read_split, save_model
 
     cfg = load_config(config, data_root=data_root)
     with tempfile.TemporaryDirectory(prefix="dparse-bench-") as tmp:
@@ -82,8 +82,7 @@ def run_one(config: str, data_root: str, model_dir: str | None, quick: bool) -> 
             result = train_parser(cfg, progress=False)
             row.update(train_seconds=result.seconds,
                        epochs=f"{cfg.training.epochs} (best {result.best_epoch})")
-            result.model.save(saved)
-            save_config(cfg, saved / CONFIG_FILE)
+            save_model(result, cfg, saved)
         parser = load_parser(saved, cfg, None)
         gold = read_split(cfg, cfg.data.test)
         timer = ParseTimer()
