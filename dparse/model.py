@@ -62,8 +62,8 @@ def best_labels(label: np.ndarray, heads: np.ndarray) -> np.ndarray:
 class GraphModel:
     """Base of the graph-based models (first and second order): what parsing and training use.
 
-    Subclasses have ``vocab`` and ``weights`` and implement ``size``, ``predict``, ``delta`` and
-    ``save``; ``parse`` is shared.
+    Subclasses have ``vocab`` and ``weights`` and implement ``size``, ``score_parts``,
+    ``delta`` and ``save``; ``predict`` and ``parse`` are shared.
     """
 
     vocab: Vocabulary
@@ -72,6 +72,15 @@ class GraphModel:
     @property
     def size(self) -> int:
         """Length of the weight vector."""
+        raise NotImplementedError
+
+    def score_parts(
+        self, enc: EncodedSentence, weights: np.ndarray | None, cost_augmented: bool
+    ) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
+        """Arc scores float64 [n+1, n+1] (best label included), best labels int32 [n+1, n+1]
+        and the higher-order part arrays of the decoder contract (e.g. {"sib": [n+1]^3}),
+        under ``weights`` (default: the model's), cost-augmented against the encoded gold tree
+        if asked."""
         raise NotImplementedError
 
     def predict(
@@ -83,10 +92,19 @@ class GraphModel:
         cost_augmented: bool = False,
         timer: ParseTimer | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
-        """Heads int32 [n+1] (heads[0] == -1) and label ids int32 [n+1] (labels[0] == -1),
-        under ``weights`` (default: the model's), cost-augmented against the encoded gold tree
-        if asked; ``timer`` accumulates scoring and decoding time."""
-        raise NotImplementedError
+        """Heads int32 [n+1] (heads[0] == -1) and label ids int32 [n+1] (labels[0] == -1);
+        the decoder gets the part arrays it accepts (a first-order decoder only the arc scores);
+        ``timer`` accumulates scoring and decoding time."""
+        t0 = time.perf_counter()
+        arc, label, parts = self.score_parts(enc, weights, cost_augmented)
+        t1 = time.perf_counter()
+        accepted = {k: v for k, v in parts.items() if k in decoder.parts}
+        heads = decoder.decode(arc, single_root=single_root, **accepted)
+        labels = best_labels(label, heads)
+        if timer is not None:
+            timer.score += t1 - t0
+            timer.decode += time.perf_counter() - t1
+        return heads, labels
 
     def delta(
         self, enc: EncodedSentence, heads: np.ndarray, labels: np.ndarray
@@ -158,25 +176,12 @@ class ArcFactoredModel(GraphModel):
         """Length of the weight vector."""
         return self.space.size
 
-    def predict(
-        self,
-        enc: EncodedSentence,
-        decoder: Decoder,
-        single_root: bool = True,
-        weights: np.ndarray | None = None,
-        cost_augmented: bool = False,
-        timer: ParseTimer | None = None,
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """Heads int32 [n+1] (heads[0] == -1) and label ids int32 [n+1] (labels[0] == -1)."""
-        t0 = time.perf_counter()
+    def score_parts(
+        self, enc: EncodedSentence, weights: np.ndarray | None, cost_augmented: bool
+    ) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
+        """``score`` with no higher-order parts."""
         arc, label = self.score(enc, weights, cost_augmented)
-        t1 = time.perf_counter()
-        heads = decoder.decode(arc, single_root=single_root)
-        labels = best_labels(label, heads)
-        if timer is not None:
-            timer.score += t1 - t0
-            timer.decode += time.perf_counter() - t1
-        return heads, labels
+        return arc, label, {}
 
     def delta(
         self, enc: EncodedSentence, heads: np.ndarray, labels: np.ndarray

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import logging
-import time
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -22,7 +21,7 @@ import numpy as np
 from dparse._ext.arcfeatures import FeatureSpace
 from dparse._ext.o2features import SecondOrderSpace, score_second_order, second_order_delta
 from dparse.config import ExperimentConfig
-from dparse.decoders import Decoder, get_decoder
+from dparse.decoders import get_decoder
 from dparse.errors import DparseError
 from dparse.learning import AveragedLearner
 from dparse.model import (
@@ -30,8 +29,6 @@ from dparse.model import (
     WEIGHTS_FILE,
     ArcFactoredModel,
     GraphModel,
-    ParseTimer,
-    best_labels,
 )
 from dparse.vocab import EncodedSentence, Vocabulary
 
@@ -164,18 +161,14 @@ class SecondOrderModel(GraphModel):
     def size(self) -> int:
         return self.space.size
 
-    def score(
-        self,
-        enc: EncodedSentence,
-        weights: np.ndarray | None = None,
-        cost_augmented: bool = False,
-        allowed: np.ndarray | None = None,
+    def score_parts(
+        self, enc: EncodedSentence, weights: np.ndarray | None, cost_augmented: bool
     ) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
-        """Arc scores float64 [n+1, n+1] (-inf where pruned), best labels int32 [n+1, n+1] and
-        the second-order part arrays {"sib": [n+1]^3, "grand": [n+1]^3} of the decoder contract."""
+        """Arc scores float64 [n+1, n+1] (-inf where pruned: the arcs ``enc.allowed`` keeps, or
+        the pruner's), best labels int32 [n+1, n+1] and the second-order part arrays
+        {"sib": [n+1]^3, "grand": [n+1]^3} of the decoder contract."""
         w = self._weights if weights is None else weights
-        if allowed is None:
-            allowed = enc.allowed if enc.allowed is not None else self.pruner.allowed(enc)
+        allowed = enc.allowed if enc.allowed is not None else self.pruner.allowed(enc)
         arc, label = self.first.score(enc, w[: self.space.first.size], cost_augmented)
         arc[allowed == 0] = -np.inf
         n1 = len(enc) + 1
@@ -184,29 +177,6 @@ class SecondOrderModel(GraphModel):
         score_second_order(enc.tokens, w, self.space, allowed, sib, grand)
         parts = {"sib": sib} if grand is None else {"sib": sib, "grand": grand}
         return arc, label, parts
-
-    def predict(
-        self,
-        enc: EncodedSentence,
-        decoder: Decoder,
-        single_root: bool = True,
-        weights: np.ndarray | None = None,
-        cost_augmented: bool = False,
-        timer: ParseTimer | None = None,
-        allowed: np.ndarray | None = None,
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """Heads int32 [n+1] and label ids int32 [n+1]; the decoder gets the part arrays it
-        accepts (a first-order decoder only the arc scores)."""
-        t0 = time.perf_counter()
-        arc, label, parts = self.score(enc, weights, cost_augmented, allowed)
-        t1 = time.perf_counter()
-        accepted = {k: v for k, v in parts.items() if k in decoder.parts}
-        heads = decoder.decode(arc, single_root=single_root, **accepted)
-        labels = best_labels(label, heads)
-        if timer is not None:
-            timer.score += t1 - t0
-            timer.decode += time.perf_counter() - t1
-        return heads, labels
 
     def delta(
         self, enc: EncodedSentence, heads: np.ndarray, labels: np.ndarray

@@ -93,7 +93,7 @@ class Vocabulary:
         )
         tokens = np.empty((n + 1, N_COLS), dtype=np.int32)
         tokens[0] = SPECIAL_IDS["root"]
-        tokens[1:] = np.array(columns, dtype=np.int32).T.reshape(n, N_COLS)
+        tokens[1:] = np.array(columns, dtype=np.int32).T
         morph_table = idx["morph"]
         morph_ids: list[int] = []
         morph_ptr = np.zeros(n + 2, dtype=np.int32)
