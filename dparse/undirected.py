@@ -6,6 +6,9 @@
   become left/right word: the feature set with the head/modifier distinction stripped.
   ``umst.edge_features: both`` adds the features of the arc j -> i (for j > 0), a larger
   feature vector that is still a function of the unordered pair.
+  ``umst.edge_templates`` adds undirected-only templates of the pair (dparse/_ext/arcfeatures.pyx,
+  ``edge_features``): counts of the POS between the two words, POS windows of both words,
+  morphological-feature pairs; ``none`` (the default) keeps the first-order set alone.
   Only the edges the pruner keeps are scored (feature extraction is O(m), not O(n^2)).
 - Training: cost-augmented passive-aggressive (or perceptron) updates against the undirected
   gold tree: delta = phi(gold edges) - phi(predicted edges), cost = the number of gold edges
@@ -31,7 +34,14 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
-from dparse._ext.arcfeatures import FeatureSpace, arc_list_indices, arc_list_scores
+from dparse._ext.arcfeatures import (
+    EDGE_GROUPS,
+    FeatureSpace,
+    arc_list_indices,
+    arc_list_scores,
+    edge_list_indices,
+    edge_list_scores,
+)
 from dparse._ext.umst import local_enhancement, tree_from_edges
 from dparse.config import ExperimentConfig
 from dparse.conll import Sentence
@@ -63,6 +73,7 @@ class UndirectedModel:
     weights: np.ndarray = field(repr=False)
     pruner: LengthDictionary | None = None
     both: bool = False  # also the features of the arc j -> i
+    groups: int = 0  # undirected templates: a sum of EDGE_GROUPS values
 
     def edges(self, sent: Sentence) -> tuple[np.ndarray, np.ndarray]:
         """The edges {I[k], J[k]}, I < J (int32 [K]) of the sentence's graph after pruning."""
@@ -76,29 +87,34 @@ class UndirectedModel:
         self, enc: EncodedSentence, i: np.ndarray, j: np.ndarray, weights: np.ndarray | None = None
     ) -> np.ndarray:
         """Scores float64 [K] of the edges {i[k], j[k]}, i < j: the features of the arc i -> j
-        (and of j -> i, if ``both``)."""
+        (and of j -> i, if ``both``), plus the undirected templates ``groups``."""
         w = self.weights if weights is None else weights
         s = arc_list_scores(enc.tokens, enc.morph_ptr, enc.morph, w, self.space, i, j)
         if self.both:
             inner = i > 0
             s[inner] += arc_list_scores(enc.tokens, enc.morph_ptr, enc.morph, w, self.space,
                                         j[inner], i[inner])
+        if self.groups:
+            s += edge_list_scores(enc.tokens, enc.morph_ptr, enc.morph, w, self.space, i, j,
+                                  self.groups)
         return s
 
     def edge_indices(self, enc: EncodedSentence, i: np.ndarray, j: np.ndarray) -> np.ndarray:
         """Weight indices (int64, repeats possible) of the features of the edges {i[k], j[k]}."""
-        idx = arc_list_indices(enc.tokens, enc.morph_ptr, enc.morph, self.space, i, j)
-        if not self.both:
-            return idx
-        inner = i > 0
-        back = arc_list_indices(enc.tokens, enc.morph_ptr, enc.morph, self.space, j[inner],
-                                i[inner])
-        return np.concatenate([idx, back])
+        parts = [arc_list_indices(enc.tokens, enc.morph_ptr, enc.morph, self.space, i, j)]
+        if self.both:
+            inner = i > 0
+            parts.append(arc_list_indices(enc.tokens, enc.morph_ptr, enc.morph, self.space,
+                                          j[inner], i[inner]))
+        if self.groups:
+            parts.append(edge_list_indices(enc.tokens, enc.morph_ptr, enc.morph, self.space,
+                                           i, j, self.groups))
+        return np.concatenate(parts)
 
     def save(self, directory: Path) -> None:
         directory.mkdir(parents=True, exist_ok=True)
         np.savez_compressed(directory / WEIGHTS_FILE, weights=self.weights.astype(np.float32),
-                            arc_bits=self.space.arc_bits, both=self.both)
+                            arc_bits=self.space.arc_bits, both=self.both, groups=self.groups)
         self.vocab.save(directory / VOCAB_FILE)
         if self.pruner is not None:
             self.pruner.save(directory / PRUNE_FILE)
@@ -111,11 +127,12 @@ class UndirectedModel:
             space = FeatureSpace(int(data["arc_bits"]), LABEL_BITS, 1)
             weights = np.ascontiguousarray(data["weights"], dtype=np.float32)
             both = bool(data["both"]) if "both" in data else False
+            groups = int(data["groups"]) if "groups" in data else 0
         if weights.shape[0] != space.size:
             raise DparseError(f"{directory}: weights do not match the feature space")
         pruner = (LengthDictionary.load(directory / PRUNE_FILE)
                   if (directory / PRUNE_FILE).is_file() else None)
-        return cls(vocab, space, weights, pruner, both)
+        return cls(vocab, space, weights, pruner, both, groups)
 
 
 def edge_mask(heads: np.ndarray, i: np.ndarray, j: np.ndarray) -> np.ndarray:
@@ -216,7 +233,8 @@ def train_undirected(
     tc = cfg.training
     learner = AveragedLearner(space.size, tc.learner, tc.C)
     model = UndirectedModel(vocab, space, learner.averaged(), pruner,
-                            ucfg.edge_features == "both")
+                            ucfg.edge_features == "both",
+                            sum(EDGE_GROUPS[g] for g in ucfg.edge_template_names()))
     instances = []
     for sent in train_sents:
         i, j = model.edges(sent)

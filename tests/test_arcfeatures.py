@@ -12,7 +12,17 @@ import pickle
 
 import numpy as np
 import pytest
-from dparse._ext.arcfeatures import N_COLS, SPECIAL_IDS, FeatureSpace, feature_delta, score_arcs
+from dparse._ext.arcfeatures import (
+    EDGE_GROUPS,
+    N_COLS,
+    SPECIAL_IDS,
+    FeatureSpace,
+    arc_list_indices,
+    edge_list_indices,
+    edge_list_scores,
+    feature_delta,
+    score_arcs,
+)
 
 from dparse.decoders import get_decoder, score_tree
 from dparse.learning import combine
@@ -338,3 +348,102 @@ def test_long_sentence() -> None:
         assert arc[h, m] == pytest.approx(labeled_scores(sent, weights, h, m).max(), abs=1e-9)
     arc32, _ = score(sent, weights.astype(np.float32))
     np.testing.assert_allclose(arc32, arc, rtol=1e-4, atol=1e-3)
+
+
+# -- Undirected edge templates (U-MST-uf) -----------------------------------------------------
+
+
+def test_directed_feature_indices_are_pinned() -> None:
+    """The directed (arc and label) weight indices of a fixed sentence, as trained models were
+    saved with: a change here silently breaks every saved first-order model."""
+    import hashlib
+
+    rng = np.random.default_rng(12345)
+    sent = synthetic(rng, 20, max_id=100, max_morph=3)
+    h, m = (a.ravel().astype(np.int32) for a in np.meshgrid(np.arange(21), np.arange(1, 21),
+                                                              indexing="ij"))
+    idx = arc_list_indices(*sent, FeatureSpace(20, 8, 1), h[h != m], m[h != m])
+    assert hashlib.sha256(idx.tobytes()).hexdigest() == (
+        "80a531139a6e7e4bc7f1c043dfcf482978dbd7b82ba38e6b8c0cd0557fb9dcdc")
+    gold, pred = random_tree(rng, 20), random_tree(rng, 20)
+    labels = rng.integers(0, N_LABELS, size=21).astype(np.int32)
+    delta, _ = feature_delta(*sent, SPACE, gold, labels, pred, labels[::-1].copy())
+    assert hashlib.sha256(delta.tobytes()).hexdigest() == (
+        "8a82ccbdbb59f54e57047153d341b46d94c824b223b57ff09abb1f09095a550e")
+
+
+def edges(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Every pair i < j of nodes 0..n: int32 [K] twice."""
+    i, j = np.triu_indices(n + 1, 1)
+    return i.astype(np.int32), j.astype(np.int32)
+
+
+def test_edge_features_are_a_function_of_the_unordered_pair() -> None:
+    rng = np.random.default_rng(SEED + 12)
+    for n in (1, 2, 9, 70):
+        sent = synthetic(rng, n, max_id=90)
+        i, j = edges(n)
+        for groups in range(1, 16):
+            ij = edge_list_indices(*sent, SPACE, i, j, groups)
+            assert np.array_equal(ij, edge_list_indices(*sent, SPACE, j, i, groups))
+            assert ((0 <= ij) & (ij < 2**SPACE.arc_bits)).all()
+
+
+def test_edge_scores_are_the_sums_of_their_features() -> None:
+    rng = np.random.default_rng(SEED + 13)
+    sent = synthetic(rng, 12, max_morph=4)
+    weights = random_weights(rng)
+    i, j = edges(12)
+    groups = sum(EDGE_GROUPS.values())
+    s = edge_list_scores(*sent, weights, SPACE, j, i, groups)
+    for k in range(len(i)):
+        idx = edge_list_indices(*sent, SPACE, i[k:k + 1], j[k:k + 1], groups)
+        assert s[k] == pytest.approx(weights[idx].sum(), abs=1e-9)
+    s32 = edge_list_scores(*sent, weights.astype(np.float32), SPACE, i, j, groups)
+    np.testing.assert_allclose(s32, s, rtol=1e-4, atol=1e-3)
+    assert not edge_list_scores(*sent, weights, SPACE, i, j, 0).any()
+    assert len(edge_list_indices(*sent, SPACE, i, j, 0)) == 0
+
+
+def test_edge_groups_are_disjoint_parts_of_the_feature_vector() -> None:
+    """The indices of several groups are those of each group, edge by edge."""
+    rng = np.random.default_rng(SEED + 14)
+    sent = synthetic(rng, 15, max_id=70, max_morph=3)
+    i, j = edges(15)
+    for k in range(0, len(i), 7):
+        e = (i[k:k + 1], j[k:k + 1])
+        apart = np.concatenate([edge_list_indices(*sent, SPACE, *e, g)
+                                for g in EDGE_GROUPS.values()])
+        together = edge_list_indices(*sent, SPACE, *e, sum(EDGE_GROUPS.values()))
+        assert sorted(apart.tolist()) == sorted(together.tolist())
+    with pytest.raises(ValueError, match="groups"):
+        edge_list_indices(*sent, SPACE, i, j, 16)
+    with pytest.raises(ValueError, match="self edge or out of range"):
+        edge_list_indices(*sent, SPACE, i, i, 1)
+    with pytest.raises(ValueError, match="self edge or out of range"):
+        edge_list_scores(*sent, random_weights(rng), SPACE, i, j + 1, 1)
+
+
+def test_between_counts_read_the_tag_counts_between_the_words() -> None:
+    """Edge {1, 5}: the counts of the tags of words 2..4 matter, not their order; the words
+    outside 1..5 and (for between-counts) the XPOS column do not."""
+    rng = np.random.default_rng(SEED + 15)
+    tokens, morph_ptr, morph = synthetic(rng, 7)
+    col = {"between-counts": 2, "between-xpos": 3}  # the UPOS and XPOS columns of tokens
+
+    def feats(upos: list[int], group: str, xpos: int = 9, outside: int = 9) -> list[int]:
+        tok = tokens.copy()
+        tok[2:5, col[group]] = upos
+        tok[2:5, 5 - col[group]] = xpos  # the other tag column
+        tok[[6, 7], :] = outside
+        e = np.array([1], dtype=np.int32), np.array([5], dtype=np.int32)
+        return sorted(edge_list_indices(tok, morph_ptr, morph, SPACE, *e,
+                                        EDGE_GROUPS[group]).tolist())
+
+    for group in col:
+        base = feats([10, 11, 11], group)
+        assert len(base) == 2 * 8  # two distinct tags, 4 templates x 2 conjunctions
+        assert feats([11, 10, 11], group) == base
+        assert feats([10, 11, 11], group, xpos=12, outside=13) == base
+        assert feats([10, 10, 11], group) != base
+        assert feats([10, 11, 12], group) != base

@@ -16,6 +16,7 @@ from dparse.model import ParseTimer
 from dparse.parsers import load_parser, train_parser
 from dparse.training import save_model
 from dparse.trees import check_tree
+from dparse.undirected import UndirectedModel
 from dparse.vocab import Vocabulary
 
 TREES = [
@@ -104,3 +105,50 @@ def test_umst_undirected_cli_train_and_parse(config: Path, tmp_path: Path) -> No
     assert res.exit_code == 0, res.output
     res = runner.invoke(cli, ["eval", str(tmp_path / "train.conllu"), str(parsed), "--json"])
     assert res.exit_code == 0 and '"uas"' in res.output
+
+
+def test_umst_undirected_edge_templates_score_what_training_updates(config: Path,
+                                                                    tmp_path: Path) -> None:
+    """With both directions and every undirected template group, an edge's score is the sum of
+    the weights at the indices a training update touches; the groups survive save and load."""
+    cfg = load_config(config, ["umst.edge_features=both",
+                               "umst.edge_templates=between-counts,between-xpos,context,morph"],
+                      data_root=str(tmp_path))
+    model = train_parser(cfg, progress=False).model
+    assert model.groups == 15 and model.both
+    model.weights = np.random.default_rng(0).normal(size=model.space.size).astype(np.float32)
+    sent = treebank()[1]
+    enc = model.vocab.encode(sent)
+    i, j = model.edges(sent)
+    s = model.edge_scores(enc, i, j)
+    for k in range(len(i)):
+        idx = model.edge_indices(enc, i[k:k + 1], j[k:k + 1])
+        assert s[k] == pytest.approx(float(model.weights[idx].astype(np.float64).sum()),
+                                     rel=1e-5, abs=1e-4)
+    model.save(tmp_path / "saved")
+    loaded = UndirectedModel.load(tmp_path / "saved")
+    assert loaded.groups == 15 and np.array_equal(loaded.edge_scores(enc, i, j), s)
+
+
+def test_umst_undirected_edge_templates_none_is_the_first_order_set(config: Path,
+                                                                   tmp_path: Path) -> None:
+    """The default (and an old model without the groups entry) adds no template."""
+    cfg = load_config(config, data_root=str(tmp_path))
+    assert cfg.umst.edge_templates == "none" and cfg.umst.edge_template_names() == []
+    model = train_parser(cfg, progress=False).model
+    assert model.groups == 0
+    sent = treebank()[0]
+    enc = model.vocab.encode(sent)
+    i, j = model.edges(sent)
+    direct = arc_list_scores(enc.tokens, enc.morph_ptr, enc.morph, model.weights, model.space,
+                             i, j)
+    assert np.array_equal(model.edge_scores(enc, i, j), direct)
+    model.save(tmp_path / "old")
+    with np.load(tmp_path / "old" / "weights.npz") as data:  # as saved before edge_templates
+        np.savez_compressed(tmp_path / "old" / "weights.npz", weights=data["weights"],
+                            arc_bits=data["arc_bits"], both=data["both"])
+    assert UndirectedModel.load(tmp_path / "old").groups == 0
+    with pytest.raises(ConfigError, match="edge_templates"):
+        load_config(config, ["umst.edge_templates=context,betweenness"])
+    with pytest.raises(ConfigError, match="edge_templates"):
+        load_config(config, ["umst.edge_templates=morph,morph"])

@@ -609,3 +609,212 @@ def arc_list_indices(const int32_t[:, ::1] tokens, const int32_t[::1] morph_ptr,
     free(feats)
     free_sentence(&s)
     return idx[:total]
+
+
+# -- Undirected edge templates (U-MST-uf, Levi et al. 2016) -----------------------------------
+# Extra templates of an undirected edge {l, r}, l < r, symmetric by construction (they read the
+# left and the right word, never a head and a modifier). The directed features above do not use
+# them: adding them leaves every directed weight index unchanged.
+
+EDGE_GROUPS = {"between-counts": 1, "between-xpos": 2, "context": 4, "morph": 8}
+
+cdef enum:
+    G_BETWEEN_COUNTS = 1
+    G_BETWEEN_XPOS = 2
+    G_CONTEXT = 4
+    G_MORPH = 8
+    G_ALL = 15
+    N_CONTEXT = 8
+
+
+cdef int* tag_counts(const SentC* s) noexcept nogil:
+    """Prefix counts of UPOS and XPOS ids (modulo 64): ``cnt[k * 128 + 64 * c + t]`` =
+    #{p < k: tag c (0 UPOS, 1 XPOS) of p = t}, int [(n+2) * 128]; NULL if out of memory."""
+    cdef int n = s.n, k, t
+    cdef int* cnt = <int*>malloc((n + 2) * 128 * sizeof(int))
+    if cnt == NULL:
+        return NULL
+    for t in range(128):
+        cnt[t] = 0
+    for k in range(n + 1):
+        for t in range(128):
+            cnt[(k + 1) * 128 + t] = cnt[k * 128 + t]
+        cnt[(k + 1) * 128 + (s.tok[k * NCOLS + UPOS] & 63)] += 1
+        cnt[(k + 1) * 128 + 64 + (s.tok[k * NCOLS + XPOS] & 63)] += 1
+    return cnt
+
+
+cdef inline int max_edge_features(const SentC* s) noexcept nogil:
+    """Upper bound on the number of indices ``edge_features`` writes for one edge."""
+    cdef int mm = max_morph(s)
+    return 2 * (2 * 4 * 64 + N_CONTEXT + 2 * mm * mm)
+
+
+cdef int edge_features(const SentC* s, const int* cnt, int groups, int i, int j, uint64_t* out,
+                       int bits) noexcept nogil:
+    """Write the weight indices (< 2**bits) of the undirected templates of the edge {i, j} in
+    ``groups`` (bits of EDGE_GROUPS); return their count. ``cnt``: tag_counts, or NULL when
+    ``groups`` has neither between group. A function of the unordered pair {i, j}:
+    l = min(i, j) (``lw`` below), r = max(i, j) (``rw``).
+
+    Every key is conjoined twice: alone, and with the binned distance.
+    - between-counts: each distinct UPOS t between l and r with its count binned 1, 2, 3, 4+,
+      alone, with the UPOS of both l and r, with that of l, with that of r (how many verbs,
+      commas, conjunctions separate the two words).
+    - between-xpos: the same over XPOS.
+    - context: the three-word UPOS windows around l and r against the other word's UPOS, word
+      or window; the windows of both words in XPOS.
+    - morph: every pair (f, g) of a morphological feature f of l and g of r, alone and with the
+      UPOS of both (agreement).
+    """
+    cdef int lw = i if i < j else j, rw = j if i < j else i
+    cdef int nf = 0, c, d, t, col, shift = 64 - bits
+    cdef uint64_t ck = fmix(<uint64_t>4001)
+    cdef uint64_t dk = fmix(<uint64_t>(4003 + distance_bin(rw - lw)))
+    cdef uint64_t key, tags, b
+    cdef uint64_t pl = att(s, lw, UPOS), pr = att(s, rw, UPOS), ql, qr
+    cdef uint64_t keys[N_CONTEXT]
+    cdef uint64_t base
+    for col in range(2):
+        if rw - lw <= 1 or not groups & (G_BETWEEN_COUNTS if col == 0 else G_BETWEEN_XPOS):
+            continue
+        tags = range_mask(s.umask if col == 0 else s.xmask, s.n, lw + 1, rw - 1)
+        ql = att(s, lw, UPOS + col)
+        qr = att(s, rw, UPOS + col)
+        while tags:
+            b = 0
+            while not (tags >> b) & 1:
+                b += 1
+            tags &= tags - 1
+            c = cnt[rw * 128 + 64 * col + b] - cnt[(lw + 1) * 128 + 64 * col + b]
+            base = side(3001 + 100 * col, b, 4 if c > 4 else c, 0)
+            out[nf] = bucket(base, ck, shift)
+            out[nf + 1] = bucket(base, dk, shift)
+            key = base ^ side(3003 + 100 * col, ql, qr, 0)
+            out[nf + 2] = bucket(key, ck, shift)
+            out[nf + 3] = bucket(key, dk, shift)
+            key = base ^ side(3005 + 100 * col, ql, 0, 0)
+            out[nf + 4] = bucket(key, ck, shift)
+            out[nf + 5] = bucket(key, dk, shift)
+            key = base ^ side(3007 + 100 * col, qr, 0, 0)
+            out[nf + 6] = bucket(key, ck, shift)
+            out[nf + 7] = bucket(key, dk, shift)
+            nf += 8
+    if groups & G_CONTEXT:
+        for c in range(2):
+            t = UPOS + c
+            keys[4 * c] = (side(3011 + 10 * c, att(s, lw - 1, t), att(s, lw, t), att(s, lw + 1, t))
+                           ^ side(3012 + 10 * c, att(s, rw, t), 0, 0))
+            keys[4 * c + 1] = (side(3013 + 10 * c, att(s, lw, t), 0, 0)
+                               ^ side(3014 + 10 * c, att(s, rw - 1, t), att(s, rw, t),
+                                      att(s, rw + 1, t)))
+            keys[4 * c + 2] = (side(3015 + 10 * c, att(s, lw - 1, t), att(s, lw, t),
+                                    att(s, lw + 1, t))
+                               ^ side(3016 + 10 * c, att(s, rw - 1, t), att(s, rw, t),
+                                      att(s, rw + 1, t)))
+        keys[3] = (side(3017, att(s, lw, WORD), 0, 0)
+                   ^ side(3018, att(s, rw - 1, UPOS), pr, att(s, rw + 1, UPOS)))
+        keys[7] = (side(3019, att(s, lw - 1, UPOS), pl, att(s, lw + 1, UPOS))
+                   ^ side(3020, att(s, rw, WORD), 0, 0))
+        for c in range(N_CONTEXT):
+            out[nf] = bucket(keys[c], ck, shift)
+            out[nf + 1] = bucket(keys[c], dk, shift)
+            nf += 2
+    if groups & G_MORPH:
+        for c in range(s.morph_ptr[lw], s.morph_ptr[lw + 1]):
+            for d in range(s.morph_ptr[rw], s.morph_ptr[rw + 1]):
+                key = side(3031, s.morph[c], s.morph[d], 0)
+                out[nf] = bucket(key, ck, shift)
+                out[nf + 1] = bucket(key, dk, shift)
+                key = key ^ side(3033, pl, pr, 0)
+                out[nf + 2] = bucket(key, ck, shift)
+                out[nf + 3] = bucket(key, dk, shift)
+                nf += 4
+    return nf
+
+
+cdef int init_edges(SentC* s, const int32_t[:, ::1] tokens, const int32_t[::1] morph_ptr,
+                    const int32_t[::1] morph, const int32_t[::1] i, const int32_t[::1] j,
+                    int groups, int** cnt) except -1:
+    """Check the edge list and the groups, init the sentence and (for between-counts) its tag
+    counts; the caller frees both."""
+    cdef Py_ssize_t k
+    if j.shape[0] != i.shape[0]:
+        raise ValueError("i and j must have the same length")
+    if groups < 0 or groups > G_ALL:
+        raise ValueError(f"groups must be a combination of {EDGE_GROUPS}, got {groups}")
+    init_sentence(s, tokens, morph_ptr, morph)
+    for k in range(i.shape[0]):
+        if not (0 <= i[k] <= s.n and 0 <= j[k] <= s.n and i[k] != j[k]):
+            free_sentence(s)
+            raise ValueError(f"edge {k} ({i[k]}, {j[k]}) is a self edge or out of range")
+    cnt[0] = NULL
+    if groups & (G_BETWEEN_COUNTS | G_BETWEEN_XPOS):
+        cnt[0] = tag_counts(s)
+        if cnt[0] == NULL:
+            free_sentence(s)
+            raise MemoryError()
+    return 0
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def edge_list_scores(const int32_t[:, ::1] tokens, const int32_t[::1] morph_ptr,
+                     const int32_t[::1] morph, const floating[::1] weights, FeatureSpace space,
+                     const int32_t[::1] i, const int32_t[::1] j, int groups):
+    """Scores float64 [K] of the undirected templates ``groups`` (a sum of EDGE_GROUPS values)
+    of the edges {i[k], j[k]} (int32 [K], either order); read from ``weights[:2**arc_bits]``."""
+    cdef SentC s
+    cdef int* cnt
+    if weights.shape[0] != space.size:
+        raise ValueError(f"weights has {weights.shape[0]} entries, the space {space.size}")
+    init_edges(&s, tokens, morph_ptr, morph, i, j, groups, &cnt)
+    cdef Py_ssize_t K = i.shape[0], k
+    out = np.empty(K, dtype=np.float64)
+    cdef double[::1] out_v = out
+    cdef const floating* W = &weights[0]
+    cdef uint64_t* feats = <uint64_t*>malloc(max_edge_features(&s) * sizeof(uint64_t))
+    cdef int nf
+    if feats == NULL:
+        free(cnt)
+        free_sentence(&s)
+        raise MemoryError()
+    with nogil:
+        for k in range(K):
+            nf = edge_features(&s, cnt, groups, i[k], j[k], feats, space.arc_bits)
+            out_v[k] = gather_sum(W, feats, nf)
+    free(feats)
+    free(cnt)
+    free_sentence(&s)
+    return out
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def edge_list_indices(const int32_t[:, ::1] tokens, const int32_t[::1] morph_ptr,
+                      const int32_t[::1] morph, FeatureSpace space,
+                      const int32_t[::1] i, const int32_t[::1] j, int groups):
+    """Weight indices of the undirected templates ``groups`` of the edges {i[k], j[k]}: int64,
+    all edges' indices concatenated (an index may repeat)."""
+    cdef SentC s
+    cdef int* cnt
+    init_edges(&s, tokens, morph_ptr, morph, i, j, groups, &cnt)
+    cdef Py_ssize_t K = i.shape[0], k
+    cdef int cap = max_edge_features(&s), nf, f, total = 0
+    idx = np.empty(K * cap, dtype=np.int64)
+    cdef int64_t[::1] idx_v = idx
+    cdef uint64_t* feats = <uint64_t*>malloc(cap * sizeof(uint64_t))
+    if feats == NULL:
+        free(cnt)
+        free_sentence(&s)
+        raise MemoryError()
+    with nogil:
+        for k in range(K):
+            nf = edge_features(&s, cnt, groups, i[k], j[k], feats, space.arc_bits)
+            for f in range(nf):
+                idx_v[total + f] = <int64_t>feats[f]
+            total += nf
+    free(feats)
+    free(cnt)
+    free_sentence(&s)
+    return idx[:total]
