@@ -19,10 +19,9 @@ from __future__ import annotations
 import argparse
 import json
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
+from treebanks import TREEBANKS, Treebank, config_for
 
 from dparse.config import load_config
 from dparse.conll import Sentence, read_treebank
@@ -34,43 +33,7 @@ from dparse.prune import prune_stats
 from dparse.training import save_model, train
 from dparse.undirected import UndirectedModel, UndirectedParser, train_undirected
 
-CONFIGS = Path(__file__).resolve().parent.parent / "configs" / "en_ewt"
 MODELS = ("D-MST", "U-MST-uf-lep", "U-MST-uf", "U-MST-df")
-
-
-@dataclass(frozen=True)
-class Treebank:
-    """One setup: files relative to the data root (``dev`` None: no model selection)."""
-
-    name: str
-    train: str
-    dev: str | None
-    test: str
-    encoding: str = "utf-8"
-
-
-TREEBANKS = [
-    Treebank("en_ewt", "en_ewt/train.conllu", "en_ewt/dev.conllu", "en_ewt/test.conllu"),
-    Treebank("tr_imst", "tr_imst/train.conllu", "tr_imst/dev.conllu", "tr_imst/test.conllu"),
-    Treebank("el_gdt", "el_gdt/train.conllu", "el_gdt/dev.conllu", "el_gdt/test.conllu"),
-    Treebank("pt_bosque", "pt_bosque/train.conllu", "pt_bosque/dev.conllu",
-             "pt_bosque/test.conllu"),
-    *[Treebank(tb, f"{tb}/dev.conllu", None, f"{tb}/test.conllu")  # train on dev (small data)
-      for tb in ("bg_btb", "da_ddt", "de_gsd", "ja_gsd", "nl_alpino", "sl_ssj", "sv_talbanken",
-                 "zh_gsd")],
-    Treebank("esp", "conll2007_nltk/esp.train", None, "conll2007_nltk/esp.test"),
-    Treebank("eus", "conll2007_nltk/eus.train", None, "conll2007_nltk/eus.test", "iso-8859-1"),
-]
-
-
-def config_for(name: str, tb: Treebank, data_root: str, epochs: int | None) -> dict:
-    """The en_ewt config ``name`` with the treebank's files (a raw mapping)."""
-    raw = yaml.safe_load((CONFIGS / f"{name}.yaml").read_text(encoding="utf-8"))
-    raw["name"] = f"{tb.name}-{name}"
-    raw["data"].update(train=tb.train, dev=tb.dev, test=tb.test, encoding=tb.encoding)
-    if epochs is not None:
-        raw["training"]["epochs"] = epochs
-    return raw
 
 
 def timed(parse, sentences: list[Sentence]) -> tuple[list[Sentence], float]:
@@ -87,7 +50,7 @@ def run_treebank(tb: Treebank, data_root: str, models: Path, epochs: int | None,
     # D-MST and U-MST-df: the directed first-order parser with the cle / umst-df decoders
     directed = {}
     for key, cname in (("D-MST", "o1-cle"), ("U-MST-df", "o1-umst-df")):
-        cfg = load_config(raw=config_for(cname, tb, data_root, epochs), data_root=data_root)
+        cfg = load_config(raw=config_for(cname, tb, epochs), data_root=data_root)
         out = models / cfg.name
         if not (out / "weights.npz").is_file():
             t0 = time.perf_counter()
@@ -99,7 +62,7 @@ def run_treebank(tb: Treebank, data_root: str, models: Path, epochs: int | None,
         parsed, tps = timed(lambda s, t, m=model, d=decoder: m.parse(s, d, True, t), test)
         result[key] = (parsed, tps)
     # U-MST-uf, then with LEP; D-MST scores the LEP moves and labels the arcs
-    raw = config_for("o1-umst-uf", tb, data_root, epochs)
+    raw = config_for("o1-umst-uf", tb, epochs)
     raw["umst"]["directed_model"] = str(models / f"{tb.name}-o1-cle")
     cfg = load_config(raw=raw, data_root=data_root)
     out = models / cfg.name

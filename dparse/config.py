@@ -1,7 +1,9 @@
 """YAML experiment configs -> typed, validated objects.
 
 A config has the sections ``data``, ``features``, ``decoder`` and ``training`` (see
-``configs/en_ewt/o1-cle.yaml`` for every key, commented). ``--set key.path=value`` overrides
+``configs/en_ewt/o1-cle.yaml`` for every key, commented), and optionally ``pruner`` (second
+order, ``configs/en_ewt/o2-dd.yaml``), ``umst`` and ``ensemble`` (``dparse ensemble``,
+``configs/en_ewt/o1-bgi-pp.yaml``). ``--set key.path=value`` overrides
 patch the YAML before validation; values are parsed as YAML scalars (``--set training.epochs=3``).
 Treebank paths are relative to the data root: ``--data-root``, else ``$DPARSE_DATA``, else
 ``../shared/data``.
@@ -69,7 +71,8 @@ class PrunerConfig:
 
 @dataclass
 class DecoderConfig:
-    """The decoder used in training and parsing, by registered name."""
+    """The decoder that parsing uses (and training, unless ``training.decoder`` is set), by
+    registered name, with keyword ``options``."""
 
     name: str = "cle"
     single_root: bool = True
@@ -78,7 +81,12 @@ class DecoderConfig:
 
 @dataclass
 class TrainingConfig:
-    """Online training: learner, epochs, seeded shuffling, model selection on dev."""
+    """Online training: learner, epochs, seeded shuffling, model selection on dev.
+
+    ``decoder`` (a registered name, with keyword ``decoder_options``) is the decoder that
+    predicts the training sentences; None trains with the ``decoder`` section's. The dev
+    epochs are always decoded with the ``decoder`` section's (the parsing) decoder.
+    """
 
     learner: str = "pa"
     epochs: int = 10
@@ -87,6 +95,8 @@ class TrainingConfig:
     shuffle: bool = True
     select_by: str = "las"
     punct: str = "include"
+    decoder: str | None = None
+    decoder_options: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -102,6 +112,28 @@ class UmstConfig:
     prune_column: str = "auto"
     prune_quantile: float = 1.0
     prune_min_count: int = 1
+    # Undirected-only templates added to the stripped first-order features: "none" (the
+    # first-order set alone) or a comma-separated subset of between-counts, between-xpos,
+    # context, morph (dparse/_ext/arcfeatures.pyx, edge_features).
+    edge_templates: str = "none"
+
+    def edge_template_names(self) -> list[str]:
+        """The template groups of ``edge_templates`` ([] for none)."""
+        if self.edge_templates == "none":
+            return []
+        return [n.strip() for n in self.edge_templates.split(",")]
+
+
+@dataclass
+class EnsembleConfig:
+    """``dparse ensemble`` (Tchernowitz et al. 2016, Section 7): every part of the other
+    parser's tree is raised by ``gamma1`` (arcs) or ``gamma2`` (sibling and grandparent parts)
+    before decoding with ``decoder`` (a registered name) and its keyword ``options``."""
+
+    gamma1: float = 1.0
+    gamma2: float = 0.25
+    decoder: str = "bgi-pp"
+    options: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -116,6 +148,7 @@ class ExperimentConfig:
     pruner: PrunerConfig = field(default_factory=PrunerConfig)
     training: TrainingConfig = field(default_factory=TrainingConfig)
     umst: UmstConfig = field(default_factory=UmstConfig)
+    ensemble: EnsembleConfig = field(default_factory=EnsembleConfig)
     data_root: str = DEFAULT_DATA_ROOT
 
     def data_path(self, relative: str) -> Path:
@@ -137,6 +170,7 @@ SECTIONS = {
     "pruner": PrunerConfig,
     "training": TrainingConfig,
     "umst": UmstConfig,
+    "ensemble": EnsembleConfig,
 }
 
 
@@ -227,6 +261,47 @@ def validate(cfg: ExperimentConfig, source: str) -> None:
         raise ConfigError(f"{source}: umst.prune_column must be auto, xpos or upos")
     if u.edge_features not in ("left-right", "both"):
         raise ConfigError(f"{source}: umst.edge_features must be left-right or both")
+    from dparse._ext.arcfeatures import EDGE_GROUPS
+
+    names = u.edge_template_names()
+    if any(n not in EDGE_GROUPS for n in names) or len(set(names)) < len(names):
+        raise ConfigError(f"{source}: umst.edge_templates: {u.edge_templates!r} must be none or "
+                          f"a comma-separated subset of {', '.join(EDGE_GROUPS)}")
+    e = cfg.ensemble
+    if not (0.0 <= e.gamma1 < float("inf") and 0.0 <= e.gamma2 < float("inf")):
+        raise ConfigError(f"{source}: ensemble.gamma1 and ensemble.gamma2 must be finite and >= 0")
+    if cfg.training.decoder is None and cfg.training.decoder_options:
+        raise ConfigError(f"{source}: training.decoder_options needs training.decoder (with a "
+                          "null training.decoder, training uses decoder.name and decoder.options)")
+    if cfg.training.decoder is not None and cfg.parser != "graph":
+        raise ConfigError(f"{source}: training.decoder is for graph parsers only "
+                          f"(this config's parser is {cfg.parser})")
+    decoders = [("ensemble.decoder", e.decoder, "ensemble.options", e.options)]
+    if cfg.parser == "graph":
+        decoders.append(("decoder.name", cfg.decoder.name, "decoder.options", cfg.decoder.options))
+    if cfg.training.decoder is not None:
+        decoders.append(("training.decoder", cfg.training.decoder, "training.decoder_options",
+                         cfg.training.decoder_options))
+    for key, name, options_key, options in decoders:
+        check_decoder(source, key, name, options_key, options)
+
+
+def check_decoder(source: str, key: str, name: str, options_key: str, options: dict) -> None:
+    """ConfigError naming ``key`` unless ``name`` is a registered decoder, or naming
+    ``options_key`` unless the decoder accepts ``options`` (tried on a two-word sentence)."""
+    import numpy as np
+
+    from dparse.decoders import UnknownDecoderError, configured_decoder
+
+    try:
+        decoder = configured_decoder(name, options)
+    except UnknownDecoderError as exc:
+        raise ConfigError(f"{source}: {key}: {exc}") from None
+    try:
+        decoder.decode(np.zeros((3, 3)))
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"{source}: {options_key} {options} rejected by decoder {name!r}: "
+                          f"{exc}") from None
 
 
 def load_config(

@@ -1,9 +1,11 @@
 """Online training of the labeled first-order model, with model selection on a dev file.
 
 Each epoch visits the training sentences in a seeded random order; each sentence is scored
-(cost-augmented for the passive-aggressive learner), decoded with the configured decoder and,
-when the prediction differs from gold, learned from. After each epoch the averaged weights parse
-the dev file; the epoch with the best dev score (``training.select_by``) is kept.
+(cost-augmented for the passive-aggressive learner), decoded with the training decoder
+(``training.decoder``, else the ``decoder`` section's) and, when the prediction differs from
+gold, learned from. After each epoch the averaged weights parse the dev file with the parsing
+decoder (the ``decoder`` section's: the model is selected for how it will be used); the epoch
+with the best dev score (``training.select_by``) is kept.
 """
 
 from __future__ import annotations
@@ -146,6 +148,20 @@ def new_model(
     return SecondOrderModel.untrained(vocab, space, cfg, pruner)
 
 
+def training_decoder(cfg: ExperimentConfig) -> Decoder:
+    """The decoder that predicts the training sentences: ``training.decoder`` with
+    ``training.decoder_options``, or when that is null the ``decoder`` section's."""
+    tc = cfg.training
+    if tc.decoder is None:
+        return parsing_decoder(cfg)
+    return configured_decoder(tc.decoder, tc.decoder_options)
+
+
+def parsing_decoder(cfg: ExperimentConfig) -> Decoder:
+    """The ``decoder`` section's decoder with its options: what parsing and dev epochs use."""
+    return configured_decoder(cfg.decoder.name, cfg.decoder.options)
+
+
 def train(
     cfg: ExperimentConfig,
     progress: bool = True,
@@ -158,7 +174,8 @@ def train(
     vocab = Vocabulary.build(train_sents)
     encoded = [vocab.encode(s) for s in train_sents]
     model = new_model(cfg, vocab, encoded, progress)
-    decoder = configured_decoder(cfg.decoder.name, cfg.decoder.options)
+    decoder = training_decoder(cfg)
+    dev_decoder = parsing_decoder(cfg)
     single_root = cfg.decoder.single_root
     tc = cfg.training
     learner = AveragedLearner(model.size, tc.learner, tc.C)
@@ -185,7 +202,7 @@ def train(
         dev_uas = dev_las = None
         if dev_sents:
             t0 = time.perf_counter()
-            parsed = list(model.parse(dev_sents, decoder, single_root, ParseTimer()))
+            parsed = list(model.parse(dev_sents, dev_decoder, single_root, ParseTimer()))
             report = evaluate(dev_sents, parsed, punct=tc.punct)
             dev_uas, dev_las = report.uas, report.las
             seconds["dev"] = time.perf_counter() - t0

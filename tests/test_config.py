@@ -1,25 +1,35 @@
-"""dparse.config: defaults, ``--set`` overrides, validation errors that name the key, data root."""
+"""dparse.config: defaults, ``--set`` overrides, validation errors that name the key, data root;
+the training decoder (training.decoder) and the ensemble section."""
 
 from __future__ import annotations
 
 import dataclasses
+import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 
+from dparse import training
 from dparse.config import (
     DEFAULT_DATA_ROOT,
     DecoderConfig,
+    EnsembleConfig,
     ExperimentConfig,
     FeatureConfig,
     TrainingConfig,
     load_config,
     save_config,
 )
+from dparse.conll import Sentence, write_conll
 from dparse.errors import ConfigError, DparseError
+from dparse.model import ArcFactoredModel
+from dparse.training import parsing_decoder, training_decoder
 
 REPO = Path(__file__).resolve().parents[1]
-SHIPPED = sorted((REPO / "configs").rglob("*.yaml"))
+# experiment configs (not the tuning grids *-grid.yaml of benchmarks/greedy_tune.py)
+SHIPPED = sorted(p for p in (REPO / "configs").rglob("*.yaml")
+                 if not p.name.endswith("-grid.yaml"))
 MINIMAL = "data:\n  train: en_ewt/train.conllu\n"
 
 
@@ -248,3 +258,95 @@ def test_shipped_configs_name_existing_treebanks(data: Path) -> None:
         for split in (cfg.data.train, cfg.data.dev, cfg.data.test):
             if split:
                 assert cfg.data_path(split).is_file(), (path, split)
+
+
+# -- the training decoder and the ensemble section ------------------------------------------------
+
+
+def test_training_decoder_and_ensemble_defaults() -> None:
+    cfg = load_config(raw=_raw())
+    assert cfg.training.decoder is None and cfg.training.decoder_options == {}
+    assert cfg.ensemble == EnsembleConfig()
+    e = cfg.ensemble
+    assert (e.gamma1, e.gamma2, e.decoder, e.options) == (1.0, 0.25, "bgi-pp", {})
+    # null: train with the decoder section's decoder and options
+    assert training_decoder(cfg).name == parsing_decoder(cfg).name == "cle"
+
+
+def test_training_decoder_is_configurable() -> None:
+    cfg = load_config(raw=_raw(decoder={"name": "eisner"}), overrides=[
+        "training.decoder=bgi-pp", "training.decoder_options.beta=0.3",
+        "ensemble.gamma1=0.5", "ensemble.decoder=cle"])
+    assert cfg.training.decoder == "bgi-pp" and cfg.training.decoder_options == {"beta": 0.3}
+    train_dec, parse_dec = training_decoder(cfg), parsing_decoder(cfg)
+    assert (train_dec.name, parse_dec.name) == ("bgi-pp", "eisner")
+    assert train_dec.options == {"beta": 0.3}  # type: ignore[attr-defined]
+    assert (cfg.ensemble.gamma1, cfg.ensemble.decoder) == (0.5, "cle")
+
+
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        ("training.decoder=nope", "training.decoder: unknown decoder 'nope'"),
+        ("ensemble.decoder=nope", "ensemble.decoder: unknown decoder 'nope'"),
+        ("decoder.name=nope", "decoder.name: unknown decoder 'nope'"),
+        ("training.decoder=7", "training.decoder: bad value 7"),
+        ("training.decoder_options.beta=0.3", "training.decoder_options needs training.decoder"),
+        ("ensemble.gamma1=-0.5", "ensemble.gamma1"),
+        ("ensemble.gamma2=.nan", "ensemble.gamma2"),
+        ("ensemble.gamma2=.inf", "ensemble.gamma2"),
+        ("ensemble.options=[1]", "ensemble.options: bad value"),
+        ("ensemble.options.gama=1", "ensemble.options {'gama': 1} rejected by decoder 'bgi-pp'"),
+        ("decoder.options.max_iter=5", "decoder.options {'max_iter': 5} rejected by decoder 'cle'"),
+    ],
+)
+def test_bad_decoders_name_the_key(override: str, message: str) -> None:
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        load_config(raw=_raw(), overrides=[override])
+
+
+def test_bad_decoder_options_name_the_key() -> None:
+    with pytest.raises(ConfigError, match=r"training.decoder_options \{'beta': 2\} rejected .*"
+                                          r"beta must be .*\[0.0, 1.0\], got 2"):
+        load_config(raw=_raw(), overrides=["training.decoder=bgi-pp",
+                                           "training.decoder_options.beta=2"])
+
+
+def test_training_decoder_is_for_graph_parsers_only() -> None:
+    with pytest.raises(ConfigError, match="training.decoder is for graph parsers only"):
+        load_config(raw={**_raw(decoder={"name": "easyfirst-heap"}), "parser": "easyfirst"},
+                    overrides=["training.decoder=cle"])
+
+
+def test_training_uses_the_training_decoder_and_dev_the_parsing_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rng = np.random.default_rng(0)
+    sents = []
+    for _ in range(12):
+        n = int(rng.integers(2, 7))
+        heads = [-1, 0, *(int(rng.integers(1, m)) for m in range(2, n + 1))]  # a tree
+        sents.append(Sentence.build([f"w{i}" for i in rng.integers(0, 5, n)], heads=heads,
+                                    deprels=["", *(["dep"] * n)], upos=["X"] * n))
+    write_conll(sents, tmp_path / "t.conllu")
+    cfg = load_config(raw={"data": {"train": "t.conllu", "dev": "t.conllu"},
+                           "features": {"arc_bits": 12, "label_bits": 8},
+                           "decoder": {"name": "eisner"}, "training": {"epochs": 2}},
+                      overrides=["training.decoder=bgi-pp", "training.decoder_options.alpha=2"],
+                      data_root=str(tmp_path))
+    used: dict[str, list[str]] = {"train": [], "dev": []}
+    run_epoch, parse = training.run_epoch, ArcFactoredModel.parse
+
+    def spy_epoch(model, learner, sentences, decoder, *args, **kw):  # noqa: ANN001, ANN002
+        used["train"].append(f"{decoder.name} {getattr(decoder, 'options', {})}")
+        return run_epoch(model, learner, sentences, decoder, *args, **kw)
+
+    def spy_parse(self, sentences, decoder, *args, **kw):  # noqa: ANN001, ANN002
+        used["dev"].append(decoder.name)
+        return parse(self, sentences, decoder, *args, **kw)
+
+    monkeypatch.setattr(training, "run_epoch", spy_epoch)
+    monkeypatch.setattr(ArcFactoredModel, "parse", spy_parse)
+    result = training.train(cfg, progress=False)
+    assert used == {"train": ["bgi-pp {'alpha': 2}"] * 2, "dev": ["eisner"] * 2}
+    assert result.epochs[-1].dev_uas is not None

@@ -24,6 +24,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "data": ("dparse.cli.data", "data", "Obtain and prepare treebanks (UD, CoNLL 2006/2007, PTB)."),
     "oracle": ("dparse.cli.oracle", "oracle_command", "Per-sentence oracle of several parsers."),
     "prune": ("dparse.cli.prune", "prune", "Learn arc pruners and measure what they remove."),
+    "ensemble": ("dparse.cli.ensemble", "ensemble",
+                 "Parse biased towards another parser's output (parser combination)."),
 }
 
 

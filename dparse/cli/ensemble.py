@@ -1,0 +1,106 @@
+"""``dparse ensemble MODEL_DIR INPUT --other OTHER``: parse biased towards another parse."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from dparse.cli.options import set_option
+from dparse.config import load_config
+from dparse.conll import FORMATS, read_conll, write_conll
+from dparse.decoders import configured_decoder
+from dparse.ensemble import ensemble_parse
+from dparse.errors import ConfigError
+from dparse.model import CONFIG_FILE, ParseTimer, load_model
+
+_FILE = click.Path(exists=True, dir_okay=False, allow_dash=True)
+
+
+@click.command("ensemble", context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("model_dir", type=click.Path(exists=True, file_okay=False))
+@click.argument("input", type=_FILE)
+@click.option("--other", required=True, type=_FILE,
+              help="The other parser's output for the same sentences (any CoNLL file).")
+@click.option("--output", "-o", default="-", help="Output file [default: stdout].")
+@click.option("--gamma1", type=float, default=None,
+              help="Added to each arc of the other tree [default: ensemble.gamma1].")
+@click.option("--gamma2", type=float, default=None,
+              help="Added to each sibling and grandparent part of the other tree "
+              "[default: ensemble.gamma2].")
+@click.option("--decoder", "decoder_name", default=None,
+              help="Decoder [default: ensemble.decoder, with ensemble.options; another "
+              "decoder gets no options but those given with --set ensemble.options.KEY=V].")
+@click.option("--other-seconds", type=click.FloatRange(min=0.0), default=None,
+              help="Seconds the other parser took: also report tokens/sec including them.")
+@click.option("--format", "fmt", type=click.Choice(["auto", *FORMATS]), default="auto",
+              show_default=True, help="Format of INPUT and OTHER.")
+@click.option("--encoding", default="utf-8", show_default=True,
+              help="Encoding of INPUT, OTHER and the output.")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON on stderr.")
+@set_option
+def ensemble(model_dir: str, input: str, other: str, output: str, gamma1: float | None,
+             gamma2: float | None, decoder_name: str | None, other_seconds: float | None,
+             fmt: str, encoding: str, as_json: bool, overrides: tuple[str, ...]) -> None:
+    """Parse INPUT with the graph model MODEL_DIR (first or second order), biased towards
+    OTHER, another parser's output for the same sentences (Tchernowitz et al. 2016, Section 7).
+
+    Each arc of the other tree gains gamma1, each of its sibling and grandparent parts gamma2;
+    arcs the model prunes stay pruned. Labels are the model's best label per chosen arc.
+    Output as in dparse parse: every input line kept, only HEAD and DEPREL replaced. The
+    summary on stderr gives tokens/sec of this model's inference (loading excluded) and, with
+    --other-seconds, tokens/sec of the whole ensemble.
+
+    \b
+    Example:
+      dparse parse models/en_ewt-o2-dd test.conllu -o dd.conllu --json  # note its seconds
+      dparse ensemble models/en_ewt-o2-bgi-pp test.conllu --other dd.conllu \\
+          --gamma1 1 --gamma2 0.25 --set ensemble.options.beam=3 -o ens.conllu
+    """
+    directory = Path(model_dir)
+    settings = [f"ensemble.{key}={value!r}"
+                for key, value in (("gamma1", gamma1), ("gamma2", gamma2)) if value is not None]
+    if decoder_name is not None:  # the config's options go with the config's decoder only
+        if decoder_name != load_config(directory / CONFIG_FILE).ensemble.decoder:
+            settings += [f"ensemble.decoder={json.dumps(decoder_name)}", "ensemble.options={}"]
+    cfg = load_config(directory / CONFIG_FILE, [*settings, *overrides])
+    if cfg.parser != "graph":
+        raise ConfigError(f"{directory}: dparse ensemble needs a graph model, this one is "
+                          f"{cfg.parser}")
+    ens = cfg.ensemble
+    model = load_model(directory)
+    decoder = configured_decoder(ens.decoder, ens.options)
+    kw = {"fmt": None if fmt == "auto" else fmt, "encoding": encoding}
+    timer = ParseTimer()
+    parsed = ensemble_parse(model, read_conll(input, require_heads=False, **kw),
+                            read_conll(other, **kw), decoder, ens.gamma1, ens.gamma2,
+                            cfg.decoder.single_root, timer)
+    write_conll(parsed, output, encoding=encoding)
+    summary = {
+        "sentences": timer.sentences,
+        "tokens": timer.tokens,
+        "seconds": round(timer.seconds, 4),
+        "tokens_per_second": round(timer.tokens_per_second, 1),
+        "score_seconds": round(timer.score, 4),
+        "decode_seconds": round(timer.decode, 4),
+        "decoder": ens.decoder,
+        "options": ens.options,
+        "gamma1": ens.gamma1,
+        "gamma2": ens.gamma2,
+    }
+    with_other = ""
+    if other_seconds is not None:
+        total = timer.seconds + other_seconds
+        summary["other_seconds"] = other_seconds
+        summary["tokens_per_second_with_other"] = round(timer.tokens / total, 1) if total else 0.0
+        with_other = (f"; with the other parser's {other_seconds:.2f}s: "
+                      f"{summary['tokens_per_second_with_other']:,.0f} tokens/sec")
+    if as_json:
+        click.echo(json.dumps(summary), err=True)
+    else:
+        click.echo(f"parsed {timer.sentences} sentences, {timer.tokens} tokens in "
+                   f"{timer.seconds:.2f}s: {timer.tokens_per_second:,.0f} tokens/sec "
+                   f"(scoring {timer.score:.2f}s, decoding {timer.decode:.2f}s, decoder "
+                   f"{ens.decoder}, gamma1 {ens.gamma1:g}, gamma2 {ens.gamma2:g}){with_other}",
+                   err=True)

@@ -1,0 +1,52 @@
+# Tchernowitz, Yedidsion and Reichart (2016), greedy graph-based inference (see DESIGN.md).
+#
+#   make greedy-tune     tune the bgi-pp options (alpha, beta, then |B| and s) and the ensemble
+#                        gammas on en_ewt dev, for each order in GREEDY_ORDERS
+#                        -> results/greedy-tune-o1.md, results/greedy-tune-o2.md
+#   make greedy-tables   Tables 1 and 2: exact (CLE) / dual decomposition, BGI, BGI-PP, BGI-PP+i,
+#                        BGI-PP+i+b and their ensembles, on every treebank under $(DATA)
+#                        -> results/greedy-tables.md
+# GREEDY_TREEBANKS=en_ewt,el_gdt restricts the tables to some setups, GREEDY_ORDERS=1 to one
+# order. Greedy models go to $(GREEDY_MODELS); exact ones are reused from $(MODELS) (as
+# `make demo` and `make bench` train them) and $(MODELS)/umst when trained with the same config.
+# Second-order models take about 10 minutes each to train on en_ewt.
+
+GREEDY_TREEBANKS ?=
+GREEDY_ORDERS ?= 1,2
+GREEDY_PUNCT ?= include
+GREEDY_MODELS ?= $(MODELS)/greedy
+GREEDY_GRID ?= configs/en_ewt/greedy-grid.yaml
+GREEDY_OUT := $(RESULTS)/greedy
+GREEDY_EXACT_1 := o1-cle
+GREEDY_EXACT_2 := o2-dd
+greedy_comma := ,
+GREEDY_ORDER_LIST := $(subst $(greedy_comma), ,$(GREEDY_ORDERS))
+
+# $(call greedy_model,FOLDER,CONFIG): train configs/en_ewt/CONFIG.yaml into FOLDER/en_ewt-CONFIG
+# unless a model is there
+greedy_model = test -f $(1)/en_ewt-$(2)/weights.npz || \
+	$(PYTHON) -m dparse train configs/en_ewt/$(2).yaml --out $(1)/en_ewt-$(2) -q
+
+.PHONY: greedy-tune greedy-tables greedy-tune-o1 greedy-tune-o2
+
+greedy-tune: $(addprefix greedy-tune-o,$(GREEDY_ORDER_LIST))  ## tune greedy decoding and ensemble gammas on en_ewt dev -> results/greedy-tune-o*.md
+
+# the model trained with bgi-pp, and the exact parser's dev output for the ensemble gammas
+greedy-tune-o1 greedy-tune-o2: greedy-tune-o%:
+	mkdir -p $(GREEDY_OUT)
+	$(call greedy_model,$(MODELS),$(GREEDY_EXACT_$*))
+	$(call greedy_model,$(GREEDY_MODELS),o$*-bgi-pp)
+	$(PYTHON) -m dparse parse $(MODELS)/en_ewt-$(GREEDY_EXACT_$*) \
+		$(DPARSE_DATA)/en_ewt/dev.conllu -o $(GREEDY_OUT)/en_ewt-$(GREEDY_EXACT_$*).dev.conllu
+	$(PYTHON) benchmarks/greedy_tune.py --model $(GREEDY_MODELS)/en_ewt-o$*-bgi-pp \
+		--dev $(DPARSE_DATA)/en_ewt/dev.conllu \
+		--other $(GREEDY_OUT)/en_ewt-$(GREEDY_EXACT_$*).dev.conllu \
+		--grid $(GREEDY_GRID) --punct $(GREEDY_PUNCT) --out $(RESULTS)/greedy-tune-o$*.md
+
+TABLES += greedy-tables
+greedy-tables_DATA := en_ewt
+greedy-tables:  ## Tables 1-2 of the greedy-inference paper (all treebanks) -> results/greedy-tables.md
+	$(PYTHON) benchmarks/greedy_tables.py --data $(DPARSE_DATA) --models $(GREEDY_MODELS) \
+		--reuse $(MODELS) --reuse $(MODELS)/umst --orders $(GREEDY_ORDERS) \
+		--punct $(GREEDY_PUNCT) --out $(RESULTS)/greedy-tables.md \
+		$(if $(GREEDY_TREEBANKS),--treebanks $(GREEDY_TREEBANKS))
