@@ -15,13 +15,16 @@ a valid tree in the sense of :func:`dparse.trees.is_tree` (projective for projec
 Registered here: ``cle`` (Chu-Liu-Edmonds, exact, non-projective), ``eisner`` (exact,
 projective), and the exact projective second-order ``eisner2-sib`` (parts arc, sib) and
 ``eisner2-sibgp`` (parts arc, sib, grand), and the approximate non-projective greedy ``bgi``
-and ``bgi-pp`` (parts arc, sib, grand); a part keyword given as None is left out. A new
+and ``bgi-pp`` (parts arc, sib, grand; options beam and improve, and alpha and beta for
+``bgi-pp``); a part keyword given as None is left out. A new
 decoder subclasses :class:`Decoder`, implements :meth:`Decoder._decode` and is registered
 with :func:`register_decoder` (usable as a class decorator).
 """
 
 from __future__ import annotations
 
+import math
+import numbers
 from collections.abc import Callable, Mapping
 from typing import ClassVar, TypeVar
 
@@ -31,9 +34,8 @@ from numpy.typing import ArrayLike, NDArray
 from dparse._ext.cle import chu_liu_edmonds
 from dparse._ext.eisner import eisner
 from dparse._ext.eisner2 import eisner2_sib, eisner2_sibgp
-from dparse._ext.greedy import greedy1
+from dparse._ext.greedy import greedy
 from dparse.errors import DparseError
-from dparse.greedy_reference import bgi, bgi_pp
 
 __all__ = [
     "ChuLiuEdmonds",
@@ -266,67 +268,108 @@ class Eisner2SibGrand(Decoder):
         return eisner2_sibgp(arc, parts.get("sib"), parts.get("grand"), single_root)
 
 
+def _integer_option(name: str, value: object, low: int) -> int:
+    """``value`` as an int >= ``low`` (a greedy decoder option); ValueError otherwise."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
+        raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
+    return int(value)
+
+
+def _real_option(name: str, value: object, low: float, high: float = math.inf) -> float:
+    """``value`` as a finite float in [low, high] (a greedy decoder option); ValueError
+    otherwise."""
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, numbers.Real)
+        or not math.isfinite(value)
+        or not low <= value <= high
+    ):
+        span = f">= {low}" if high == math.inf else f"in [{low}, {high}]"
+        raise ValueError(f"{name} must be a finite number {span}, got {value!r}")
+    return float(value)
+
+
 @register_decoder
 class GreedyBGI(Decoder):
     """Basic greedy inference, BGI (Tchernowitz et al. 2016, Algorithm 1): adds the arc with
-    the lowest loss - gain until the tree is complete. Missing parts count as zeros. First
-    order in C (dparse/_ext/greedy.pyx), second order by the Python reference for now
-    (dparse/greedy_reference.py)."""
+    the lowest loss - gain until the tree is complete; missing parts count as zeros. Options
+    (constructor defaults, or keywords of one ``decode`` call): ``beam``, the beam width of
+    Section 6 (int >= 1, default 1: plain greedy), and ``improve``, rounds of post-search arc
+    swaps (Section 6, dparse/_ext/improve.pyx; int >= 0, default 0). In C:
+    dparse/_ext/greedy.pyx, equal to the reference dparse/greedy_reference.py."""
 
     name = "bgi"
     exact = False
     projective = False
     parts = ("arc", "sib", "grand")
+    option_names: ClassVar[tuple[str, ...]] = ("beam", "improve")
+
+    def __init__(self, beam: int = 1, improve: int = 0) -> None:
+        self.beam = _integer_option("beam", beam, 1)
+        self.improve = _integer_option("improve", improve, 0)
+        self._variants: dict[tuple[tuple[str, type, object], ...], GreedyBGI] = {}
+
+    def decode(self, arc: ArrayLike, *, single_root: bool = True, **parts: object) -> Heads:
+        """As :meth:`Decoder.decode`; keyword options (``option_names``) override the defaults."""
+        given = {key: parts.pop(key) for key in self.option_names if key in parts}
+        unknown = sorted(set(parts) - set(self.parts[1:]))
+        if unknown:
+            raise TypeError(
+                f"decoder {self.name!r} got unknown keyword(s) {', '.join(unknown)}; parts: "
+                f"{', '.join(self.parts)}; options: {', '.join(self.option_names)}"
+            )
+        decoder = self._variant(given) if given else self
+        return Decoder.decode(decoder, arc, single_root=single_root, **parts)  # type: ignore[arg-type]
+
+    def _variant(self, given: dict[str, object]) -> GreedyBGI:
+        """This decoder with the options ``given`` changed (validated; the last 64 are kept,
+        as a ConfiguredDecoder passes the same options on every call)."""
+        key = tuple((name, type(value), value) for name, value in given.items())
+        try:
+            return self._variants[key]
+        except (KeyError, TypeError):  # TypeError: an unhashable (so invalid) option value
+            current = {name: getattr(self, name) for name in self.option_names}
+            variant = type(self)(**(current | given))
+        if len(self._variants) >= 64:
+            self._variants.clear()
+        self._variants[key] = variant
+        return variant
+
+    def _search(self, arc: Scores, sib: Scores | None, grand: Scores | None,
+                single_root: bool) -> Heads:
+        return greedy(arc, sib, grand, single_root, False, 1.0, 0.5, self.beam)[0]
 
     def _decode(self, arc: Scores, single_root: bool, **parts: Scores) -> Heads:
-        if not parts:
-            return greedy1(arc, single_root)
-        return bgi(arc, parts.get("sib"), parts.get("grand"), single_root=single_root)
+        sib, grand = parts.get("sib"), parts.get("grand")
+        heads = self._search(arc, sib, grand, single_root)
+        if self.improve:
+            from dparse._ext.improve import improve_tree  # imported on first use only
+
+            heads = improve_tree(heads, arc, sib, grand, self.improve, single_root)
+        return heads
 
 
 @register_decoder
-class GreedyBGIPP(Decoder):
+class GreedyBGIPP(GreedyBGI):
     """Greedy inference with partial part predictions, BGI-PP (Tchernowitz et al. 2016,
-    Algorithm 2). Options ``alpha`` (softmax sharpness of the arc probabilities) and ``beta``
-    (in [0, 1], the loss weight) default to the constructor's; 1.0 and 0.5 are untuned (the
-    paper tunes alpha in [0, 2.5], beta in [0.2, 0.5]). First order in C, second order by the
-    Python reference, as for ``bgi``."""
+    Algorithm 2). Options as for ``bgi``, plus ``alpha`` (softmax sharpness of the arc
+    probabilities, finite, >= 0, default 1.0) and ``beta`` (the loss weight, in [0, 1],
+    default 0.5); the defaults are untuned (the paper tunes alpha in [0, 2.5], beta in
+    [0.2, 0.5])."""
 
     name = "bgi-pp"
-    exact = False
-    projective = False
-    parts = ("arc", "sib", "grand")
+    option_names: ClassVar[tuple[str, ...]] = ("alpha", "beta", "beam", "improve")
 
-    def __init__(self, alpha: float = 1.0, beta: float = 0.5) -> None:
-        if not 0.0 <= beta <= 1.0:
-            raise ValueError(f"beta must be in [0, 1], got {beta}")
-        self.alpha = alpha
-        self.beta = beta
+    def __init__(
+        self, alpha: float = 1.0, beta: float = 0.5, beam: int = 1, improve: int = 0
+    ) -> None:
+        super().__init__(beam, improve)
+        self.alpha = _real_option("alpha", alpha, 0.0)
+        self.beta = _real_option("beta", beta, 0.0, 1.0)
 
-    def decode(
-        self,
-        arc: ArrayLike,
-        *,
-        single_root: bool = True,
-        alpha: float | None = None,
-        beta: float | None = None,
-        **parts: ArrayLike,
-    ) -> Heads:
-        """As :meth:`Decoder.decode`, with ``alpha`` and ``beta`` overriding the defaults."""
-        if alpha is not None or beta is not None:
-            bound = type(self)(
-                self.alpha if alpha is None else alpha, self.beta if beta is None else beta
-            )
-            return bound.decode(arc, single_root=single_root, **parts)
-        return super().decode(arc, single_root=single_root, **parts)
-
-    def _decode(self, arc: Scores, single_root: bool, **parts: Scores) -> Heads:
-        if not parts:
-            return greedy1(arc, single_root, True, self.alpha, self.beta)
-        return bgi_pp(
-            arc, parts.get("sib"), parts.get("grand"), single_root=single_root,
-            alpha=self.alpha, beta=self.beta,
-        )
+    def _search(self, arc: Scores, sib: Scores | None, grand: Scores | None,
+                single_root: bool) -> Heads:
+        return greedy(arc, sib, grand, single_root, True, self.alpha, self.beta, self.beam)[0]
 
 
 # decoders defined in extension modules register themselves on import (after the registry exists)

@@ -1,10 +1,10 @@
-"""Greedy graph inference, straightforward Python reference: BGI and BGI-PP.
+"""Greedy graph inference, straightforward Python reference: BGI and BGI-PP, with beam search.
 
 Tchernowitz, Yedidsion and Reichart (2016), "Effective Greedy Inference for Graph-based
-Non-Projective Dependency Parsing": Algorithm 1 (basic greedy inference, BGI, Section 3) and
-Algorithm 2 (greedy inference with partial part predictions, BGI-PP, Section 4). Written for
-clarity, not speed (no Appendix A data structures): a slow but literal baseline that faster
-versions must equal (dparse/_ext/greedy.pyx does, for first-order parts).
+Non-Projective Dependency Parsing": Algorithm 1 (basic greedy inference, BGI, Section 3),
+Algorithm 2 (greedy inference with partial part predictions, BGI-PP, Section 4) and beam search
+(Section 6). Written for clarity, not speed (no Appendix A data structures): a slow but literal
+baseline that dparse/_ext/greedy.pyx must equal, tree for tree.
 
 Both build a tree one arc per iteration. The partial tree T is a forest; E holds the arcs still
 possible (arcs into words without a head that close no cycle). Adding e = (u, v) makes the
@@ -36,13 +36,29 @@ probability is the product over A, and given T the residual product over A minus
 gain_e = sum over undecided parts with e in A (and none of A lost) of W * p(A | T + e) and
 loss_e = sum over the parts lost by adding e of W * p(A | T). B does not enter probabilities.
 
-Choices where the paper is silent, documented: single_root=True (the DESIGN default) adds to
-lostArcs of a root arc (0, v) the other root arcs; probabilities are not renormalised as arcs
-are removed; arcs are scanned in index order h * (n+1) + m and one replaces the best so far only
-if its value is lower by more than tol = ``TIE_TOLERANCE`` * (1 + the largest |part weight|), so
-exact ties and float-rounding near-ties go to the earliest arc; arcs scored -inf or NaN are
-disallowed: they weigh 0 and are taken only when no allowed arc remains possible (so a tree is
-always returned).
+Disallowed arcs: arcs scored -inf or NaN. They weigh 0, and so does every part that needs one
+(it could only be in a tree with a disallowed arc); B holds only allowed arcs. They stay
+possible (a tree is always returned) but are taken only when no allowed arc remains possible;
+then every value is 0 and the first possible arc is taken. So the Section 3 identity holds for
+every tree of allowed arcs. Sibling and grandparent weights must be finite where all needed arcs
+are allowed (other entries are never read).
+
+Beam search (Section 6) of width ``beam``: a beam of partial trees b^j, each with its value
+beamVal (the sum of its chosen v_e) and its count of disallowed arcs, best first. Each
+iteration expands every b^j (in beam order) with each of its possible arcs (its disallowed ones
+only when it has no allowed one), candidate value v_e^j = beamVal_j + v_e, and keeps the best
+``beam`` candidates in a list built in generation order (j, then arc index): a candidate
+moves before the entry in front of it while it has fewer disallowed arcs, or as many and a
+value lower by more than tol (below), and is dropped if that place is past the end. Duplicates:
+if the candidate's tree is already in the list before that place the candidate is dropped, else
+that entry is removed, so the beam never holds the same partial tree twice. The result is the
+first tree of the final list (fewest disallowed arcs, then lowest value).
+Width 1 is plain BGI / BGI-PP.
+
+Other choices where the paper is silent, documented: single_root=True (the DESIGN default) adds
+to lostArcs of a root arc (0, v) the other root arcs; probabilities are not renormalised as arcs
+are removed; arcs are scanned in index order h * (n+1) + m; tol = ``TIE_TOLERANCE`` * (1 + the
+largest |part weight|), so exact ties and float-rounding near-ties go to the earliest candidate.
 """
 
 from __future__ import annotations
@@ -50,10 +66,10 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["TIE_TOLERANCE", "Trace", "arc_probabilities", "bgi", "bgi_pp", "greedy"]
+__all__ = ["TIE_TOLERANCE", "Trace", "arc_probabilities", "beam_search", "bgi", "bgi_pp", "greedy"]
 
 TIE_TOLERANCE = 1e-9
-"""Relative margin by which a value must be lower to beat an earlier arc's."""
+"""Relative margin by which a value must be lower to beat an earlier candidate's."""
 
 Heads = NDArray[np.int32]
 Scores = NDArray[np.float64]
@@ -63,8 +79,8 @@ Trace = list[tuple[Arc, float]]
 
 
 class _Parts:
-    """All parts of one sentence: weights [P], needed arcs A and forbidden arcs B per part,
-    and for each arc the parts holding it in A and in B."""
+    """All parts of one sentence that need only allowed arcs: weights [P], needed arcs A and
+    forbidden (allowed) arcs B per part, and for each arc the parts holding it in A and in B."""
 
     def __init__(
         self, arc: Scores, allowed: NDArray[np.bool_], sib: Scores | None, grand: Scores | None
@@ -81,18 +97,24 @@ class _Parts:
                     self._add(float(arc[h, m]), ((h, m),), ())
         if grand is not None:
             for g, h, m in zip(*np.nonzero(grand), strict=True):
-                if 0 < h != m and g != h and m != g and m > 0:
-                    self._add(float(grand[g, h, m]), ((g, h), (h, m)), ())
+                if 0 < h != m and g != h and m != g and m > 0 and allowed[g, h] and allowed[h, m]:
+                    self._add(float(grand[g, h, m]), ((g, h), (h, m)), (), "grand")
         if sib is not None:
             for h, m, s in zip(*np.nonzero(sib), strict=True):
                 if s == 0 or s == h or (m != h and (m == 0 or (m - h) * (s - m) <= 0)):
                     continue  # not a sibling pair: m strictly between h and s on one side
-                lo, hi = sorted((int(m), int(s)))
                 need = ((h, s),) if m == h else ((h, m), (h, s))
-                between = tuple((int(h), k) for k in range(lo + 1, hi))
-                self._add(float(sib[h, m, s]), tuple((int(a), int(b)) for a, b in need), between)
+                if not all(allowed[a] for a in need):
+                    continue
+                lo, hi = sorted((int(m), int(s)))
+                between = tuple((int(h), k) for k in range(lo + 1, hi) if allowed[h, k])
+                self._add(float(sib[h, m, s]), need, between, "sib")
 
-    def _add(self, weight: float, need: tuple[Arc, ...], forbid: tuple[Arc, ...]) -> None:
+    def _add(
+        self, weight: float, need: tuple[Arc, ...], forbid: tuple[Arc, ...], name: str = "arc"
+    ) -> None:
+        if not np.isfinite(weight):
+            raise ValueError(f"{name} scores must be finite where their arcs are allowed")
         index = len(self.weight)
         self.weight.append(weight)
         self.need.append(tuple((int(a), int(b)) for a, b in need))
@@ -114,7 +136,45 @@ def arc_probabilities(arc: Scores, allowed: NDArray[np.bool_], alpha: float) -> 
     return np.divide(e, total, out=np.zeros_like(e), where=total > 0)
 
 
-def greedy(
+class _State:
+    """One partial tree of the search: heads, children, possible arcs E, arcs T, which parts
+    are still undecided, its beam value, its count of disallowed arcs and its trace."""
+
+    def __init__(self, size: int, parts: int) -> None:
+        self.heads = np.full(size, -1, dtype=np.int32)
+        self.children: list[list[int]] = [[] for _ in range(size)]
+        self.alive: set[Arc] = {(u, v) for u in range(size) for v in range(1, size) if u != v}
+        self.tree: set[Arc] = set()
+        self.undecided = [True] * parts
+        self.value = 0.0
+        self.disallowed = 0
+        self.trace: Trace = []
+
+    def copy(self) -> _State:
+        new = _State.__new__(_State)
+        new.heads = self.heads.copy()
+        new.children = [list(c) for c in self.children]
+        new.alive = set(self.alive)
+        new.tree = set(self.tree)
+        new.undecided = list(self.undecided)
+        new.value, new.disallowed, new.trace = self.value, self.disallowed, list(self.trace)
+        return new
+
+    def top(self, u: int) -> int:
+        while self.heads[u] >= 0:
+            u = int(self.heads[u])
+        return u
+
+    def subtree(self, v: int) -> list[int]:
+        nodes, stack = [], [v]
+        while stack:
+            x = stack.pop()
+            nodes.append(x)
+            stack.extend(self.children[x])
+        return nodes
+
+
+def beam_search(
     arc: Scores,
     sib: Scores | None = None,
     grand: Scores | None = None,
@@ -123,9 +183,12 @@ def greedy(
     pp: bool = False,
     alpha: float = 1.0,
     beta: float = 0.5,
-) -> tuple[Heads, Trace]:
-    """BGI (pp=False) or BGI-PP (pp=True) on arc float64 [n+1, n+1] and optional sib, grand
-    float64 [n+1, n+1, n+1] (finite). Returns heads int32 [n+1] (heads[0] == -1) and the trace.
+    beam: int = 1,
+) -> list[tuple[Heads, Trace]]:
+    """BGI (pp=False) or BGI-PP (pp=True) with a beam of width ``beam`` on arc float64
+    [n+1, n+1] and optional sib, grand float64 [n+1, n+1, n+1]: the final beam, best first,
+    each tree as heads int32 [n+1] (heads[0] == -1) and its trace (its beam value is the sum
+    of the trace's values).
 
     alpha and beta are BGI-PP's hyper-parameters (Section 4), ignored by BGI.
     """
@@ -134,11 +197,10 @@ def greedy(
     n = size - 1
     if np.isposinf(arc).any():
         raise ValueError("arc scores must not be +inf")
-    for name, part in (("sib", sib), ("grand", grand)):
-        if part is not None and not np.isfinite(part).all():
-            raise ValueError(f"{name} scores must be finite")
     if not 0.0 <= beta <= 1.0:
         raise ValueError(f"beta must be in [0, 1], got {beta}")
+    if beam < 1:
+        raise ValueError(f"beam must be >= 1, got {beam}")
     off_diagonal = ~np.eye(size, dtype=bool)
     off_diagonal[:, 0] = False
     allowed = off_diagonal & np.isfinite(arc)
@@ -146,34 +208,15 @@ def greedy(
     tol = TIE_TOLERANCE * (1.0 + max(map(abs, parts.weight), default=0.0))
     prob = arc_probabilities(arc, allowed, alpha) if pp else np.ones((size, size))
 
-    heads = np.full(size, -1, dtype=np.int32)
-    children: list[list[int]] = [[] for _ in range(size)]
-    alive: set[Arc] = {(int(u), int(v)) for u, v in zip(*np.nonzero(off_diagonal), strict=True)}
-    tree: set[Arc] = set()
-    undecided = [True] * len(parts.weight)
-
-    def top(u: int) -> int:
-        while heads[u] >= 0:
-            u = int(heads[u])
-        return u
-
-    def subtree(v: int) -> list[int]:
-        nodes, stack = [], [v]
-        while stack:
-            x = stack.pop()
-            nodes.append(x)
-            stack.extend(children[x])
-        return nodes
-
-    def lost_arcs(e: Arc) -> set[Arc]:
+    def lost_arcs(st: _State, e: Arc) -> set[Arc]:
         """Algorithm 1, lines 6-8: incomingSet and cycleSet of e (plus the other root arcs
         under single_root when e leaves the root), among the possible arcs."""
         u, v = e
-        lost = {(x, v) for x in range(size) if x != u and (x, v) in alive}
-        r = top(u)
-        lost |= {(x, r) for x in subtree(v) if (x, r) in alive}
+        lost = {(x, v) for x in range(size) if x != u and (x, v) in st.alive}
+        r = st.top(u)
+        lost |= {(x, r) for x in st.subtree(v) if (x, r) in st.alive}
         if single_root and u == 0:
-            lost |= {(0, x) for x in range(1, size) if x != v and (0, x) in alive}
+            lost |= {(0, x) for x in range(1, size) if x != v and (0, x) in st.alive}
         return lost
 
     def residual(p: int, present: set[Arc]) -> float:
@@ -184,19 +227,20 @@ def greedy(
                 value *= prob[a]
         return value
 
-    def evaluate(e: Arc) -> tuple[float, set[int], set[int], set[Arc]]:
-        """v_e and the parts lost and gained by adding e, and its lostArcs."""
-        lost_a = lost_arcs(e)
+    def evaluate(st: _State, e: Arc) -> tuple[float, set[int], set[Arc]]:
+        """v_e, the parts decided (lost or gained) by adding e to st, and its lostArcs."""
+        lost_a = lost_arcs(st, e)
+        undecided = st.undecided
         lost = {p for a in lost_a for p in parts.by_need.get(a, ()) if undecided[p]}
         lost |= {p for p in parts.by_forbid.get(e, ()) if undecided[p]}
-        with_e = tree | {e}
+        with_e = st.tree | {e}
         candidates = {p for p in parts.by_need.get(e, ()) if undecided[p]}
         candidates |= {p for a in lost_a for p in parts.by_forbid.get(a, ()) if undecided[p]}
         gained = {
             p
             for p in candidates - lost
             if all(a in with_e for a in parts.need[p])
-            and all(b not in alive or b in lost_a for b in parts.forbid[p])
+            and all(b not in st.alive or b in lost_a for b in parts.forbid[p])
         }
         if pp:  # Algorithm 2, lines 5 and 10
             gain = sum(
@@ -204,38 +248,77 @@ def greedy(
                 for p in parts.by_need.get(e, ())
                 if undecided[p] and p not in lost
             )
-            loss = sum(parts.weight[p] * residual(p, tree) for p in lost)
+            loss = sum(parts.weight[p] * residual(p, st.tree) for p in lost)
             value = beta * loss - (1.0 - beta) * gain
         else:  # Algorithm 1, lines 5 and 10
             gain = sum(parts.weight[p] for p in gained)
             loss = sum(parts.weight[p] for p in lost)
             value = loss - gain
-        return value, lost, gained, lost_a
+        return value, lost | gained, lost_a
 
-    trace: Trace = []
+    def better(a: tuple[int, float], b: tuple[int, float]) -> bool:
+        """Candidate (disallowed count, value) a ranks before the earlier candidate b."""
+        return a[0] < b[0] or (a[0] == b[0] and a[1] < b[1] - tol)
+
+    states = [_State(size, len(parts.weight))]
     for _ in range(n):  # Algorithm 1/2, line 2
-        best: tuple[bool, float, Arc, set[int], set[int], set[Arc]] | None = None
-        for e in sorted(alive, key=lambda a: a[0] * size + a[1]):
-            value, lost, gained, lost_a = evaluate(e)
-            disallowed = not allowed[e]
-            if (
-                best is None
-                or disallowed < best[0]
-                or (disallowed == best[0] and value < best[1] - tol)
-            ):
-                best = (disallowed, value, e, lost, gained, lost_a)
-        assert best is not None  # a complete graph always leaves a possible arc
-        _, value, e, lost, gained, lost_a = best
-        u, v = e
-        heads[v] = u  # lines 13-16: add e, drop lostArcs, settle the parts
-        children[u].append(v)
-        tree.add(e)
-        alive.discard(e)
-        alive -= lost_a
-        for p in lost | gained:
-            undecided[p] = False
-        trace.append((e, value))
-    return heads, trace
+        # (rank key, parent, arc, v_e, decided parts, lostArcs, the new tree's heads)
+        ranked: list[tuple[tuple[int, float], int, Arc, float, set[int], set[Arc], tuple]] = []
+        for j, st in enumerate(states):
+            arcs = sorted(st.alive, key=lambda a: a[0] * size + a[1])
+            choices = [e for e in arcs if allowed[e]] or arcs
+            for e in choices:
+                value, decided, lost_a = evaluate(st, e)
+                key = (st.disallowed + (not allowed[e]), st.value + value)
+                heads = st.heads.copy()
+                heads[e[1]] = e[0]
+                cand = (key, j, e, value, decided, lost_a, tuple(heads.tolist()))
+                pos = len(ranked)
+                while pos > 0 and better(key, ranked[pos - 1][0]):
+                    pos -= 1
+                if pos >= beam:
+                    continue
+                same = [k for k, x in enumerate(ranked) if x[6] == cand[6]]
+                if same:
+                    if same[0] < pos:  # the same tree already ranks before this place
+                        continue
+                    del ranked[same[0]]
+                ranked.insert(pos, cand)
+                del ranked[beam:]
+        new_states = []
+        for key, j, e, value, decided, lost_a, _ in ranked:  # lines 13-16 for each new tree
+            st = states[j].copy()
+            u, v = e
+            st.heads[v] = u
+            st.children[u].append(v)
+            st.tree.add(e)
+            st.alive.discard(e)
+            st.alive -= lost_a
+            for p in decided:
+                st.undecided[p] = False
+            st.disallowed, st.value = key
+            st.trace.append((e, value))
+            new_states.append(st)
+        states = new_states
+    return [(st.heads, st.trace) for st in states]
+
+
+def greedy(
+    arc: Scores,
+    sib: Scores | None = None,
+    grand: Scores | None = None,
+    *,
+    single_root: bool = True,
+    pp: bool = False,
+    alpha: float = 1.0,
+    beta: float = 0.5,
+    beam: int = 1,
+) -> tuple[Heads, Trace]:
+    """The returned tree of :func:`beam_search` (same arguments): heads int32 [n+1] and its
+    trace."""
+    return beam_search(
+        arc, sib, grand, single_root=single_root, pp=pp, alpha=alpha, beta=beta, beam=beam
+    )[0]
 
 
 def bgi(
@@ -244,9 +327,10 @@ def bgi(
     grand: Scores | None = None,
     *,
     single_root: bool = True,
+    beam: int = 1,
 ) -> Heads:
     """Algorithm 1 (BGI): heads int32 [n+1] for arc [n+1, n+1], sib and grand [n+1, n+1, n+1]."""
-    return greedy(arc, sib, grand, single_root=single_root)[0]
+    return greedy(arc, sib, grand, single_root=single_root, beam=beam)[0]
 
 
 def bgi_pp(
@@ -257,7 +341,10 @@ def bgi_pp(
     single_root: bool = True,
     alpha: float = 1.0,
     beta: float = 0.5,
+    beam: int = 1,
 ) -> Heads:
     """Algorithm 2 (BGI-PP): heads int32 [n+1]; alpha the softmax sharpness, beta in [0, 1] the
     loss weight (Section 4)."""
-    return greedy(arc, sib, grand, single_root=single_root, pp=True, alpha=alpha, beta=beta)[0]
+    return greedy(
+        arc, sib, grand, single_root=single_root, pp=True, alpha=alpha, beta=beta, beam=beam
+    )[0]

@@ -1,10 +1,13 @@
-"""Greedy inference (Tchernowitz et al. 2016): the ``bgi`` and ``bgi-pp`` decoders and the Python
-reference dparse/greedy_reference.py.
+"""Greedy inference (Tchernowitz et al. 2016): the ``bgi`` and ``bgi-pp`` decoders, their C search
+dparse/_ext/greedy.pyx and the Python reference dparse/greedy_reference.py.
 
-Approximate decoders: every output is a valid tree (dparse.trees, the shared check) and never
-scores above the brute-force optimum; hand-made cases pin the greedy choices; Section 3's identity
-(sum of the chosen values = total part weight - 2 * tree score) checks the loss/gain accounting.
-The suite runs under another seed with DPARSE_TEST_SEED=<int>.
+The C search returns the reference's tree and beam value on random instances (first and second
+order, pruned arcs, ties, single_root, beam 1 and 3). Approximate decoders: every output is a
+valid tree (dparse.trees, the shared check) and never scores above the brute-force optimum;
+hand-made cases pin the greedy choices; Section 3's identity (sum of the chosen values = total
+part weight - 2 * tree score) checks the loss/gain accounting, and with it a beam wide enough to
+keep every partial tree makes BGI exact. The suite runs under another seed with
+DPARSE_TEST_SEED=<int>.
 """
 
 from __future__ import annotations
@@ -14,15 +17,16 @@ import os
 import numpy as np
 import pytest
 from bruteforce import all_trees, best_score, best_score2, tree_score2
-from dparse._ext.greedy import greedy1
+from dparse._ext.greedy import greedy as c_greedy
 
 from dparse.decoders import configured_decoder, get_decoder, score_tree
-from dparse.greedy_reference import greedy
+from dparse.greedy_reference import beam_search, greedy
 from dparse.trees import check_tree
 
 SEED = int(os.environ.get("DPARSE_TEST_SEED", "0"))
 GREEDY = ["bgi", "bgi-pp"]
 KINDS = ["normal", "ties", "negative"]
+ORDERS = ["arc", "sib", "grand", "both"]
 
 
 def random_arc(rng: np.random.Generator, n: int, kind: str) -> np.ndarray:
@@ -44,6 +48,14 @@ def random_parts(rng: np.random.Generator, n: int, kind: str) -> tuple[np.ndarra
     return -rng.exponential(1.0, size=shape), -rng.exponential(1.0, size=shape)
 
 
+def order_parts(
+    order: str, sib: np.ndarray, grand: np.ndarray
+) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """The part arrays of an order: "arc" (none), "sib", "grand" or "both"."""
+    return (sib if order in ("sib", "both") else None,
+            grand if order in ("grand", "both") else None)
+
+
 def total_weight(arc: np.ndarray, sib: np.ndarray | None, grand: np.ndarray | None) -> float:
     """Sum of the weights of every part of the complete graph (DESIGN.md conventions)."""
     size = arc.shape[0]
@@ -60,6 +72,46 @@ def total_weight(arc: np.ndarray, sib: np.ndarray | None, grand: np.ndarray | No
     return float(total)
 
 
+# -- the C search equals the reference ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("order", ORDERS)
+@pytest.mark.parametrize("pp", [False, True])
+def test_greedy_cython_equals_reference(pp: bool, order: str) -> None:
+    """dparse/_ext/greedy.pyx returns the reference's tree and beam value: ties, pruned
+    (-inf) arcs, single_root, beams 1 and 3, n = 1..8."""
+    rng = np.random.default_rng([SEED, 37, pp, ORDERS.index(order)])
+    for case in range(48):
+        n = 1 + case % 8
+        kind = KINDS[case % 3]
+        arc = random_arc(rng, n, kind)
+        sib, grand = order_parts(order, *random_parts(rng, n, kind))
+        if case % 4 >= 2:
+            arc[rng.random(arc.shape) < 0.4] = -np.inf
+        single_root, beam = bool(case % 2), 1 + 2 * (case % 5 == 1 or case % 5 == 3)
+        alpha, beta = rng.uniform(0.0, 2.5), rng.uniform(0.0, 1.0)
+        expected, trace = greedy(arc, sib, grand, single_root=single_root, pp=pp, alpha=alpha,
+                                 beta=beta, beam=beam)
+        heads, value = c_greedy(arc, sib, grand, single_root, pp, alpha, beta, beam)
+        assert heads.tolist() == expected.tolist(), (case, n, kind, single_root, beam)
+        assert value == pytest.approx(sum(v for _, v in trace), rel=1e-9, abs=1e-9)
+
+
+def test_greedy_cython_equals_reference_wide_beam() -> None:
+    """Wider beams (duplicates in the candidate lists are common there)."""
+    rng = np.random.default_rng([SEED, 41])
+    for case in range(12):
+        n = 3 + case % 4
+        kind = KINDS[case % 3]
+        arc = random_arc(rng, n, kind)
+        sib, grand = random_parts(rng, n, kind)
+        pp, beam = bool(case % 2), [2, 5, 8][case % 3]
+        expected, trace = greedy(arc, sib, grand, single_root=case % 4 < 2, pp=pp, beam=beam)
+        heads, value = c_greedy(arc, sib, grand, case % 4 < 2, pp, 1.0, 0.5, beam)
+        assert heads.tolist() == expected.tolist()
+        assert value == pytest.approx(sum(v for _, v in trace), rel=1e-9, abs=1e-9)
+
+
 # -- validity and the exact optimum -------------------------------------------------------------
 
 
@@ -71,9 +123,10 @@ def test_greedy_first_order_valid(name: str, kind: str, single_root: bool) -> No
     decoder = get_decoder(name)
     for n in [*range(1, 13), 16, 20, 25, 30]:
         arc = random_arc(rng, n, kind)
-        heads = decoder.decode(arc, single_root=single_root)
-        assert heads.dtype == np.int32 and heads.shape == (n + 1,)
-        check_tree(heads, single_root=single_root)
+        for beam in (1, 3):
+            heads = decoder.decode(arc, single_root=single_root, beam=beam)
+            assert heads.dtype == np.int32 and heads.shape == (n + 1,)
+            check_tree(heads, single_root=single_root)
 
 
 @pytest.mark.parametrize("single_root", [True, False])
@@ -82,13 +135,14 @@ def test_greedy_first_order_valid(name: str, kind: str, single_root: bool) -> No
 def test_greedy_first_order_never_beats_optimum(name: str, kind: str, single_root: bool) -> None:
     rng = np.random.default_rng([SEED, 7, GREEDY.index(name), KINDS.index(kind), single_root])
     decoder, exact = get_decoder(name), get_decoder("cle")
-    for n in [1, 2, 3, 4, 5, 6, 7] * 4:
+    for n in [1, 2, 3, 4, 5, 6, 7] * 2:
         arc = random_arc(rng, n, kind)
-        heads = decoder.decode(arc, single_root=single_root)
-        check_tree(heads, single_root=single_root)
         best = score_tree(exact.decode(arc, single_root=single_root), arc)
         assert best == pytest.approx(best_score(arc, projective=False, single_root=single_root))
-        assert score_tree(heads, arc) <= best + 1e-9
+        for beam in (1, 3):
+            heads = decoder.decode(arc, single_root=single_root, beam=beam)
+            check_tree(heads, single_root=single_root)
+            assert score_tree(heads, arc) <= best + 1e-9
 
 
 @pytest.mark.parametrize("single_root", [True, False])
@@ -101,31 +155,18 @@ def test_greedy_second_order_valid_and_bounded(name: str, kind: str, single_root
         arc = random_arc(rng, n, kind)
         sib, grand = random_parts(rng, n, kind)
         for parts in ({"sib": sib}, {"grand": grand}, {"sib": sib, "grand": grand}):
-            heads = decoder.decode(arc, single_root=single_root, **parts)
-            check_tree(heads, single_root=single_root)
             best = best_score2(arc, **parts, projective=False, single_root=single_root)
-            assert tree_score2(heads, arc, **parts) <= best + 1e-9
-    for n in [10, 12]:  # larger sentences: validity only
+            for beam in (1, 3):
+                heads = decoder.decode(arc, single_root=single_root, beam=beam, **parts)
+                check_tree(heads, single_root=single_root)
+                assert tree_score2(heads, arc, **parts) <= best + 1e-9
+    for n in [10, 12, 40]:  # larger sentences: validity only
         arc = random_arc(rng, n, kind)
         sib, grand = random_parts(rng, n, kind)
-        check_tree(decoder.decode(arc, sib=sib, grand=grand, single_root=single_root),
-                   single_root=single_root)
-
-
-@pytest.mark.parametrize("pp", [False, True])
-@pytest.mark.parametrize("kind", [*KINDS, "pruned"])
-def test_greedy_cython_equals_reference(kind: str, pp: bool) -> None:
-    """dparse/_ext/greedy.pyx returns the reference's tree, ties and disallowed arcs included."""
-    rng = np.random.default_rng([SEED, 37, len(kind), pp])
-    for n in [*range(1, 13), 16, 20, 25, 30]:
-        for single_root in (True, False):
-            arc = random_arc(rng, n, "normal" if kind == "pruned" else kind)
-            if kind == "pruned":
-                arc[rng.random(arc.shape) < 0.5] = -np.inf
-            alpha, beta = rng.uniform(0.0, 2.5), rng.uniform(0.0, 1.0)
-            expected, _ = greedy(arc, single_root=single_root, pp=pp, alpha=alpha, beta=beta)
-            heads = greedy1(arc, single_root, pp, alpha, beta)
-            assert heads.tolist() == expected.tolist()
+        arc[rng.random(arc.shape) < 0.7] = -np.inf  # a pruned graph, as from a first-order pruner
+        for beam in (1, 3):
+            heads = decoder.decode(arc, sib=sib, grand=grand, single_root=single_root, beam=beam)
+            check_tree(heads, single_root=single_root)
 
 
 def test_greedy_pruned_arcs() -> None:
@@ -138,9 +179,12 @@ def test_greedy_pruned_arcs() -> None:
             tree = trees[rng.integers(len(trees))]
             arc = np.full((n + 1, n + 1), -np.inf)
             arc[tree[1:], np.arange(1, n + 1)] = rng.normal(size=n)
+            sib, grand = random_parts(rng, n, "normal")
             for name in GREEDY:
-                heads = get_decoder(name).decode(arc, single_root=single_root)
-                assert heads.tolist() == tree.tolist()
+                for beam in (1, 3):
+                    heads = get_decoder(name).decode(arc, single_root=single_root, beam=beam,
+                                                     sib=sib, grand=grand)
+                    assert heads.tolist() == tree.tolist()
             arc = rng.normal(size=(n + 1, n + 1))
             arc[rng.random(arc.shape) < 0.5] = np.nan if n % 2 else -np.inf
             for name in GREEDY:
@@ -148,24 +192,58 @@ def test_greedy_pruned_arcs() -> None:
                            single_root=single_root)
 
 
-# -- the paper's accounting (Section 3) ---------------------------------------------------------
+# -- the paper's accounting (Section 3) and the beam ----------------------------------------------
 
 
 @pytest.mark.parametrize("single_root", [True, False])
-@pytest.mark.parametrize("order", ["arc", "sib", "grand", "both"])
+@pytest.mark.parametrize("order", ORDERS)
 def test_greedy_bgi_values_sum_identity(order: str, single_root: bool) -> None:
-    """Every part is gained or lost exactly once, so the BGI values sum to total - 2 * score."""
+    """Every part is gained or lost exactly once, so the BGI values along the returned tree's
+    path sum to total - 2 * score, in the reference and in C, beam or not."""
     rng = np.random.default_rng([SEED, 17, len(order), single_root])
     for n in [1, 2, 3, 5, 8]:
         arc = rng.normal(size=(n + 1, n + 1))
-        sib, grand = random_parts(rng, n, "normal")
-        sib = sib if order in ("sib", "both") else None
-        grand = grand if order in ("grand", "both") else None
-        heads, trace = greedy(arc, sib, grand, single_root=single_root)
-        assert {e for e, _ in trace} == {(int(heads[m]), m) for m in range(1, n + 1)}
-        values = sum(value for _, value in trace)
-        expected = total_weight(arc, sib, grand) - 2 * tree_score2(heads, arc, sib, grand)
-        assert values == pytest.approx(expected)
+        sib, grand = order_parts(order, *random_parts(rng, n, "normal"))
+        for beam in (1, 3):
+            heads, trace = greedy(arc, sib, grand, single_root=single_root, beam=beam)
+            assert {e for e, _ in trace} == {(int(heads[m]), m) for m in range(1, n + 1)}
+            expected = total_weight(arc, sib, grand) - 2 * tree_score2(heads, arc, sib, grand)
+            assert sum(value for _, value in trace) == pytest.approx(expected)
+            heads, value = c_greedy(arc, sib, grand, single_root, False, 1.0, 0.5, beam)
+            expected = total_weight(arc, sib, grand) - 2 * tree_score2(heads, arc, sib, grand)
+            assert value == pytest.approx(expected)
+
+
+@pytest.mark.parametrize("single_root", [True, False])
+def test_greedy_beam_keeps_distinct_trees(single_root: bool) -> None:
+    """The beam never holds a tree twice: a beam wider than the number of trees ends with every
+    tree exactly once (n = 3), a narrower one with distinct trees (maybe fewer than its width:
+    its partial trees may have fewer distinct completions)."""
+    rng = np.random.default_rng([SEED, 43, single_root])
+    trees = {tuple(t.tolist()) for t in all_trees(3, False, single_root)}
+    for kind in KINDS:
+        arc = random_arc(rng, 3, kind)
+        sib, grand = random_parts(rng, 3, kind)
+        for pp in (False, True):
+            final = beam_search(arc, sib, grand, single_root=single_root, pp=pp, beam=100)
+            assert sorted(tuple(h.tolist()) for h, _ in final) == sorted(trees)
+            final = beam_search(arc, sib, grand, single_root=single_root, pp=pp, beam=4)
+            assert len({tuple(h.tolist()) for h, _ in final}) == len(final) <= 4
+
+
+@pytest.mark.parametrize("order", ORDERS)
+def test_greedy_bgi_wide_beam_is_exact(order: str) -> None:
+    """With the Section 3 identity, a BGI beam wide enough to keep every partial tree (they
+    stay distinct) ranks all trees by score: it returns an optimal tree."""
+    rng = np.random.default_rng([SEED, 47, ORDERS.index(order)])
+    for n in [1, 2, 3, 4, 4]:
+        for single_root in (True, False):
+            kind = KINDS[n % 3]
+            arc = random_arc(rng, n, kind)
+            sib, grand = order_parts(order, *random_parts(rng, n, kind))
+            heads, _ = c_greedy(arc, sib, grand, single_root, False, 1.0, 0.5, 1000)
+            best = best_score2(arc, sib, grand, projective=False, single_root=single_root)
+            assert tree_score2(heads, arc, sib, grand) == pytest.approx(best)
 
 
 # -- hand-made cases ----------------------------------------------------------------------------
@@ -178,6 +256,7 @@ def test_greedy_bgi_hand_first_order() -> None:
     heads, trace = greedy(arc, single_root=False)
     assert heads.tolist() == [-1, 0, 1]
     assert trace == [((1, 2), -5.0), ((0, 1), -1.0)]
+    assert c_greedy(arc, None, None, False)[1] == -6.0
 
 
 def test_greedy_bgi_hand_grandparent() -> None:
@@ -192,6 +271,8 @@ def test_greedy_bgi_hand_grandparent() -> None:
     heads, trace = greedy(arc, None, grand, single_root=False, pp=True, alpha=0.0, beta=0.5)
     assert heads.tolist() == [-1, 0, 1]  # gain 3 * p(1, 2) = 1.5 for (0, 1) first
     assert trace[0] == ((0, 1), -0.75)
+    heads, value = c_greedy(arc, None, grand, False, True, 0.0, 0.5)
+    assert heads.tolist() == [-1, 0, 1] and value == pytest.approx(sum(v for _, v in trace))
 
 
 def test_greedy_bgi_hand_consecutive_siblings() -> None:
@@ -239,7 +320,8 @@ def test_greedy_recovers_dominant_tree(name: str) -> None:
         gold = get_decoder("cle").decode(rng.normal(size=(n + 1, n + 1)))
         arc = rng.normal(size=(n + 1, n + 1))
         arc[gold[1:], np.arange(1, n + 1)] += 20.0
-        assert get_decoder(name).decode(arc).tolist() == gold.tolist()
+        for beam in (1, 3):
+            assert get_decoder(name).decode(arc, beam=beam).tolist() == gold.tolist()
 
 
 # -- the decoder objects ------------------------------------------------------------------------
@@ -252,12 +334,13 @@ def test_greedy_deterministic(name: str) -> None:
     for n in (5, 15):
         arc = rng.integers(-1, 2, size=(n + 1, n + 1)).astype(np.float64)
         sib, grand = random_parts(rng, n, "ties")
-        first = decoder.decode(arc, sib=sib, grand=grand)
-        assert all(
-            decoder.decode(arc.copy(), sib=sib.copy(), grand=grand.copy()).tolist()
-            == first.tolist()
-            for _ in range(3)
-        )
+        for beam in (1, 3):
+            first = decoder.decode(arc, sib=sib, grand=grand, beam=beam)
+            assert all(
+                decoder.decode(arc.copy(), sib=sib.copy(), grand=grand.copy(), beam=beam).tolist()
+                == first.tolist()
+                for _ in range(3)
+            )
 
 
 def test_greedy_registry_and_options() -> None:
@@ -266,14 +349,85 @@ def test_greedy_registry_and_options() -> None:
         assert (decoder.exact, decoder.projective, decoder.parts) == (
             False, False, ("arc", "sib", "grand"),
         )
-    arc = np.random.default_rng([SEED, 31]).normal(size=(9, 9))
+    rng = np.random.default_rng([SEED, 31])
+    arc = rng.normal(size=(9, 9))
+    sib, grand = random_parts(rng, 8, "normal")
     pp = get_decoder("bgi-pp")
-    assert pp.decode(arc, alpha=1.0, beta=0.5).tolist() == pp.decode(arc).tolist()
-    configured = configured_decoder("bgi-pp", {"alpha": 2.0, "beta": 0.3})
-    assert configured.decode(arc).tolist() == pp.decode(arc, alpha=2.0, beta=0.3).tolist()
-    with pytest.raises(ValueError, match="beta must be in"):
-        pp.decode(arc, beta=1.5)
-    with pytest.raises(TypeError):
+    assert pp.decode(arc, alpha=1.0, beta=0.5, beam=1, improve=0).tolist() == pp.decode(
+        arc).tolist()
+    configured = configured_decoder("bgi-pp", {"beam": 3, "improve": 5, "alpha": 1.0,
+                                               "beta": 0.4})
+    assert configured.decode(arc, sib=sib, grand=grand).tolist() == pp.decode(
+        arc, sib=sib, grand=grand, beam=3, improve=5, alpha=1.0, beta=0.4).tolist()
+    expected, _ = c_greedy(arc, sib, grand, True, True, 2.0, 0.3, 3)
+    assert pp.decode(arc, sib=sib, grand=grand, alpha=2, beta=0.3, beam=3).tolist() == \
+        expected.tolist()
+    expected, _ = c_greedy(arc, sib, None, False, False, 1.0, 0.5, 2)
+    assert get_decoder("bgi").decode(arc, sib=sib, beam=np.int64(2), single_root=False).tolist() \
+        == expected.tolist()
+    for options, message in [
+        ({"beta": 1.5}, "beta must be"), ({"beta": float("nan")}, "beta must be"),
+        ({"alpha": -1.0}, "alpha must be"), ({"alpha": float("inf")}, "alpha must be"),
+        ({"beam": 0}, "beam must be"), ({"beam": 2.0}, "beam must be"),
+        ({"beam": True}, "beam must be"), ({"improve": -1}, "improve must be"),
+        ({"improve": "5"}, "improve must be"), ({"beam": [3]}, "beam must be"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            pp.decode(arc, **options)
+        with pytest.raises(ValueError, match=message):
+            configured_decoder("bgi-pp", options).decode(arc)
+    with pytest.raises(TypeError, match="unknown keyword"):
         get_decoder("bgi").decode(arc, alpha=1.0)
-    with pytest.raises(ValueError, match="sib scores must be finite"):
-        get_decoder("bgi").decode(arc, sib=np.full((9, 9, 9), np.inf))
+    with pytest.raises(TypeError, match="unknown keyword"):
+        pp.decode(arc, third=arc)
+
+
+def test_greedy_improve_option() -> None:
+    """improve=s runs s rounds of post-search arc swaps (dparse/_ext/improve.pyx) on the
+    greedy tree."""
+    improve = pytest.importorskip("dparse._ext.improve")
+    rng = np.random.default_rng([SEED, 53])
+    for case in range(12):
+        n = 2 + case
+        arc = random_arc(rng, n, KINDS[case % 3])
+        sib, grand = random_parts(rng, n, KINDS[case % 3])
+        for name in GREEDY:
+            decoder = get_decoder(name)
+            for rounds in (1, 5):
+                heads = decoder.decode(arc, sib=sib, grand=grand, beam=3, improve=rounds)
+                start = decoder.decode(arc, sib=sib, grand=grand, beam=3)
+                expected = improve.improve_tree(start, arc, sib, grand, rounds, True)
+                assert heads.tolist() == expected.tolist()
+                assert tree_score2(heads, arc, sib, grand) >= tree_score2(
+                    start, arc, sib, grand) - 1e-9
+
+
+def test_greedy_input_errors() -> None:
+    rng = np.random.default_rng([SEED, 59])
+    arc = rng.normal(size=(5, 5))
+    sib, grand = random_parts(rng, 4, "normal")
+    bad = arc.copy()
+    bad[1, 2] = np.inf
+    with pytest.raises(ValueError, match=r"\+inf"):
+        c_greedy(bad)
+    for name in GREEDY:
+        with pytest.raises(ValueError, match="sib and grand scores must be finite"):
+            get_decoder(name).decode(arc, sib=np.full((5, 5, 5), np.inf))
+        with pytest.raises(ValueError, match="sib and grand scores must be finite"):
+            get_decoder(name).decode(arc, grand=np.full((5, 5, 5), np.nan))
+    with pytest.raises(ValueError, match="must be finite"):
+        greedy(arc, np.full((5, 5, 5), np.nan))
+    pruned = arc.copy()
+    pruned[0, 3] = pruned[2, 3] = -np.inf
+    sib_nan = sib.copy()
+    sib_nan[0, 0, 3] = sib_nan[0, 3, 4] = np.nan  # needs (0, 3): never read
+    grand_nan = grand.copy()
+    grand_nan[2, 3, 1] = np.inf  # needs (2, 3): never read
+    expected, _ = greedy(pruned, sib, grand, pp=True)
+    assert c_greedy(pruned, sib_nan, grand_nan, True, True)[0].tolist() == expected.tolist()
+    with pytest.raises(ValueError, match="shape"):
+        c_greedy(arc, np.zeros((4, 4, 4)))
+    with pytest.raises(ValueError, match="shape"):
+        c_greedy(np.zeros((3, 4)))
+    with pytest.raises(ValueError, match="beam must be"):
+        c_greedy(arc, beam=0)
