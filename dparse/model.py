@@ -153,11 +153,13 @@ class ArcFactoredModel(GraphModel):
         enc: EncodedSentence,
         weights: np.ndarray | None = None,
         cost_augmented: bool = False,
+        allowed: np.ndarray | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
         """Arc scores float64 [n+1, n+1] (best label included) and best labels int32 [n+1, n+1].
 
         ``weights`` overrides the model's (training scores with the current float64 weights);
-        ``cost_augmented`` adds the labeled Hamming cost against the encoded gold tree.
+        ``cost_augmented`` adds the labeled Hamming cost against the encoded gold tree;
+        ``allowed`` (uint8 [n+1, n+1]) scores only the arcs it marks, the others get -inf.
         """
         n = len(enc)
         arc = np.empty((n + 1, n + 1), dtype=np.float64)
@@ -167,7 +169,7 @@ class ArcFactoredModel(GraphModel):
         score_arcs(
             enc.tokens, enc.morph_ptr, enc.morph,
             self.weights if weights is None else weights, self.space,
-            arc, label, gold_heads, gold_labels,
+            arc, label, gold_heads, gold_labels, allowed,
         )
         return arc, label
 

@@ -169,8 +169,7 @@ class SecondOrderModel(GraphModel):
         {"sib": [n+1]^3, "grand": [n+1]^3} of the decoder contract."""
         w = self._weights if weights is None else weights
         allowed = enc.allowed if enc.allowed is not None else self.pruner.allowed(enc)
-        arc, label = self.first.score(enc, w[: self.space.first.size], cost_augmented)
-        arc[allowed == 0] = -np.inf
+        arc, label = self.first.score(enc, w[: self.space.first.size], cost_augmented, allowed)
         n1 = len(enc) + 1
         sib = np.empty((n1, n1, n1), dtype=np.float64)
         grand = np.empty((n1, n1, n1), dtype=np.float64) if self.grandparents else None

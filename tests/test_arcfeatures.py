@@ -195,6 +195,30 @@ def test_float32_and_float64_weights_agree() -> None:
     np.testing.assert_allclose(arc32, arc64, rtol=1e-5, atol=1e-4)
 
 
+def test_allowed_mask_scores_only_its_arcs_and_leaves_them_unchanged() -> None:
+    rng = np.random.default_rng(SEED + 21)
+    n = 9
+    sent = synthetic(rng, n)
+    weights = random_weights(rng)
+    gold = (rng.integers(0, n + 1, size=n + 1).astype(np.int32),
+            rng.integers(0, N_LABELS, size=n + 1).astype(np.int32))
+    for cost in (None, gold):
+        full_arc, full_label = score(sent, weights, gold=cost)
+        allowed = (rng.random((n + 1, n + 1)) < 0.4).astype(np.uint8)
+        arc = np.full((n + 1, n + 1), np.nan)
+        label = np.full((n + 1, n + 1), -7, dtype=np.int32)
+        heads, labels = cost if cost is not None else (None, None)
+        score_arcs(*sent, weights, SPACE, arc, label, heads, labels, allowed)
+        keep = allowed.astype(bool)
+        keep[:, 0] = False
+        np.fill_diagonal(keep, False)
+        assert np.array_equal(arc[keep], full_arc[keep])
+        assert np.array_equal(label[keep], full_label[keep])
+        assert np.all(arc[~keep] == -np.inf) and np.all(label[~keep] == 0)
+    with pytest.raises(ValueError, match="allowed"):
+        score_arcs(*sent, weights, SPACE, arc, label, None, None, allowed[:n].copy())
+
+
 def test_diagonal_and_column_zero_are_minus_infinity() -> None:
     rng = np.random.default_rng(SEED + 4)
     n = 7

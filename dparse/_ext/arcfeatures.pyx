@@ -21,7 +21,7 @@ Conventions
   best label. Choosing the label per arc before decoding is exact for arc-factored models.
 """
 
-from libc.stdint cimport int32_t, int64_t, uint64_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
 from libc.stdlib cimport free, malloc
 from libc.math cimport INFINITY
 
@@ -378,8 +378,10 @@ cdef class FeatureSpace:
 def score_arcs(const int32_t[:, ::1] tokens, const int32_t[::1] morph_ptr,
                const int32_t[::1] morph, const floating[::1] weights, FeatureSpace space,
                double[:, ::1] arc_out, int32_t[:, ::1] label_out,
-               const int32_t[::1] gold_heads=None, const int32_t[::1] gold_labels=None):
-    """Score every arc h -> m and choose its best label.
+               const int32_t[::1] gold_heads=None, const int32_t[::1] gold_labels=None,
+               const uint8_t[:, ::1] allowed=None):
+    """Score every arc h -> m (or, given ``allowed``, uint8 [n+1, n+1], the arcs with
+    allowed[h, m] != 0; the others get -inf and label 0) and choose its best label.
 
     Writes ``arc_out[h, m]`` (float64 [n+1, n+1]; -inf on the diagonal and in column 0) and
     ``label_out[h, m]`` (int32 [n+1, n+1]). With ``gold_heads``/``gold_labels`` (int32 [n+1]) the
@@ -390,6 +392,10 @@ def score_arcs(const int32_t[:, ::1] tokens, const int32_t[::1] morph_ptr,
     init_sentence(&s, tokens, morph_ptr, morph)
     cdef int n = s.n, h, m, i, l, nf, right, L = space.n_labels
     cdef bint cost = gold_heads is not None
+    cdef bint masked = allowed is not None
+    if masked and (allowed.shape[0] != n + 1 or allowed.shape[1] != n + 1):
+        free_sentence(&s)
+        raise ValueError("allowed must be [n+1, n+1]")
     if arc_out.shape[0] != n + 1 or arc_out.shape[1] != n + 1:
         free_sentence(&s)
         raise ValueError("arc_out must be [n+1, n+1]")
@@ -438,7 +444,7 @@ def score_arcs(const int32_t[:, ::1] tokens, const int32_t[::1] morph_ptr,
             label_out[h, 0] = 0
         for h in range(n + 1):
             for m in range(1, n + 1):
-                if h == m:
+                if h == m or (masked and allowed[h, m] == 0):
                     arc_out[h, m] = -INFINITY
                     label_out[h, m] = 0
                     continue
