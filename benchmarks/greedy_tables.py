@@ -10,9 +10,12 @@ chosen on dev when there is one):
 | exact (k = 1)  | o1-cle       | o1-cle (Chu-Liu-Edmonds)                | cle                   |
 | exact (k = 2)  | o2-dd        | o2-dd (dual decomposition)              | dd2                   |
 | BGI            | ok-bgi       | ok-bgi (bgi, Algorithm 1)               | bgi                   |
-| BGI-PP         | ok-bgi-pp    | ok-bgi-pp (bgi-pp: alpha 1, beta 0.5)   | bgi-pp, tuned options |
-| BGI-PP + i     | ok-bgi-pp-i  | ok-bgi-pp (the same model)              | + 5 improve rounds    |
-| BGI-PP + i + b | ok-bgi-pp-ib | ok-bgi-pp (the same model)              | + beam 3              |
+| BGI-PP         | ok-bgi-pp    | ok-bgi-pp (bgi-pp, tuned alpha, beta)   | the same              |
+| BGI-PP + i     | ok-bgi-pp-i  | ok-bgi-pp-i (+ 5 improve rounds)        | the same              |
+| BGI-PP + i + b | ok-bgi-pp-ib | ok-bgi-pp-ib (+ beam 3)                 | the same              |
+
+Every greedy model is trained with its own inference, as the paper trains its parser (the row
+configs leave ``training.decoder`` null).
 
 Each greedy row also runs as an ensemble (Section 7): its model and its config's ``ensemble``
 section (decoder, options, gamma1, gamma2) biased towards the exact row's output.
@@ -58,7 +61,7 @@ from dparse.training import save_model, train
 EXACT = {1: ("CLE", "o1-cle"), 2: ("DD", "o2-dd")}
 # row name, row config, model config (rows sharing a model differ only in decoder options)
 GREEDY = [("BGI", "bgi", "bgi"), ("BGI-PP", "bgi-pp", "bgi-pp"),
-          ("BGI-PP+i", "bgi-pp-i", "bgi-pp"), ("BGI-PP+i+b", "bgi-pp-ib", "bgi-pp")]
+          ("BGI-PP+i", "bgi-pp-i", "bgi-pp-i"), ("BGI-PP+i+b", "bgi-pp-ib", "bgi-pp-ib")]
 GOLD_ROW = "BGI-PP+i+b"
 
 Log = Callable[[str], None]

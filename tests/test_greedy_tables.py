@@ -23,10 +23,13 @@ def _identity(name: str) -> dict:
 
 
 @pytest.mark.parametrize("order", [1, 2])
-def test_rows_that_share_a_model_train_the_same_model(order: int) -> None:
+def test_each_greedy_row_trains_with_its_own_inference(order: int) -> None:
     shared = _identity(f"o{order}-bgi-pp")
-    assert _identity(f"o{order}-bgi-pp-i") == shared == _identity(f"o{order}-bgi-pp-ib")
-    assert shared["training"]["decoder"] == "bgi-pp"
+    for row, beam, improve in (("bgi-pp", 1, 0), ("bgi-pp-i", 1, 5), ("bgi-pp-ib", 3, 5)):
+        training = _identity(f"o{order}-{row}")["training"]
+        assert training["decoder"] == "bgi-pp"
+        assert (training["decoder_options"]["beam"], training["decoder_options"]["improve"]) == (
+            beam, improve)
     assert _identity(f"o{order}-bgi")["training"]["decoder"] == "bgi"
     exact = _identity("o1-cle" if order == 1 else "o2-dd")
     assert exact["training"]["decoder"] == ("cle" if order == 1 else "dd2")  # the decoder section
