@@ -3,6 +3,7 @@
 #   make greedy-tune     tune the bgi-pp options (alpha, beta, then |B| and s) and the ensemble
 #                        gammas on en_ewt dev, for each order in GREEDY_ORDERS
 #                        -> results/greedy-tune-o1.md, results/greedy-tune-o2.md
+#   make greedy-scaling  greedy decoding time against sentence length -> results/greedy-scaling.md
 #   make greedy-tables   Tables 1 and 2: exact (CLE) / dual decomposition, BGI, BGI-PP, BGI-PP+i,
 #                        BGI-PP+i+b and their ensembles, on every treebank under $(DATA)
 #                        -> results/greedy-tables.md
@@ -27,7 +28,7 @@ GREEDY_ORDER_LIST := $(subst $(greedy_comma), ,$(GREEDY_ORDERS))
 greedy_model = test -f $(1)/en_ewt-$(2)/weights.npz || \
 	$(PYTHON) -m dparse train configs/en_ewt/$(2).yaml --out $(1)/en_ewt-$(2) -q
 
-.PHONY: greedy-tune greedy-tables greedy-tune-o1 greedy-tune-o2
+.PHONY: greedy-tune greedy-tables greedy-tune-o1 greedy-tune-o2 greedy-scaling
 
 greedy-tune: $(addprefix greedy-tune-o,$(GREEDY_ORDER_LIST))  ## tune greedy decoding and ensemble gammas on en_ewt dev -> results/greedy-tune-o*.md
 
@@ -50,3 +51,11 @@ greedy-tables:  ## Tables 1-2 of the greedy-inference paper (all treebanks) -> r
 		--reuse $(MODELS) --reuse $(MODELS)/umst --orders $(GREEDY_ORDERS) \
 		--punct $(GREEDY_PUNCT) --out $(RESULTS)/greedy-tables.md \
 		$(if $(GREEDY_TREEBANKS),--treebanks $(GREEDY_TREEBANKS))
+
+TABLES += greedy-scaling
+greedy-scaling_DATA :=
+greedy-scaling:  ## greedy decoding time against sentence length, fitted exponent -> results/greedy-scaling.md
+	mkdir -p $(RESULTS)
+	$(PYTHON) benchmarks/greedy_scaling.py --out $(RESULTS)/greedy-scaling.md \
+		$(if $(wildcard $(MODELS)/en_ewt-o2-dd/weights.npz),--model $(MODELS)/en_ewt-o2-dd \
+		--treebank $(DPARSE_DATA)/en_ewt/test.conllu)
