@@ -44,6 +44,23 @@ class ParseTimer:
     def tokens_per_second(self) -> float:
         return self.tokens / self.seconds if self.seconds > 0 else 0.0
 
+    def summary(self) -> dict[str, float | int]:
+        """The counts and times as the commands report them (``--json``)."""
+        return {
+            "sentences": self.sentences,
+            "tokens": self.tokens,
+            "seconds": round(self.seconds, 4),
+            "tokens_per_second": round(self.tokens_per_second, 1),
+            "score_seconds": round(self.score, 4),
+            "decode_seconds": round(self.decode, 4),
+        }
+
+    def line(self) -> str:
+        """One line for stderr: what was parsed, how fast, scoring and decoding apart."""
+        return (f"parsed {self.sentences} sentences, {self.tokens} tokens in "
+                f"{self.seconds:.2f}s: {self.tokens_per_second:,.0f} tokens/sec "
+                f"(scoring {self.score:.2f}s, decoding {self.decode:.2f}s")
+
 
 def require_model_files(directory: Path, *names: str) -> None:
     """DparseError unless every named file is in the model directory."""

@@ -77,13 +77,8 @@ def ensemble(model_dir: str, input: str, other: str, output: str, gamma1: float 
                             read_conll(other, **kw), decoder, ens.gamma1, ens.gamma2,
                             cfg.decoder.single_root, timer)
     write_conll(parsed, output, encoding=encoding)
-    summary = {
-        "sentences": timer.sentences,
-        "tokens": timer.tokens,
-        "seconds": round(timer.seconds, 4),
-        "tokens_per_second": round(timer.tokens_per_second, 1),
-        "score_seconds": round(timer.score, 4),
-        "decode_seconds": round(timer.decode, 4),
+    summary: dict[str, object] = {
+        **timer.summary(),
         "decoder": ens.decoder,
         "options": ens.options,
         "gamma1": ens.gamma1,
@@ -99,8 +94,5 @@ def ensemble(model_dir: str, input: str, other: str, output: str, gamma1: float 
     if as_json:
         click.echo(json.dumps(summary), err=True)
     else:
-        click.echo(f"parsed {timer.sentences} sentences, {timer.tokens} tokens in "
-                   f"{timer.seconds:.2f}s: {timer.tokens_per_second:,.0f} tokens/sec "
-                   f"(scoring {timer.score:.2f}s, decoding {timer.decode:.2f}s, decoder "
-                   f"{ens.decoder}, gamma1 {ens.gamma1:g}, gamma2 {ens.gamma2:g}){with_other}",
-                   err=True)
+        click.echo(f"{timer.line()}, decoder {ens.decoder}, gamma1 {ens.gamma1:g}, "
+                   f"gamma2 {ens.gamma2:g}){with_other}", err=True)

@@ -48,15 +48,7 @@ def parse(model_dir: str, input: str, output: str, decoder_name: str | None, fmt
         decoder.reset_stats()
     parsed = parser.parse(sentences, timer)
     write_conll(parsed, output, encoding=encoding)
-    summary = {
-        "sentences": timer.sentences,
-        "tokens": timer.tokens,
-        "seconds": round(timer.seconds, 4),
-        "tokens_per_second": round(timer.tokens_per_second, 1),
-        "score_seconds": round(timer.score, 4),
-        "decode_seconds": round(timer.decode, 4),
-        "decoder": parser.decoder_name,
-    }
+    summary: dict[str, object] = {**timer.summary(), "decoder": parser.decoder_name}
     certified = ""
     if counting:
         summary["certified_percent"] = round(100 * decoder.certified_share, 2)
@@ -64,7 +56,4 @@ def parse(model_dir: str, input: str, output: str, decoder_name: str | None, fmt
     if as_json:
         click.echo(json.dumps(summary), err=True)
     else:
-        click.echo(f"parsed {timer.sentences} sentences, {timer.tokens} tokens in "
-                   f"{timer.seconds:.2f}s: {timer.tokens_per_second:,.0f} tokens/sec "
-                   f"(scoring {timer.score:.2f}s, decoding {timer.decode:.2f}s, "
-                   f"decoder {parser.decoder_name}{certified})", err=True)
+        click.echo(f"{timer.line()}, decoder {parser.decoder_name}{certified})", err=True)
