@@ -41,6 +41,10 @@ class DataConfig:
 class FeatureConfig:
     """Sizes of the hashed weight vector: 2**arc_bits arc weights, 2**label_bits label rows.
 
+    Second order (``order: 2``) adds consecutive-sibling parts (unless ``siblings`` is false)
+    and grandparent parts (unless ``grandparents`` is false), with 2**sib_bits and
+    2**grand_bits weights.
+
     The easy-first parser reads 2**arc_bits rows of action weights and the tag column ``tag``
     (``upos`` or ``xpos``), in which the space-separated ``prepositions`` and ``coordinators``
     tags are lexicalized (and prepositions fire the PP-attachment features).
@@ -52,6 +56,7 @@ class FeatureConfig:
     sib_bits: int = 22
     grand_bits: int = 22
     grandparents: bool = True
+    siblings: bool = True
     tag: str = "xpos"
     prepositions: str = "IN"
     coordinators: str = "CC"
@@ -236,6 +241,12 @@ def validate(cfg: ExperimentConfig, source: str) -> None:
         raise ConfigError(f"{source}: features.tag must be 'upos' or 'xpos'")
     if cfg.features.order not in (1, 2):
         raise ConfigError(f"{source}: features.order must be 1 or 2")
+    if not cfg.features.siblings and cfg.features.order != 2:
+        raise ConfigError(f"{source}: features.siblings: false is for second-order models "
+                          "(features.order: 2)")
+    if not cfg.features.siblings and not cfg.features.grandparents:
+        raise ConfigError(f"{source}: features.siblings and features.grandparents are both "
+                          "false: a second-order model needs one of them")
     if cfg.pruner.top_k < 1 or not 0.0 <= cfg.pruner.threshold < 1.0:
         raise ConfigError(f"{source}: pruner.top_k must be >= 1 and threshold in [0, 1)")
     if cfg.training.learner not in ("perceptron", "pa"):

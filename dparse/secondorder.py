@@ -1,5 +1,6 @@
 """The second-order graph-based model: arcs and labels (first order) plus consecutive-sibling
-and grandparent parts, over the arcs that a first-order pruner keeps.
+and grandparent parts (each family can be switched off: ``features.siblings``,
+``features.grandparents``), over the arcs that a first-order pruner keeps.
 
 As in TurboParser (Martins et al. 2013), a separately trained first-order model prunes the arcs:
 for each word only its heads with locally normalized probability >= ``threshold`` are kept, at
@@ -122,7 +123,8 @@ def pruning_recall(encoded: Iterable[EncodedSentence]) -> tuple[float, float]:
 
 
 class SecondOrderModel(GraphModel):
-    """Arc, label, sibling and grandparent parts over one hashed weight vector."""
+    """Arc, label, sibling (if ``siblings``) and grandparent (if ``grandparents``) parts over
+    one hashed weight vector (the sibling region stays in it, unused, without siblings)."""
 
     def __init__(
         self,
@@ -131,11 +133,13 @@ class SecondOrderModel(GraphModel):
         weights: np.ndarray,
         pruner: Pruner,
         grandparents: bool,
+        siblings: bool = True,
     ) -> None:
         self.vocab = vocab
         self.space = space
         self.pruner = pruner
         self.grandparents = grandparents
+        self.siblings = siblings
         self.first = ArcFactoredModel(vocab, space.first, weights[: space.first.size])
         self._weights = weights
 
@@ -145,7 +149,7 @@ class SecondOrderModel(GraphModel):
     ) -> SecondOrderModel:
         space = SecondOrderSpace(first, cfg.features.sib_bits, cfg.features.grand_bits)
         return cls(vocab, space, np.zeros(space.size, dtype=np.float32), pruner,
-                   cfg.features.grandparents)
+                   cfg.features.grandparents, cfg.features.siblings)
 
     @property
     def weights(self) -> np.ndarray:
@@ -165,16 +169,17 @@ class SecondOrderModel(GraphModel):
         self, enc: EncodedSentence, weights: np.ndarray | None, cost_augmented: bool
     ) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
         """Arc scores float64 [n+1, n+1] (-inf where pruned: the arcs ``enc.allowed`` keeps, or
-        the pruner's), best labels int32 [n+1, n+1] and the second-order part arrays
-        {"sib": [n+1]^3, "grand": [n+1]^3} of the decoder contract."""
+        the pruner's), best labels int32 [n+1, n+1] and the second-order part arrays of the
+        decoder contract, {"sib": [n+1]^3, "grand": [n+1]^3}, each only if the model has it."""
         w = self._weights if weights is None else weights
         allowed = enc.allowed if enc.allowed is not None else self.pruner.allowed(enc)
         arc, label = self.first.score(enc, w[: self.space.first.size], cost_augmented, allowed)
         n1 = len(enc) + 1
-        sib = np.empty((n1, n1, n1), dtype=np.float64)
+        sib = np.empty((n1, n1, n1), dtype=np.float64) if self.siblings else None
         grand = np.empty((n1, n1, n1), dtype=np.float64) if self.grandparents else None
         score_second_order(enc.tokens, w, self.space, allowed, sib, grand)
-        parts = {"sib": sib} if grand is None else {"sib": sib, "grand": grand}
+        parts = {name: value for name, value in (("sib", sib), ("grand", grand))
+                 if value is not None}
         return arc, label, parts
 
     def delta(
@@ -183,7 +188,7 @@ class SecondOrderModel(GraphModel):
         """phi(gold) - phi(predicted) over all parts (indices int64, values float64)."""
         idx1, val1 = self.first.delta(enc, heads, labels)
         idx2, val2 = second_order_delta(enc.tokens, self.space, enc.heads, heads,
-                                        self.grandparents)
+                                        self.grandparents, self.siblings)
         return np.concatenate([idx1, idx2]), np.concatenate([val1, val2])
 
     def save(self, directory: Path) -> None:
@@ -197,6 +202,7 @@ class SecondOrderModel(GraphModel):
             sib_bits=self.space.sib_bits,
             grand_bits=self.space.grand_bits,
             grandparents=self.grandparents,
+            siblings=self.siblings,
         )
         self.vocab.save(directory / VOCAB_FILE)
         self.pruner.save(directory / PRUNER_DIR)
@@ -209,8 +215,11 @@ class SecondOrderModel(GraphModel):
             space = SecondOrderSpace(first, int(data["sib_bits"]), int(data["grand_bits"]))
             weights = np.ascontiguousarray(data["weights"], dtype=np.float32)
             grandparents = bool(data["grandparents"])
+            # models saved before the option existed all have sibling parts
+            siblings = bool(data["siblings"]) if "siblings" in data.files else True
         if weights.shape[0] != space.size:
             raise DparseError(f"{directory}: weights do not match the feature space")
         if not (directory / PRUNER_DIR / PRUNER_FILE).is_file():
             raise DparseError(f"{directory}: second-order model without its pruner/")
-        return cls(vocab, space, weights, Pruner.load(directory / PRUNER_DIR), grandparents)
+        return cls(vocab, space, weights, Pruner.load(directory / PRUNER_DIR), grandparents,
+                   siblings)

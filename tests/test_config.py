@@ -350,3 +350,23 @@ def test_training_uses_the_training_decoder_and_dev_the_parsing_one(
     result = training.train(cfg, progress=False)
     assert used == {"train": ["bgi-pp {'alpha': 2}"] * 2, "dev": ["eisner"] * 2}
     assert result.epochs[-1].dev_uas is not None
+
+
+def test_siblings_option_defaults_on_and_can_be_switched_off_at_second_order() -> None:
+    assert FeatureConfig().siblings is True
+    cfg = load_config(raw=_raw(features={"order": 2, "siblings": False}))
+    assert cfg.features.siblings is False and cfg.features.grandparents is True
+    assert cfg.to_dict()["features"]["siblings"] is False
+
+
+@pytest.mark.parametrize(
+    ("features", "message"),
+    [
+        ({"order": 2, "siblings": "no"}, "features.siblings: bad value"),
+        ({"order": 1, "siblings": False}, "features.siblings: false is for second-order"),
+        ({"order": 2, "siblings": False, "grandparents": False}, "needs one of them"),
+    ],
+)
+def test_bad_siblings_settings_name_the_key(features: dict, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        load_config(raw=_raw(features=features))

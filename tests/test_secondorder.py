@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from itertools import islice
 from pathlib import Path
 
@@ -15,7 +16,7 @@ from dparse.config import load_config
 from dparse.conll import read_conll, write_conll
 from dparse.decoders import get_decoder
 from dparse.metrics import evaluate
-from dparse.model import load_model
+from dparse.model import WEIGHTS_FILE, load_model
 from dparse.secondorder import SecondOrderModel, pruning_recall
 from dparse.training import train
 from dparse.trees import check_tree
@@ -49,7 +50,10 @@ def vocab_and_sentences() -> tuple[Vocabulary, list]:
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_scores_of_tree_parts_equal_weights_dot_delta(vocab_and_sentences, dtype) -> None:
+@pytest.mark.parametrize(("with_sib", "with_grand"), [(True, True), (True, False), (False, True)])
+def test_scores_of_tree_parts_equal_weights_dot_delta(
+    vocab_and_sentences, dtype, with_sib: bool, with_grand: bool
+) -> None:
     vocab, sents = vocab_and_sentences
     space = SecondOrderSpace(FeatureSpace(12, 8, len(vocab.labels)), 14, 13)
     rng = np.random.default_rng(0)
@@ -58,21 +62,38 @@ def test_scores_of_tree_parts_equal_weights_dot_delta(vocab_and_sentences, dtype
         enc = vocab.encode(sent)
         n = len(enc)
         allowed = np.ones((n + 1, n + 1), dtype=np.uint8)
-        sib = np.empty((n + 1,) * 3)
-        grand = np.empty((n + 1,) * 3)
-        score_second_order(enc.tokens, w, space, allowed, sib, grand)
+        # a part family left out scores nothing: zeros in the expected sums below
+        sib = np.empty((n + 1,) * 3) if with_sib else np.zeros((n + 1,) * 3)
+        grand = np.empty((n + 1,) * 3) if with_grand else np.zeros((n + 1,) * 3)
+        score_second_order(enc.tokens, w, space, allowed, sib if with_sib else None,
+                           grand if with_grand else None)
         pred = rng.integers(0, n, size=n + 1).astype(np.int32)
         pred[0] = -1
         # Every head before its word: a tree.
         pred[1:] = np.where(pred[1:] >= np.arange(1, n + 1), 0, pred[1:])
         check_tree(pred)
-        idx, val = second_order_delta(enc.tokens, space, enc.heads, pred, True)
+        idx, val = second_order_delta(enc.tokens, space, enc.heads, pred, with_grand, with_sib)
         gold_sib, gold_grand = tree_parts(enc.heads)
         pred_sib, pred_grand = tree_parts(pred)
         expected = (sum(sib[p] for p in gold_sib) + sum(grand[p] for p in gold_grand)
                     - sum(sib[p] for p in pred_sib) - sum(grand[p] for p in pred_grand))
         assert float(w[idx].astype(np.float64) @ val) == pytest.approx(expected, abs=1e-6)
-        assert np.all(idx >= space.sib_offset) and np.all(idx < space.size)
+        low = space.sib_offset if with_sib else space.grand_offset
+        high = space.size if with_grand else space.grand_offset
+        assert np.all(idx >= low) and np.all(idx < high)
+
+
+def test_grandparent_scores_do_not_depend_on_sibling_scoring(vocab_and_sentences) -> None:
+    vocab, sents = vocab_and_sentences
+    space = SecondOrderSpace(FeatureSpace(12, 8, len(vocab.labels)), 12, 12)
+    w = np.random.default_rng(3).standard_normal(space.size)
+    enc = vocab.encode(max(sents, key=len))
+    n1 = len(enc) + 1
+    allowed = np.ones((n1, n1), dtype=np.uint8)
+    sib, grand, alone = (np.empty((n1, n1, n1)) for _ in range(3))
+    score_second_order(enc.tokens, w, space, allowed, sib, grand)
+    score_second_order(enc.tokens, w, space, allowed, None, alone)
+    assert np.array_equal(grand, alone) and np.any(alone != 0.0)
 
 
 def test_parts_over_pruned_arcs_are_zero(vocab_and_sentences) -> None:
@@ -171,3 +192,61 @@ def test_second_order_training_with_its_decoder_improves_on_the_pruner(tmp_path:
     pruner = evaluate(dev, list(model.pruner.model.parse(dev, get_decoder("eisner"))))
     # Measured: second order 81.1 UAS, its two-epoch pruner (with Eisner) 77.6.
     assert o2.uas >= 78.0 and o2.uas > pruner.uas
+
+
+@pytest.fixture(scope="module")
+def trained_without_siblings(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> tuple[SecondOrderModel, Path, list]:
+    """An arc + grandparent model (features.siblings false, as the greedy parser of
+    Tchernowitz et al. 2016, footnote 1), trained one epoch with BGI-PP on 400 sentences."""
+    folder = tmp_path_factory.mktemp("o2-gp")
+    write_conll(islice(read_conll(DATA / "en_ewt" / "train.conllu"), 400), folder / "train.conllu")
+    cfg = load_config(raw={
+        "data": {"train": str(folder / "train.conllu")},
+        "features": {"order": 2, "arc_bits": 16, "label_bits": 12, "sib_bits": 10,
+                     "grand_bits": 14, "siblings": False},
+        "pruner": {"epochs": 2, "arc_bits": 16, "label_bits": 12, "top_k": 5},
+        "decoder": {"name": "bgi-pp", "options": {"alpha": 0.25, "beta": 0.6}},
+        "training": {"epochs": 1},
+    })
+    model = train(cfg, progress=False).model
+    assert isinstance(model, SecondOrderModel)
+    model.save(folder / "model")
+    dev = list(islice(read_conll(DATA / "en_ewt" / "dev.conllu"), 60))
+    return model, folder / "model", dev
+
+
+def test_model_without_siblings_scores_and_learns_no_sibling_part(
+    trained_without_siblings,
+) -> None:
+    model, _, dev = trained_without_siblings
+    assert not model.siblings and model.grandparents
+    _, _, parts = model.score_parts(model.vocab.encode(dev[0]), None, False)
+    assert set(parts) == {"grand"}
+    w, space = model.weights, model.space
+    assert not np.any(w[space.sib_offset:space.grand_offset])
+    assert np.any(w[space.grand_offset:])
+
+
+def test_model_without_siblings_round_trip(trained_without_siblings) -> None:
+    model, directory, dev = trained_without_siblings
+    loaded = load_model(directory)
+    assert isinstance(loaded, SecondOrderModel) and not loaded.siblings
+    decoder = get_decoder("bgi-pp")
+    for a, b in zip(model.parse(dev, decoder), loaded.parse(dev, decoder), strict=True):
+        check_tree(a.heads, single_root=True)
+        assert np.array_equal(a.heads, b.heads) and a.deprels == b.deprels
+
+
+def test_model_saved_before_the_siblings_option_loads_with_siblings(trained, tmp_path) -> None:
+    model, directory, dev = trained
+    old = tmp_path / "old"
+    shutil.copytree(directory, old)
+    with np.load(old / WEIGHTS_FILE) as data:
+        arrays = {key: data[key] for key in data.files if key != "siblings"}
+    np.savez_compressed(old / WEIGHTS_FILE, **arrays)
+    loaded = load_model(old)
+    assert isinstance(loaded, SecondOrderModel) and loaded.siblings
+    _, _, parts = loaded.score_parts(loaded.vocab.encode(dev[0]), None, False)
+    assert set(parts) == {"sib", "grand"}

@@ -202,8 +202,9 @@ cdef inline int grand_features(const Shares* sh, int g, int h, int m, int bits,
 @cython.wraparound(False)
 def score_second_order(const int32_t[:, ::1] tokens, const floating[::1] weights,
                        SecondOrderSpace space, const uint8_t[:, ::1] allowed,
-                       double[:, :, ::1] sib_out, double[:, :, ::1] grand_out=None):
-    """Score the sibling (and, given ``grand_out``, grandparent) parts over allowed arcs.
+                       double[:, :, ::1] sib_out=None, double[:, :, ::1] grand_out=None):
+    """Score the sibling (given ``sib_out``) and grandparent (given ``grand_out``) parts over
+    allowed arcs.
 
     allowed: uint8 [n+1, n+1], allowed[h, m] != 0 when the arc h -> m survived pruning.
     Writes sib_out[h, m, s] (float64 [n+1, n+1, n+1]) for h -> s allowed and, unless m == h,
@@ -213,7 +214,9 @@ def score_second_order(const int32_t[:, ::1] tokens, const floating[::1] weights
     cdef int n = tokens.shape[0] - 1
     if allowed.shape[0] != n + 1 or allowed.shape[1] != n + 1:
         raise ValueError("allowed must be [n+1, n+1]")
-    if sib_out.shape[0] != n + 1 or sib_out.shape[1] != n + 1 or sib_out.shape[2] != n + 1:
+    cdef bint with_sib = sib_out is not None
+    if with_sib and (sib_out.shape[0] != n + 1 or sib_out.shape[1] != n + 1
+                     or sib_out.shape[2] != n + 1):
         raise ValueError("sib_out must be [n+1, n+1, n+1]")
     cdef bint with_grand = grand_out is not None
     if with_grand and (grand_out.shape[0] != n + 1 or grand_out.shape[1] != n + 1
@@ -232,10 +235,11 @@ def score_second_order(const int32_t[:, ::1] tokens, const floating[::1] weights
         for h in range(n + 1):
             for m in range(n + 1):
                 for s in range(n + 1):
-                    sib_out[h, m, s] = 0.0
+                    if with_sib:
+                        sib_out[h, m, s] = 0.0
                     if with_grand:
                         grand_out[h, m, s] = 0.0
-        for h in range(n + 1):
+        for h in range(n + 1 if with_sib else 0):
             for s in range(1, n + 1):
                 if s == h or not allowed[h, s]:
                     continue
@@ -261,11 +265,12 @@ def score_second_order(const int32_t[:, ::1] tokens, const floating[::1] weights
 
 
 cdef int tree_part_indices(const Shares* sh, const int32_t* heads, int n, SecondOrderSpace space,
-                           bint with_grand, int64_t* out) noexcept nogil:
-    """Write the weight indices of every sibling (and grandparent) part of a tree."""
+                           bint with_sib, bint with_grand, int64_t* out) noexcept nogil:
+    """Write the weight indices of every sibling (if ``with_sib``) and grandparent (if
+    ``with_grand``) part of a tree."""
     cdef int h, m, prev, k = 0, i, nf, side_
     cdef uint64_t feats[2 * N_SIB + 2 * N_GRAND]
-    for h in range(n + 1):
+    for h in range(n + 1 if with_sib else 0):
         for side_ in range(2):
             # Modifiers of h on this side, from the innermost out.
             prev = h
@@ -293,9 +298,10 @@ cdef int tree_part_indices(const Shares* sh, const int32_t* heads, int n, Second
 @cython.wraparound(False)
 def second_order_delta(const int32_t[:, ::1] tokens, SecondOrderSpace space,
                        const int32_t[::1] gold_heads, const int32_t[::1] pred_heads,
-                       bint with_grand=True):
-    """phi2(gold) - phi2(pred) over the sibling (and grandparent) parts, as a sparse vector:
-    indices int64 [k] into the whole weight vector and values float64 [k] (repeats possible)."""
+                       bint with_grand=True, bint with_sib=True):
+    """phi2(gold) - phi2(pred) over the sibling (if ``with_sib``) and grandparent (if
+    ``with_grand``) parts, as a sparse vector: indices int64 [k] into the whole weight vector
+    and values float64 [k] (repeats possible)."""
     cdef int n = tokens.shape[0] - 1
     if gold_heads.shape[0] != n + 1 or pred_heads.shape[0] != n + 1:
         raise ValueError("heads must be [n+1]")
@@ -308,8 +314,8 @@ def second_order_delta(const int32_t[:, ::1] tokens, SecondOrderSpace space,
     cdef double[::1] val_v = val
     cdef int a, b, i
     with nogil:
-        a = tree_part_indices(&sh, &gold_heads[0], n, space, with_grand, &idx_v[0])
-        b = tree_part_indices(&sh, &pred_heads[0], n, space, with_grand, &idx_v[a])
+        a = tree_part_indices(&sh, &gold_heads[0], n, space, with_sib, with_grand, &idx_v[0])
+        b = tree_part_indices(&sh, &pred_heads[0], n, space, with_sib, with_grand, &idx_v[a])
         for i in range(a):
             val_v[i] = 1.0
         for i in range(a, a + b):
