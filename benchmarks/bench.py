@@ -33,6 +33,8 @@ DEFAULT_CONFIGS = [
     "configs/en_ewt/o1-eisner.yaml",
     "configs/en_ewt/o2-eisner.yaml",
     "configs/en_ewt/o2-dd.yaml",
+    "configs/en_ewt/o1-bgi-pp.yaml",
+    "configs/en_ewt/o2-bgi-pp-ib.yaml",
     "configs/en_ewt/easyfirst.yaml",
 ]
 THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
