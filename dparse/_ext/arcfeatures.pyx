@@ -29,7 +29,7 @@ from dparse._ext.hashing cimport bucket, distance_bin, fmix, side
 from dparse._ext.tokens cimport (
     BOS_ID, EOS_ID, LEMMA, NCOLS, PREFIX, ROOT_ID, SUFFIX, UNK_ID, UPOS, WORD, XPOS, token_attr,
 )
-from dparse._ext.weights cimport add_row, gather_sum, sum_rows
+from dparse._ext.weights cimport add_row, gather_sum, prefetch_gather, prefetch_rows, sum_rows
 
 import numpy as np
 
@@ -416,6 +416,11 @@ def score_arcs(const int32_t[:, ::1] tokens, const int32_t[::1] morph_ptr,
     cdef int lcap = max_label_features(&s)
     cdef uint64_t* feats = <uint64_t*>malloc(cap * sizeof(uint64_t))
     cdef uint64_t* lfeats = <uint64_t*>malloc(lcap * sizeof(uint64_t))
+    cdef uint64_t* feats_next = <uint64_t*>malloc(cap * sizeof(uint64_t))
+    cdef uint64_t* lfeats_next = <uint64_t*>malloc(lcap * sizeof(uint64_t))
+    cdef uint64_t* swap
+    cdef int* todo = <int*>malloc((n + 1) * sizeof(int))
+    cdef int count, k, nl = 0, nf_next = 0, nl_next = 0
     # Label scores of the head side and modifier side: [n+1, 2 directions, L].
     cdef floating* head_side = <floating*>malloc((n + 1) * 2 * L * sizeof(floating))
     cdef floating* mod_side = <floating*>malloc((n + 1) * 2 * L * sizeof(floating))
@@ -423,8 +428,10 @@ def score_arcs(const int32_t[:, ::1] tokens, const int32_t[::1] morph_ptr,
     cdef double total
     cdef floating best
     cdef int best_l
-    if not (feats and lfeats and head_side and mod_side and lab):
-        free(feats); free(lfeats); free(head_side); free(mod_side); free(lab)
+    if not (feats and lfeats and feats_next and lfeats_next and todo and head_side
+            and mod_side and lab):
+        free(feats); free(lfeats); free(feats_next); free(lfeats_next); free(todo)
+        free(head_side); free(mod_side); free(lab)
         free_sentence(&s)
         raise MemoryError()
     with nogil:
@@ -442,18 +449,31 @@ def score_arcs(const int32_t[:, ::1] tokens, const int32_t[::1] morph_ptr,
         for h in range(n + 1):
             arc_out[h, 0] = -INFINITY
             label_out[h, 0] = 0
+        # Row by row, the features of the next arc are hashed and their weights prefetched
+        # before the current arc's are summed (the weight tables are far larger than the cache).
         for h in range(n + 1):
+            count = 0
             for m in range(1, n + 1):
                 if h == m or (masked and allowed[h, m] == 0):
                     arc_out[h, m] = -INFINITY
                     label_out[h, m] = 0
-                    continue
+                else:
+                    todo[count] = m
+                    count += 1
+            if count:
+                nf = arc_features(&s, h, todo[0], feats, arc_bits)
+                nl = label_pair_features(&s, h, todo[0], lfeats, lab_bits)
+            for k in range(count):
+                m = todo[k]
+                if k + 1 < count:
+                    nf_next = arc_features(&s, h, todo[k + 1], feats_next, arc_bits)
+                    nl_next = label_pair_features(&s, h, todo[k + 1], lfeats_next, lab_bits)
+                    prefetch_gather(W, feats_next, nf_next)
+                    prefetch_rows(LW, lfeats_next, nl_next, L)
                 right = h < m
-                nf = arc_features(&s, h, m, feats, arc_bits)
                 total = gather_sum(W, feats, nf)
                 sum_rows(lab, &head_side[(h * 2 + right) * L], &mod_side[(m * 2 + right) * L], L)
-                nf = label_pair_features(&s, h, m, lfeats, lab_bits)
-                for i in range(nf):
+                for i in range(nl):
                     add_row(lab, LW + lfeats[i] * L, L)
                 if cost:
                     if gold_heads[m] == h:
@@ -470,7 +490,12 @@ def score_arcs(const int32_t[:, ::1] tokens, const int32_t[::1] morph_ptr,
                         best_l = l
                 arc_out[h, m] = total + best
                 label_out[h, m] = best_l
-    free(feats); free(lfeats); free(head_side); free(mod_side); free(lab)
+                swap = feats; feats = feats_next; feats_next = swap
+                swap = lfeats; lfeats = lfeats_next; lfeats_next = swap
+                nf = nf_next
+                nl = nl_next
+    free(feats); free(lfeats); free(feats_next); free(lfeats_next); free(todo)
+    free(head_side); free(mod_side); free(lab)
     free_sentence(&s)
 
 

@@ -38,6 +38,16 @@ cdef extern from *:
             s2 += (W)[(idx)[k_ + 2]]; s3 += (W)[(idx)[k_ + 3]]; } \
         for (; k_ < (n); k_++) s0 += (W)[(idx)[k_]]; \
         (out) = (s0 + s1) + (s2 + s3); } while (0)
+    /* Software prefetch of the weights a later gather or row sum will read. */
+    static inline void dp_prefetch_gather(const char* W, int size, const uint64_t* idx, int n) {
+        for (int k = 0; k < n; k++) __builtin_prefetch(W + idx[k] * size, 0, 1);
+    }
+    static inline void dp_prefetch_rows(const char* W, int row_bytes, const uint64_t* idx,
+                                        int n) {
+        for (int k = 0; k < n; k++)
+            for (int b = 0; b < row_bytes; b += 64)
+                __builtin_prefetch(W + idx[k] * row_bytes + b, 0, 1);
+    }
     static inline double dp_gather_sum_f32(const float* W, const uint64_t* idx, int n) {
         double out; DP_GATHER_SUM(W, idx, n, out); return out;
     }
@@ -49,6 +59,9 @@ cdef extern from *:
     void dp_add_row_f64(double* acc, const double* row, int L) noexcept nogil
     void dp_sum_rows_f32(float* out, const float* a, const float* b, int L) noexcept nogil
     void dp_sum_rows_f64(double* out, const double* a, const double* b, int L) noexcept nogil
+    void dp_prefetch_gather(const char* W, int size, const uint64_t* idx, int n) noexcept nogil
+    void dp_prefetch_rows(const char* W, int row_bytes, const uint64_t* idx,
+                          int n) noexcept nogil
     double dp_gather_sum_f32(const float* W, const uint64_t* idx, int n) noexcept nogil
     double dp_gather_sum_f64(const double* W, const uint64_t* idx, int n) noexcept nogil
 
@@ -76,3 +89,14 @@ cdef inline double gather_sum(const floating* W, const uint64_t* idx, int n) noe
         return dp_gather_sum_f32(W, idx, n)
     else:
         return dp_gather_sum_f64(W, idx, n)
+
+
+cdef inline void prefetch_gather(const floating* W, const uint64_t* idx, int n) noexcept nogil:
+    """Prefetch W[idx[0:n]] (a later ``gather_sum``)."""
+    dp_prefetch_gather(<const char*>W, sizeof(floating), idx, n)
+
+
+cdef inline void prefetch_rows(const floating* W, const uint64_t* idx, int n,
+                               int L) noexcept nogil:
+    """Prefetch the rows W[idx[k] * L : (idx[k] + 1) * L], k < n (later ``add_row`` calls)."""
+    dp_prefetch_rows(<const char*>W, <int>(L * sizeof(floating)), idx, n)
