@@ -27,7 +27,7 @@ from cython cimport floating
 from dparse._ext.arcfeatures cimport FeatureSpace
 from dparse._ext.hashing cimport bucket, distance_bin, fmix, side
 from dparse._ext.tokens cimport LEMMA, NCOLS, UPOS, WORD, XPOS, token_attr
-from dparse._ext.weights cimport gather_sum
+from dparse._ext.weights cimport gather_sum, prefetch_gather
 
 cdef enum:
     # Sibling templates, each the xor of a head, a modifier and a sibling share.
@@ -226,11 +226,19 @@ def score_second_order(const int32_t[:, ::1] tokens, const floating[::1] weights
         raise ValueError(f"weights has {weights.shape[0]} entries, the space {space.size}")
     cdef Shares sh
     init_shares(&sh, tokens)
-    cdef uint64_t feats[2 * N_SIB + 2 * N_GRAND]
+    # Each part's weights are prefetched when its features are hashed and summed one part
+    # later (the weight tables are far larger than the cache): ``prev`` is the pending part.
+    cdef uint64_t buf_a[2 * N_SIB + 2 * N_GRAND]
+    cdef uint64_t buf_b[2 * N_SIB + 2 * N_GRAND]
+    cdef uint64_t* feats = buf_a
+    cdef uint64_t* prev = buf_b
+    cdef uint64_t* swap
+    cdef double* prev_out = NULL
     cdef const floating* SW = &weights[space.sib_offset]
     cdef const floating* GW = &weights[space.grand_offset]
+    cdef const floating* prev_w = SW
     cdef int sib_bits = space.sib_bits, grand_bits = space.grand_bits
-    cdef int g, h, m, s, nf, step
+    cdef int g, h, m, s, nf, step, prev_nf = 0
     with nogil:
         for h in range(n + 1):
             for m in range(n + 1):
@@ -249,7 +257,11 @@ def score_second_order(const int32_t[:, ::1] tokens, const floating[::1] weights
                 while m != s:
                     if m == h or allowed[h, m]:
                         nf = sib_features(&sh, h, m, s, sib_bits, feats)
-                        sib_out[h, m, s] = gather_sum(SW, feats, nf)
+                        prefetch_gather(SW, feats, nf)
+                        if prev_out != NULL:
+                            prev_out[0] = gather_sum(prev_w, prev, prev_nf)
+                        prev_out, prev_w, prev_nf = &sib_out[h, m, s], SW, nf
+                        swap = prev; prev = feats; feats = swap
                     m += step
         if with_grand:
             for h in range(1, n + 1):
@@ -260,7 +272,13 @@ def score_second_order(const int32_t[:, ::1] tokens, const floating[::1] weights
                         if m == h or m == g or not allowed[h, m]:
                             continue
                         nf = grand_features(&sh, g, h, m, grand_bits, feats)
-                        grand_out[g, h, m] = gather_sum(GW, feats, nf)
+                        prefetch_gather(GW, feats, nf)
+                        if prev_out != NULL:
+                            prev_out[0] = gather_sum(prev_w, prev, prev_nf)
+                        prev_out, prev_w, prev_nf = &grand_out[g, h, m], GW, nf
+                        swap = prev; prev = feats; feats = swap
+        if prev_out != NULL:
+            prev_out[0] = gather_sum(prev_w, prev, prev_nf)
     free_shares(&sh)
 
 
