@@ -56,7 +56,8 @@ from dparse.decoders import Decoder, configured_decoder
 from dparse.ensemble import bias_parts, decode_scored
 from dparse.metrics import evaluate
 from dparse.model import CONFIG_FILE, WEIGHTS_FILE, GraphModel, ParseTimer, load_model
-from dparse.training import save_model, train
+from dparse.parsers import train_parser
+from dparse.training import save_model
 
 EXACT = {1: ("CLE", "o1-cle"), 2: ("DD", "o2-dd")}
 # row name, row config, model config (rows sharing a model differ only in decoder options)
@@ -95,7 +96,7 @@ def find_or_train(cfg: ExperimentConfig, models: Path, reuse: list[Path], log: L
                              "here; move it away or choose another --models folder")
     path = models / cfg.name
     t0 = time.perf_counter()
-    save_model(train(cfg, progress=False), cfg, path)
+    save_model(train_parser(cfg, progress=False), cfg, path)
     log(f"trained {cfg.name} in {time.perf_counter() - t0:.0f}s -> {path}")
     return path
 
@@ -107,13 +108,13 @@ class System:
     name: str
     decoder: Decoder
     single_root: bool
-    gammas: tuple[float, float] | None = None  # (gamma1, gamma2) for an ensemble
+    gammas: tuple[float, float] | None = None  # (gamma1, gamma2) for an ensemble ...
+    others: list[list[Sentence]] = field(default_factory=list)  # ... towards these parses
     seconds: float = 0.0  # decoding (and biasing) time
     parsed: list[Sentence] = field(default_factory=list)
 
 
-def run_model(model: GraphModel, test: list[Sentence], systems: list[System],
-              other: list[Sentence] | None) -> float:
+def run_model(model: GraphModel, test: list[Sentence], systems: list[System]) -> float:
     """Parse ``test`` with every system, scoring each sentence once; returns the encoding and
     scoring seconds (each system's ``seconds`` gets its own decoding time)."""
     timer = ParseTimer()
@@ -129,8 +130,8 @@ def run_model(model: GraphModel, test: list[Sentence], systems: list[System],
             t0 = time.perf_counter()
             a, p = arc, parts
             if system.gammas is not None:
-                assert other is not None
-                a, p = bias_parts(arc, parts, other[k].heads, *system.gammas)
+                a, p = bias_parts(arc, parts, [other[k].heads for other in system.others],
+                                  *system.gammas)
             heads, labels = decode_scored(system.decoder, a, label, p, system.single_root)
             system.seconds += time.perf_counter() - t0
             system.parsed.append(sent.with_parse(heads, [""] + [names[i] for i in labels[1:]]))
@@ -163,7 +164,7 @@ def run_order(tb: Treebank, order: int, test: list[Sentence], args: argparse.Nam
     exact_sys = System(exact_name, configured_decoder(exact_cfg.decoder.name,
                                                       exact_cfg.decoder.options),
                        exact_cfg.decoder.single_root)
-    exact_seconds = run_model(load_model(exact_dir), test, [exact_sys], None) + exact_sys.seconds
+    exact_seconds = run_model(load_model(exact_dir), test, [exact_sys]) + exact_sys.seconds
     exact = exact_sys.parsed
     result = {"rows": {exact_name: scores(test, exact, exact_seconds, args.punct, None)},
               "ensembles": {}, "models": {exact_name: str(exact_dir)}}
@@ -181,11 +182,11 @@ def run_order(tb: Treebank, order: int, test: list[Sentence], args: argparse.Nam
         plain = System(row, configured_decoder(cfg.decoder.name, cfg.decoder.options),
                        cfg.decoder.single_root)
         biased = System(row + "+e", configured_decoder(ens.decoder, ens.options),
-                        cfg.decoder.single_root, (ens.gamma1, ens.gamma2))
+                        cfg.decoder.single_root, (ens.gamma1, ens.gamma2), [exact])
         by_model.setdefault(path, []).append((plain, biased))
     for path, pairs in by_model.items():
         systems = [s for pair in pairs for s in pair]
-        shared = run_model(load_model(path), test, systems, exact)
+        shared = run_model(load_model(path), test, systems)
         for plain, biased in pairs:
             result["rows"][plain.name] = scores(test, plain.parsed, shared + plain.seconds,
                                                 args.punct, exact)

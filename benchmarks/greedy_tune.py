@@ -5,7 +5,8 @@ The grid (default configs/en_ewt/greedy-grid.yaml, every key commented there) na
 and a list of stages; each stage maps keys to lists of values and decodes every combination,
 and its best setting (highest dev UAS, the first on ties) is kept for the later stages. The
 keys ``gamma1`` and ``gamma2`` are the ensemble's biases (Section 7): a stage with them decodes
-biased towards ``--other`` (the exact parser's dev output) and is skipped without it (gamma2
+biased towards ``--other`` (the exact parser's dev output; repeated, several parsers' outputs,
+each raising its own parts as ``dparse ensemble`` does) and is skipped without it (gamma2
 stays at its starting value for a first-order model, which has no parts it could raise); every
 other key is a keyword option of the decoder. Settings start from the model config's decoder
 options (when it names the same decoder) and its ensemble gammas.
@@ -140,24 +141,25 @@ class DevScores:
 
 
 def decode_all(scores: DevScores, decoder_name: str, options: dict, gammas: dict | None,
-               other: list[Sentence] | None, single_root: bool) -> tuple[list[Sentence], float]:
-    """The dev sentences parsed with one setting, and the decoding (and biasing) seconds."""
+               others: list[list[Sentence]], single_root: bool) -> tuple[list[Sentence], float]:
+    """The dev sentences parsed with one setting (biased towards ``others``, the other
+    parsers' dev outputs, when ``gammas`` are given), and the decoding (and biasing) seconds."""
     decoder = configured_decoder(decoder_name, options)
     names = scores.model.vocab.labels
     parsed = []
     seconds = 0.0
     for k, (sent, (arc, label, parts)) in enumerate(zip(scores.sentences, scores, strict=True)):
         t0 = time.perf_counter()
-        if gammas is not None and other is not None:
-            arc, parts = bias_parts(arc, parts, other[k].heads, gammas["gamma1"],
-                                    gammas["gamma2"])
+        if gammas is not None:
+            arc, parts = bias_parts(arc, parts, [other[k].heads for other in others],
+                                    gammas["gamma1"], gammas["gamma2"])
         heads, labels = decode_scored(decoder, arc, label, parts, single_root)
         seconds += time.perf_counter() - t0
         parsed.append(sent.with_parse(heads, [""] + [names[i] for i in labels[1:]]))
     return parsed, seconds
 
 
-def tune(model_dir: Path, dev: list[Sentence], grid: Grid, other: list[Sentence] | None,
+def tune(model_dir: Path, dev: list[Sentence], grid: Grid, others: list[list[Sentence]],
          punct: str, budget: float, log: Callable[[str], None] = print) -> dict:
     """Run the grid's stages; returns the report as plain data (see ``write_report``)."""
     cfg = load_config(model_dir / CONFIG_FILE)
@@ -168,8 +170,7 @@ def tune(model_dir: Path, dev: list[Sentence], grid: Grid, other: list[Sentence]
         for setting in stage.settings():
             opts = {**options, **{k: v for k, v in setting.items() if k not in GAMMAS}}
             check_decoder(f"grid {stage.name!r}", "decoder", decoder, "options", opts)
-    if other is not None:
-        list(aligned(dev, other))
+    list(aligned(dev, *others))
     t0 = time.perf_counter()
     scores = DevScores(load_model(model_dir), dev, budget)
     report = {"model": str(model_dir), "decoder": decoder, "sentences": len(dev),
@@ -177,7 +178,7 @@ def tune(model_dir: Path, dev: list[Sentence], grid: Grid, other: list[Sentence]
               "score_seconds": time.perf_counter() - t0, "start": {**options, **gammas},
               "stages": []}
     for stage in grid.stages:
-        if stage.ensemble and other is None:
+        if stage.ensemble and not others:
             report["stages"].append({"name": stage.name, "skipped": "no --other parse"})
             log(f"{stage.name}: skipped (no --other parse)")
             continue
@@ -189,7 +190,7 @@ def tune(model_dir: Path, dev: list[Sentence], grid: Grid, other: list[Sentence]
             opts = {**options, **{k: v for k, v in setting.items() if k not in GAMMAS}}
             gam = {**gammas, **{k: v for k, v in setting.items() if k in GAMMAS}}
             parsed, seconds = decode_all(scores, decoder, opts, gam if stage.ensemble else None,
-                                         other, cfg.decoder.single_root)
+                                         others, cfg.decoder.single_root)
             uas = evaluate(dev, parsed, punct=punct).uas
             rows.append({"setting": setting, "uas": uas,
                          "decode_tokens_per_second": report["tokens"] / max(seconds, 1e-9)})
@@ -241,8 +242,9 @@ def main() -> None:
     ap.add_argument("--model", required=True, help="a trained graph model directory")
     ap.add_argument("--dev", required=True, help="the dev file (gold trees)")
     ap.add_argument("--grid", default=str(DEFAULT_GRID), help="the grid YAML file")
-    ap.add_argument("--other", default=None,
-                    help="another parser's output on the dev file: tunes the ensemble gammas")
+    ap.add_argument("--other", action="append", default=[],
+                    help="another parser's output on the dev file: tunes the ensemble gammas "
+                    "(repeat it for an ensemble with several parsers)")
     ap.add_argument("--out", default="results/greedy-tune.md")
     ap.add_argument("--punct", default="include", help="punctuation rule for dev UAS")
     ap.add_argument("--encoding", default="utf-8", help="encoding of --dev and --other")
@@ -252,8 +254,8 @@ def main() -> None:
     try:
         grid = load_grid(args.grid)
         dev = read_treebank(args.dev, encoding=args.encoding)
-        other = read_treebank(args.other, encoding=args.encoding) if args.other else None
-        report = tune(Path(args.model), dev, grid, other, args.punct, args.cache_gb * 2**30,
+        others = [read_treebank(path, encoding=args.encoding) for path in args.other]
+        report = tune(Path(args.model), dev, grid, others, args.punct, args.cache_gb * 2**30,
                       log=lambda msg: print(msg, flush=True))
     except DparseError as exc:
         print(f"greedy_tune: error: {exc}", file=sys.stderr)

@@ -9,6 +9,9 @@ out of the root). As the paper does, the change is applied at test time only, to
 parsers, and gamma (one per part order) stands for the trust in the other parser, since the two
 score on different scales.
 
+Beyond the paper, several other trees may be given: each raises its own parts, so a part that k
+of them contain gains k * gamma (a vote of the other parsers, weighed against the model).
+
 Pruning is kept: an arc the model pruned (score -inf) stays -inf, and a part that contains a
 pruned arc is not raised, so the combined parse stays inside the model's pruned graph.
 Labels are the model's best label of each chosen arc, as in ``dparse parse``.
@@ -17,7 +20,7 @@ Labels are the model's best label of each chosen arc, as in ``dparse parse``.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 
 import numpy as np
 from numpy.typing import NDArray
@@ -58,41 +61,47 @@ def tree_parts(heads: NDArray[np.integer]) -> tuple[Index, Index]:
 def bias_parts(
     arc: NDArray[np.floating],
     parts: dict[str, NDArray[np.floating]],
-    other_heads: NDArray[np.integer],
+    others: Sequence[NDArray[np.integer]],
     gamma1: float,
     gamma2: float,
 ) -> tuple[NDArray[np.float64], dict[str, NDArray[np.float64]]]:
     """Copies of ``arc`` [n+1, n+1] and of the part arrays (``"sib"``, ``"grand"``:
-    [n+1, n+1, n+1]; other keys are copied unchanged) with every part of the other tree
-    ``other_heads`` int [n+1] raised: arcs by ``gamma1``, sibling and grandparent parts by
-    ``gamma2``. Arcs scored -inf (pruned) stay -inf and parts holding one are not raised."""
+    [n+1, n+1, n+1]; other keys are copied unchanged) with every part of each other tree in
+    ``others`` (heads arrays int [n+1]) raised: arcs by ``gamma1``, sibling and grandparent parts
+    by ``gamma2``, once per tree that contains them. Arcs scored -inf (pruned) stay -inf and
+    parts holding one are not raised."""
+    trees = [_checked_tree(other, arc.shape[0]) for other in others]
+    m = np.arange(1, arc.shape[0])
+    biased = np.array(arc, dtype=np.float64)
+    for other in trees:
+        biased[other[1:], m] += gamma1  # -inf + gamma1 stays -inf
+    allowed = np.isfinite(biased)
+    out = {name: np.array(value, dtype=np.float64) for name, value in parts.items()}
+    for other in trees:
+        sib_index, grand_index = tree_parts(other)
+        if "sib" in out:
+            h, s1, s2 = sib_index
+            # (h, h, s) needs only the arc h -> s
+            keep = allowed[h, s2] & ((s1 == h) | allowed[h, s1])
+            out["sib"][h[keep], s1[keep], s2[keep]] += gamma2
+        if "grand" in out:
+            g, h, c = grand_index
+            keep = allowed[g, h] & allowed[h, c]
+            out["grand"][g[keep], h[keep], c[keep]] += gamma2
+    return biased, out
+
+
+def _checked_tree(other_heads: NDArray[np.integer], size: int) -> NDArray[np.intp]:
+    """``other_heads`` as intp [size]; ValueError unless every word has a head in 0..n other
+    than itself."""
     other = np.asarray(other_heads, dtype=np.intp)
-    if other.shape != (arc.shape[0],):
-        raise ValueError(f"other tree has {other.shape[0] - 1} words, the scores "
-                         f"{arc.shape[0] - 1}")
+    if other.shape != (size,):
+        raise ValueError(f"other tree has {other.shape[0] - 1} words, the scores {size - 1}")
     if other[1:].min(initial=0) < 0 or other.max(initial=0) >= len(other):
         raise ValueError("other tree has a head out of range 0..n")
     if (other[1:] == np.arange(1, len(other))).any():
         raise ValueError("other tree has a word that is its own head")
-    m = np.arange(1, len(other))
-    biased = np.array(arc, dtype=np.float64)
-    biased[other[1:], m] += gamma1  # -inf + gamma1 stays -inf
-    allowed = np.isfinite(biased)
-    sib_index, grand_index = tree_parts(other)
-    out = {}
-    for name, value in parts.items():
-        value = np.array(value, dtype=np.float64)
-        if name == "sib":
-            h, s1, s2 = sib_index
-            # (h, h, s) needs only the arc h -> s
-            keep = allowed[h, s2] & ((s1 == h) | allowed[h, s1])
-            value[h[keep], s1[keep], s2[keep]] += gamma2
-        elif name == "grand":
-            g, h, c = grand_index
-            keep = allowed[g, h] & allowed[h, c]
-            value[g[keep], h[keep], c[keep]] += gamma2
-        out[name] = value
-    return biased, out
+    return other
 
 
 def decode_scored(
@@ -110,32 +119,37 @@ def decode_scored(
 
 
 def aligned(
-    sentences: Iterable[Sentence], others: Iterable[Sentence]
-) -> Iterator[tuple[Sentence, Sentence]]:
-    """Pairs of the two streams, sentence by sentence; InputError naming the other file and
-    line where they differ in sentence count, word count or a word form, or where the other
-    parse makes a word its own head."""
-    left, right = iter(sentences), iter(others)
+    sentences: Iterable[Sentence], *others: Iterable[Sentence]
+) -> Iterator[tuple[Sentence, ...]]:
+    """Tuples (sentence, its counterpart in each of ``others``), sentence by sentence;
+    InputError naming the other file and line where a stream differs from ``sentences`` in
+    sentence count, word count or a word form, or where an other parse makes a word its own
+    head."""
+    streams = [iter(other) for other in others]
     k = 0
-    for k, sent in enumerate(left, 1):
-        other = next(right, None)
-        if other is None:
-            raise InputError(sent.source, sent.lineno,
-                             f"sentence {k} has no counterpart in the other parse "
-                             f"(it has {k - 1} sentences)")
-        if other.form != sent.form:
-            raise InputError(other.source, *_word_mismatch(sent, other, k))
-        loops = np.flatnonzero(other.heads[1:] == np.arange(1, len(other) + 1))
-        if len(loops):
-            m = int(loops[0]) + 1
-            raise InputError(other.source, other.line_of(m),
-                             f"other parse sentence {k} word {m} is its own head")
-        yield sent, other
-    extra = next(right, None)
-    if extra is not None:
-        raise InputError(extra.source, extra.lineno,
-                         f"other parse sentence {k + 1} has no counterpart in the input "
-                         f"(it has {k} sentences)")
+    for k, sent in enumerate(sentences, 1):
+        row = [sent]
+        for right in streams:
+            other = next(right, None)
+            if other is None:
+                raise InputError(sent.source, sent.lineno,
+                                 f"sentence {k} has no counterpart in the other parse "
+                                 f"(it has {k - 1} sentences)")
+            if other.form != sent.form:
+                raise InputError(other.source, *_word_mismatch(sent, other, k))
+            loops = np.flatnonzero(other.heads[1:] == np.arange(1, len(other) + 1))
+            if len(loops):
+                m = int(loops[0]) + 1
+                raise InputError(other.source, other.line_of(m),
+                                 f"other parse sentence {k} word {m} is its own head")
+            row.append(other)
+        yield tuple(row)
+    for right in streams:
+        extra = next(right, None)
+        if extra is not None:
+            raise InputError(extra.source, extra.lineno,
+                             f"other parse sentence {k + 1} has no counterpart in the input "
+                             f"(it has {k} sentences)")
 
 
 def _word_mismatch(sent: Sentence, other: Sentence, k: int) -> tuple[int, str]:
@@ -152,25 +166,26 @@ def _word_mismatch(sent: Sentence, other: Sentence, k: int) -> tuple[int, str]:
 def ensemble_parse(
     model: GraphModel,
     sentences: Iterable[Sentence],
-    others: Iterable[Sentence],
+    others: Sequence[Iterable[Sentence]],
     decoder: Decoder,
     gamma1: float,
     gamma2: float,
     single_root: bool = True,
     timer: ParseTimer | None = None,
 ) -> Iterator[Sentence]:
-    """Parse ``sentences`` with ``model``, biased towards the trees of ``others`` (the same
-    sentences parsed by another parser, checked by :func:`aligned`); yields copies with HEAD
-    and DEPREL replaced. ``timer`` counts encoding, scoring and decoding (biasing included)."""
+    """Parse ``sentences`` with ``model``, biased towards the trees of each stream in ``others``
+    (the same sentences parsed by other parsers, checked by :func:`aligned`); yields copies with
+    HEAD and DEPREL replaced. ``timer`` counts encoding, scoring and decoding (biasing
+    included)."""
     timer = timer if timer is not None else ParseTimer()
     names = model.vocab.labels
-    for sent, other in aligned(sentences, others):
+    for sent, *other in aligned(sentences, *others):
         t0 = time.perf_counter()
         enc = model.vocab.encode(sent)
         t1 = time.perf_counter()
         arc, label, parts = model.score_parts(enc, None, False)
         t2 = time.perf_counter()
-        arc, parts = bias_parts(arc, parts, other.heads, gamma1, gamma2)
+        arc, parts = bias_parts(arc, parts, [o.heads for o in other], gamma1, gamma2)
         heads, labels = decode_scored(decoder, arc, label, parts, single_root)
         deprels = [""] + [names[i] for i in labels[1:].tolist()]
         timer.encode += t1 - t0

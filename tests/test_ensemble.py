@@ -71,7 +71,7 @@ def test_bias_raises_exactly_the_parts_of_the_other_tree() -> None:
         arc, parts = random_scores(rng, n)
         before = (arc.copy(), {k: v.copy() for k, v in parts.items()})
         other = random_heads(rng, n)
-        biased, out = bias_parts(arc, parts, other, 0.75, 0.3)
+        biased, out = bias_parts(arc, parts, [other], 0.75, 0.3)
         # the inputs are left alone
         assert np.array_equal(arc, before[0])
         assert all(np.array_equal(parts[k], before[1][k]) for k in parts)
@@ -93,7 +93,7 @@ def test_bias_adds_gamma_per_shared_part_to_every_tree_score() -> None:
     arc, parts = random_scores(rng, n)
     trees = all_trees(n, False, False)
     other = trees[rng.integers(len(trees))]
-    biased, out = bias_parts(arc, parts, other, 1.5, 0.2)
+    biased, out = bias_parts(arc, parts, [other], 1.5, 0.2)
     sib_o, grand_o = map(set, second_order_parts(other))
     for heads in trees[rng.choice(len(trees), 200, replace=False)]:
         arcs = int((heads[1:] == other[1:]).sum())
@@ -103,13 +103,34 @@ def test_bias_adds_gamma_per_shared_part_to_every_tree_score() -> None:
         assert gain == pytest.approx(1.5 * arcs + 0.2 * shared, abs=1e-9)
 
 
+def test_several_other_trees_each_raise_their_parts() -> None:
+    # raising by trees A and B at once = raising by A, then by B; no trees: a plain copy
+    rng = np.random.default_rng([SEED, 6])
+    for n in [1, 3, 8, 15]:
+        arc, parts = random_scores(rng, n)
+        arc[rng.random(arc.shape) < 0.2] = -np.inf
+        a, b = random_heads(rng, n), random_heads(rng, n)
+        both_arc, both = bias_parts(arc, parts, [a, b, a], 0.5, 0.25)
+        step_arc, step = bias_parts(arc, parts, [a], 0.5, 0.25)
+        step_arc, step = bias_parts(step_arc, step, [b], 0.5, 0.25)
+        step_arc, step = bias_parts(step_arc, step, [a], 0.5, 0.25)
+        assert np.array_equal(both_arc, step_arc)
+        assert all(np.allclose(both[k], step[k], rtol=0, atol=1e-12) for k in parts)
+        m = np.arange(1, n + 1)
+        shared = (a[1:] == b[1:]) & np.isfinite(arc[a[1:], m])
+        assert np.allclose(both_arc[a[1:], m][shared] - arc[a[1:], m][shared], 1.5)
+        plain_arc, plain = bias_parts(arc, parts, [], 0.5, 0.25)
+        assert np.array_equal(plain_arc, arc) and plain_arc is not arc
+        assert all(np.array_equal(plain[k], parts[k]) for k in parts)
+
+
 def test_pruned_arcs_stay_pruned_and_their_parts_unraised() -> None:
     n = 4
     rng = np.random.default_rng([SEED, 4])
     arc, parts = random_scores(rng, n)
     other = np.array([-1, 2, 0, 2, 3], dtype=np.int32)  # 0 -> 2 -> {1, 3}, 3 -> 4
     arc[2, 3] = -np.inf  # an arc of the other tree the model pruned
-    biased, out = bias_parts(arc, parts, other, 1.0, 1.0)
+    biased, out = bias_parts(arc, parts, [other], 1.0, 1.0)
     assert biased[2, 3] == -np.inf and biased[2, 1] == arc[2, 1] + 1.0
     assert out["sib"][2, 1, 3] == parts["sib"][2, 1, 3]  # left 1, right 3: not siblings here
     assert out["sib"][2, 2, 3] == parts["sib"][2, 2, 3]  # holds 2 -> 3
@@ -121,15 +142,15 @@ def test_pruned_arcs_stay_pruned_and_their_parts_unraised() -> None:
 
 def test_bias_of_first_order_scores_and_bad_trees() -> None:
     arc = np.zeros((4, 4))
-    biased, out = bias_parts(arc, {}, np.array([-1, 0, 1, 1]), 2.0, 5.0)
+    biased, out = bias_parts(arc, {}, [np.array([-1, 0, 1, 1])], 2.0, 5.0)
     assert out == {} and biased[0, 1] == biased[1, 2] == biased[1, 3] == 2.0
     assert biased.sum() == 6.0
     with pytest.raises(ValueError, match="words"):
-        bias_parts(arc, {}, np.array([-1, 0, 1]), 1.0, 1.0)
+        bias_parts(arc, {}, [np.array([-1, 0, 1])], 1.0, 1.0)
     with pytest.raises(ValueError, match="out of range"):
-        bias_parts(arc, {}, np.array([-1, 0, -1, 1]), 1.0, 1.0)
+        bias_parts(arc, {}, [np.array([-1, 0, -1, 1])], 1.0, 1.0)
     with pytest.raises(ValueError, match="its own head"):
-        bias_parts(arc, {}, np.array([-1, 0, 2, 1]), 1.0, 1.0)
+        bias_parts(arc, {}, [np.array([-1, 0, 2, 1])], 1.0, 1.0)
 
 
 @pytest.mark.parametrize(("name", "projective"), [("cle", False), ("eisner2-sibgp", True),
@@ -142,7 +163,7 @@ def test_a_large_gamma_makes_a_decoder_return_the_other_tree(name: str, projecti
         for _ in range(5):
             arc, parts = random_scores(rng, n)
             other = trees[rng.integers(len(trees))]
-            biased, out = bias_parts(arc, parts, other, 100.0, 100.0)
+            biased, out = bias_parts(arc, parts, [other], 100.0, 100.0)
             label = np.zeros((n + 1, n + 1), dtype=np.int32)
             heads, labels = decode_scored(decoder, biased, label, out)
             assert heads.tolist() == other.tolist()
@@ -180,6 +201,20 @@ def test_aligned_names_the_other_file_and_line(tmp_path: Path) -> None:
     loop.write_text(loop.read_text().replace("3\te\t_\t_\t_\t_\t2", "3\te\t_\t_\t_\t_\t3"))
     with pytest.raises(InputError, match=r"loop\.conllu:6: .*sentence 2 word 3 is its own head"):
         list(aligned(read_conll(a), read_conll(loop)))
+
+
+def test_aligned_checks_every_other_stream(tmp_path: Path) -> None:
+    a = _conllu(tmp_path / "a.conllu", [["A", "b"], ["c"]])
+    b = _conllu(tmp_path / "b.conllu", [["A", "b"], ["c"]])
+    rows = list(aligned(read_conll(a), read_conll(b), read_conll(b)))
+    assert [[s.form for s in row] for row in rows] == [[["A", "b"]] * 3, [["c"]] * 3]
+    assert [[s.form for s in row] for row in aligned(read_conll(a))] == [[["A", "b"]], [["c"]]]
+    bad = _conllu(tmp_path / "bad.conllu", [["A", "b"], ["Z"]])
+    with pytest.raises(InputError, match=r"bad\.conllu:4: .*sentence 2 word 1 is 'Z'"):
+        list(aligned(read_conll(a), read_conll(b), read_conll(bad)))
+    longer = _conllu(tmp_path / "longer.conllu", [["A", "b"], ["c"], ["d"]])
+    with pytest.raises(InputError, match=r"longer\.conllu:6: other parse sentence 3 has no "):
+        list(aligned(read_conll(a), read_conll(b), read_conll(longer)))
 
 
 # -- the command line -----------------------------------------------------------------------------
@@ -229,12 +264,12 @@ def test_second_order_model_in_process(tiny: Path) -> None:
     dev = read_treebank(tiny / "dev.conllu")
     decoder = get_decoder("eisner2-sibgp")
     plain = [s.heads.tolist() for s in model.parse(dev, decoder)]
-    same = [s.heads.tolist() for s in ensemble_parse(model, dev, dev, decoder, 0.0, 0.0)]
+    same = [s.heads.tolist() for s in ensemble_parse(model, dev, [dev], decoder, 0.0, 0.0)]
     assert same == plain
     kept = [s for s in dev if is_projective(s.heads) and all(
         model.pruner.allowed(model.vocab.encode(s))[s.heads[1:], np.arange(1, len(s) + 1)])]
     assert len(kept) >= 10
-    follow = ensemble_parse(model, kept, kept, decoder, 0.0, 50.0)  # second-order parts only
+    follow = ensemble_parse(model, kept, [kept], decoder, 0.0, 50.0)  # second-order parts only
     assert [s.heads.tolist() for s in follow] == [s.heads.tolist() for s in kept]
 
 
@@ -260,6 +295,25 @@ def test_a_large_gamma_follows_the_other_parse(tiny: Path) -> None:
     parsed = read_treebank(tiny / "follow.conllu")
     assert [s.heads.tolist() for s in parsed] == [s.heads.tolist() for s in gold]
     assert any(s.deprels != g.deprels for s, g in zip(parsed, gold, strict=True))  # model labels
+
+
+@requires_data
+def test_several_others_vote(tiny: Path, tmp_path: Path) -> None:
+    """Two copies of gold against one cle parse, each with a gamma that alone cannot outvote
+    the other: the output follows the pair (2 gamma beats gamma + the model's margin)."""
+    dev, cle = str(tiny / "dev.conllu"), str(tiny / "cle.conllu")
+    common = ("ensemble", str(tiny / "model"), dev, "--decoder", "cle", "--gamma1", "1000")
+    run = dparse(*common, "--other", dev, "--other", cle, "--other", dev)
+    assert run.returncode == 0, run.stderr
+    (tmp_path / "vote.conllu").write_text(run.stdout, encoding="utf-8")
+    gold = read_treebank(dev)
+    assert [s.heads.tolist() for s in read_treebank(tmp_path / "vote.conllu")] == \
+        [s.heads.tolist() for s in gold]
+    run = dparse(*common, "--other", cle, "--other", dev, "--other", cle)
+    assert run.returncode == 0, run.stderr
+    (tmp_path / "vote.conllu").write_text(run.stdout, encoding="utf-8")
+    assert [s.heads.tolist() for s in read_treebank(tmp_path / "vote.conllu")] == \
+        [s.heads.tolist() for s in read_treebank(cle)]
 
 
 @requires_data

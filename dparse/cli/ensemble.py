@@ -1,4 +1,4 @@
-"""``dparse ensemble MODEL_DIR INPUT --other OTHER``: parse biased towards another parse."""
+"""``dparse ensemble MODEL_DIR INPUT --other OTHER...``: parse biased towards other parses."""
 
 from __future__ import annotations
 
@@ -21,33 +21,37 @@ _FILE = click.Path(exists=True, dir_okay=False, allow_dash=True)
 @click.command("ensemble", context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("model_dir", type=click.Path(exists=True, file_okay=False))
 @click.argument("input", type=_FILE)
-@click.option("--other", required=True, type=_FILE,
-              help="The other parser's output for the same sentences (any CoNLL file).")
+@click.option("--other", "others", required=True, multiple=True, type=_FILE,
+              help="Another parser's output for the same sentences (any CoNLL file); "
+              "repeat it for several parsers.")
 @click.option("--output", "-o", default="-", help="Output file [default: stdout].")
 @click.option("--gamma1", type=float, default=None,
-              help="Added to each arc of the other tree [default: ensemble.gamma1].")
+              help="Added to each arc of each other tree [default: ensemble.gamma1].")
 @click.option("--gamma2", type=float, default=None,
-              help="Added to each sibling and grandparent part of the other tree "
+              help="Added to each sibling and grandparent part of each other tree "
               "[default: ensemble.gamma2].")
 @click.option("--decoder", "decoder_name", default=None,
               help="Decoder [default: ensemble.decoder, with ensemble.options; another "
               "decoder gets no options but those given with --set ensemble.options.KEY=V].")
 @click.option("--other-seconds", type=click.FloatRange(min=0.0), default=None,
-              help="Seconds the other parser took: also report tokens/sec including them.")
+              help="Seconds the other parsers took: also report tokens/sec including them.")
 @click.option("--format", "fmt", type=click.Choice(["auto", *FORMATS]), default="auto",
               show_default=True, help="Format of INPUT and OTHER.")
 @click.option("--encoding", default="utf-8", show_default=True,
               help="Encoding of INPUT, OTHER and the output.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON on stderr.")
 @set_option
-def ensemble(model_dir: str, input: str, other: str, output: str, gamma1: float | None,
-             gamma2: float | None, decoder_name: str | None, other_seconds: float | None,
-             fmt: str, encoding: str, as_json: bool, overrides: tuple[str, ...]) -> None:
+def ensemble(model_dir: str, input: str, others: tuple[str, ...], output: str,
+             gamma1: float | None, gamma2: float | None, decoder_name: str | None,
+             other_seconds: float | None, fmt: str, encoding: str, as_json: bool,
+             overrides: tuple[str, ...]) -> None:
     """Parse INPUT with the graph model MODEL_DIR (first or second order), biased towards
     OTHER, another parser's output for the same sentences (Tchernowitz et al. 2016, Section 7).
 
     Each arc of the other tree gains gamma1, each of its sibling and grandparent parts gamma2;
-    arcs the model prunes stay pruned. Labels are the model's best label per chosen arc.
+    with several --other files, each tree raises its own parts (a part in k of them gains
+    k * gamma: a vote of the other parsers against the model). Arcs the model prunes stay
+    pruned. Labels are the model's best label per chosen arc.
     Output as in dparse parse: every input line kept, only HEAD and DEPREL replaced. The
     summary on stderr gives tokens/sec of this model's inference (loading excluded) and, with
     --other-seconds, tokens/sec of the whole ensemble.
@@ -57,6 +61,8 @@ def ensemble(model_dir: str, input: str, other: str, output: str, gamma1: float 
       dparse parse models/en_ewt-o2-dd test.conllu -o dd.conllu --json  # note its seconds
       dparse ensemble models/en_ewt-o2-bgi-pp test.conllu --other dd.conllu \\
           --gamma1 1 --gamma2 0.25 --set ensemble.options.beam=3 -o ens.conllu
+      dparse ensemble models/en_ewt-o2-bgi-pp-ib test.conllu --other dd.conllu \\
+          --other eisner2.conllu --other easyfirst.conllu --gamma1 0.75 -o vote.conllu
     """
     directory = Path(model_dir)
     settings = [f"ensemble.{key}={value!r}"
@@ -74,8 +80,8 @@ def ensemble(model_dir: str, input: str, other: str, output: str, gamma1: float 
     kw = {"fmt": None if fmt == "auto" else fmt, "encoding": encoding}
     timer = ParseTimer()
     parsed = ensemble_parse(model, read_conll(input, require_heads=False, **kw),
-                            read_conll(other, **kw), decoder, ens.gamma1, ens.gamma2,
-                            cfg.decoder.single_root, timer)
+                            [read_conll(other, **kw) for other in others], decoder,
+                            ens.gamma1, ens.gamma2, cfg.decoder.single_root, timer)
     write_conll(parsed, output, encoding=encoding)
     summary: dict[str, object] = {
         **timer.summary(),
@@ -89,7 +95,8 @@ def ensemble(model_dir: str, input: str, other: str, output: str, gamma1: float 
         total = timer.seconds + other_seconds
         summary["other_seconds"] = other_seconds
         summary["tokens_per_second_with_other"] = round(timer.tokens / total, 1) if total else 0.0
-        with_other = (f"; with the other parser's {other_seconds:.2f}s: "
+        whose = "parser's" if len(others) == 1 else "parsers'"
+        with_other = (f"; with the other {whose} {other_seconds:.2f}s: "
                       f"{summary['tokens_per_second_with_other']:,.0f} tokens/sec")
     if as_json:
         click.echo(json.dumps(summary), err=True)
