@@ -7,6 +7,9 @@
 #   make greedy-tables   Tables 1 and 2: exact (CLE) / dual decomposition, BGI, BGI-PP, BGI-PP+i,
 #                        BGI-PP+i+b and their ensembles, on every treebank under $(DATA)
 #                        -> results/greedy-tables.md
+#   make greedy-ensemble the second-order BGI-PP+i+b model biased towards dual decomposition (the
+#                        paper's ensemble) and towards several parsers at once (DD, second-order
+#                        Eisner, easy-first), gammas tuned on en_ewt dev -> results/greedy-ensemble.md
 # GREEDY_TREEBANKS=en_ewt,el_gdt restricts the tables to some setups, GREEDY_ORDERS=1 to one
 # order. Greedy models go to $(GREEDY_MODELS); exact ones are reused from $(MODELS) (as
 # `make demo` and `make bench` train them) and $(MODELS)/umst when trained with the same config.
@@ -28,7 +31,7 @@ GREEDY_ORDER_LIST := $(subst $(greedy_comma), ,$(GREEDY_ORDERS))
 greedy_model = test -f $(1)/en_ewt-$(2)/weights.npz || \
 	$(PYTHON) -m dparse train configs/en_ewt/$(2).yaml --out $(1)/en_ewt-$(2) -q
 
-.PHONY: greedy-tune greedy-tables greedy-tune-o1 greedy-tune-o2 greedy-scaling
+.PHONY: greedy-tune greedy-tables greedy-tune-o1 greedy-tune-o2 greedy-scaling greedy-ensemble
 
 greedy-tune: $(addprefix greedy-tune-o,$(GREEDY_ORDER_LIST))  ## tune greedy decoding and ensemble gammas on en_ewt dev -> results/greedy-tune-o*.md
 
@@ -51,6 +54,12 @@ greedy-tables:  ## Tables 1-2 of the greedy-inference paper (all treebanks) -> r
 		--reuse $(MODELS) --reuse $(MODELS)/umst --orders $(GREEDY_ORDERS) \
 		--punct $(GREEDY_PUNCT) --out $(RESULTS)/greedy-tables.md \
 		$(if $(GREEDY_TREEBANKS),--treebanks $(GREEDY_TREEBANKS))
+
+TABLES += greedy-ensemble
+greedy-ensemble_DATA := en_ewt
+greedy-ensemble:  ## greedy ensembles with one and several other parsers on en_ewt -> results/greedy-ensemble.md
+	$(PYTHON) benchmarks/greedy_ensemble.py --data $(DPARSE_DATA) --models $(GREEDY_MODELS) \
+		--reuse $(MODELS) --out $(RESULTS)/greedy-ensemble.md
 
 TABLES += greedy-scaling
 greedy-scaling_DATA :=
