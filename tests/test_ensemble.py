@@ -309,8 +309,9 @@ def test_several_others_vote(tiny: Path, tmp_path: Path) -> None:
     gold = read_treebank(dev)
     assert [s.heads.tolist() for s in read_treebank(tmp_path / "vote.conllu")] == \
         [s.heads.tolist() for s in gold]
-    run = dparse(*common, "--other", cle, "--other", dev, "--other", cle)
+    run = dparse(*common, "--other", cle, "--other", dev, "--other", cle, "--other-seconds", "2")
     assert run.returncode == 0, run.stderr
+    assert "with the other parsers' 2.00s" in run.stderr
     (tmp_path / "vote.conllu").write_text(run.stdout, encoding="utf-8")
     assert [s.heads.tolist() for s in read_treebank(tmp_path / "vote.conllu")] == \
         [s.heads.tolist() for s in read_treebank(cle)]
