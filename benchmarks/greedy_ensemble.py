@@ -31,7 +31,7 @@ import json
 from pathlib import Path
 
 from greedy_tables import System, find_or_train, run_model, scores
-from greedy_tune import load_grid, tune
+from greedy_tune import DevScores, load_grid, tune
 from treebanks import TREEBANKS, config_for
 
 from dparse.config import ExperimentConfig, load_config
@@ -87,11 +87,13 @@ def run(args: argparse.Namespace) -> dict:
     plain = System(args.model, configured_decoder(cfg.decoder.name, cfg.decoder.options),
                    cfg.decoder.single_root)
     grid = load_grid(args.grid)
+    model = load_model(model_dir)
+    dev_scores = DevScores(model, dev, args.cache_gb * 2**30)  # once for every subset
     ensembles = []
     for size in range(1, len(args.others) + 1):
         for subset in itertools.combinations(args.others, size):
-            report = tune(model_dir, dev, grid, [outputs[n][0] for n in subset], args.punct,
-                          args.cache_gb * 2**30, log=lambda _: None)
+            report = tune(model_dir, dev_scores, grid, [outputs[n][0] for n in subset],
+                          args.punct, log=lambda _: None)
             best = report["best"]["ensemble"]
             rows = report["stages"][-1]["rows"]
             dev_uas = rows[report["stages"][-1]["best"]]["uas"]
@@ -99,7 +101,7 @@ def run(args: argparse.Namespace) -> dict:
                             (best["gamma1"], best["gamma2"]), [outputs[n][1] for n in subset])
             ensembles.append((subset, dev_uas, system))
             log(f"{system.name}: gammas {system.gammas}, dev UAS {dev_uas:.2f}")
-    shared = run_model(load_model(model_dir), test, [plain] + [s for _, _, s in ensembles])
+    shared = run_model(model, test, [plain] + [s for _, _, s in ensembles])
     result["alone"][args.model] = scores(test, plain.parsed, shared + plain.seconds,
                                          args.punct, first)
     for subset, dev_uas, system in ensembles:

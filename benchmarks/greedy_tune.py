@@ -105,9 +105,11 @@ def load_grid(path: str | Path) -> Grid:
 
 class DevScores:
     """The scores (arc, label, parts) of every dev sentence, computed once when they fit in
-    ``budget`` bytes (parts in float32 when float64 does not fit), else on every pass."""
+    ``budget`` bytes (parts in float32 when float64 does not fit), else on every pass;
+    ``seconds`` is the time the first scoring took."""
 
     def __init__(self, model: GraphModel, sentences: list[Sentence], budget: float) -> None:
+        t0 = time.perf_counter()
         self.model = model
         self.sentences = sentences
         self.encoded = [model.vocab.encode(s) for s in sentences]
@@ -122,6 +124,7 @@ class DevScores:
                 self.dtype = dtype
                 break
         self.cache = list(self._score()) if self.dtype is not None else None
+        self.seconds = time.perf_counter() - t0
 
     def _score(self) -> Iterator[tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]]:
         for enc in self.encoded:
@@ -159,9 +162,10 @@ def decode_all(scores: DevScores, decoder_name: str, options: dict, gammas: dict
     return parsed, seconds
 
 
-def tune(model_dir: Path, dev: list[Sentence], grid: Grid, others: list[list[Sentence]],
-         punct: str, budget: float, log: Callable[[str], None] = print) -> dict:
-    """Run the grid's stages; returns the report as plain data (see ``write_report``)."""
+def tune(model_dir: Path, scores: DevScores, grid: Grid, others: list[list[Sentence]],
+         punct: str, log: Callable[[str], None] = print) -> dict:
+    """Run the grid's stages over ``scores`` (the dev file scored by the model in
+    ``model_dir``); returns the report as plain data (see ``write_report``)."""
     cfg = load_config(model_dir / CONFIG_FILE)
     decoder = grid.decoder or cfg.decoder.name
     options = dict(cfg.decoder.options) if decoder == cfg.decoder.name else {}
@@ -170,12 +174,11 @@ def tune(model_dir: Path, dev: list[Sentence], grid: Grid, others: list[list[Sen
         for setting in stage.settings():
             opts = {**options, **{k: v for k, v in setting.items() if k not in GAMMAS}}
             check_decoder(f"grid {stage.name!r}", "decoder", decoder, "options", opts)
+    dev = scores.sentences
     list(aligned(dev, *others))
-    t0 = time.perf_counter()
-    scores = DevScores(load_model(model_dir), dev, budget)
     report = {"model": str(model_dir), "decoder": decoder, "sentences": len(dev),
               "tokens": sum(len(s) for s in dev), "punct": punct, "storage": scores.storage,
-              "score_seconds": time.perf_counter() - t0, "start": {**options, **gammas},
+              "score_seconds": scores.seconds, "start": {**options, **gammas},
               "stages": []}
     for stage in grid.stages:
         if stage.ensemble and not others:
@@ -255,7 +258,9 @@ def main() -> None:
         grid = load_grid(args.grid)
         dev = read_treebank(args.dev, encoding=args.encoding)
         others = [read_treebank(path, encoding=args.encoding) for path in args.other]
-        report = tune(Path(args.model), dev, grid, others, args.punct, args.cache_gb * 2**30,
+        model_dir = Path(args.model)
+        scores = DevScores(load_model(model_dir), dev, args.cache_gb * 2**30)
+        report = tune(model_dir, scores, grid, others, args.punct,
                       log=lambda msg: print(msg, flush=True))
     except DparseError as exc:
         print(f"greedy_tune: error: {exc}", file=sys.stderr)

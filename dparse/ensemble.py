@@ -70,14 +70,13 @@ def bias_parts(
     ``others`` (heads arrays int [n+1]) raised: arcs by ``gamma1``, sibling and grandparent parts
     by ``gamma2``, once per tree that contains them. Arcs scored -inf (pruned) stay -inf and
     parts holding one are not raised."""
-    trees = [_checked_tree(other, arc.shape[0]) for other in others]
     m = np.arange(1, arc.shape[0])
     biased = np.array(arc, dtype=np.float64)
-    for other in trees:
-        biased[other[1:], m] += gamma1  # -inf + gamma1 stays -inf
     allowed = np.isfinite(biased)
     out = {name: np.array(value, dtype=np.float64) for name, value in parts.items()}
-    for other in trees:
+    for other in others:
+        other = _checked_tree(other, arc.shape[0])
+        biased[other[1:], m] += gamma1  # -inf + gamma1 stays -inf
         sib_index, grand_index = tree_parts(other)
         if "sib" in out:
             h, s1, s2 = sib_index
@@ -179,13 +178,13 @@ def ensemble_parse(
     included)."""
     timer = timer if timer is not None else ParseTimer()
     names = model.vocab.labels
-    for sent, *other in aligned(sentences, *others):
+    for sent, *counterparts in aligned(sentences, *others):
         t0 = time.perf_counter()
         enc = model.vocab.encode(sent)
         t1 = time.perf_counter()
         arc, label, parts = model.score_parts(enc, None, False)
         t2 = time.perf_counter()
-        arc, parts = bias_parts(arc, parts, [o.heads for o in other], gamma1, gamma2)
+        arc, parts = bias_parts(arc, parts, [o.heads for o in counterparts], gamma1, gamma2)
         heads, labels = decode_scored(decoder, arc, label, parts, single_root)
         deprels = [""] + [names[i] for i in labels[1:].tolist()]
         timer.encode += t1 - t0

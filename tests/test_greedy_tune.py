@@ -13,11 +13,12 @@ from conftest import DATA, requires_data
 from dparse.config import load_config
 from dparse.conll import read_conll, read_treebank, write_conll
 from dparse.errors import DparseError
+from dparse.model import load_model
 from dparse.training import save_model, train
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "benchmarks"))
-from greedy_tune import DEFAULT_GRID, load_grid, tune, write_report  # noqa: E402
+from greedy_tune import DEFAULT_GRID, DevScores, load_grid, tune, write_report  # noqa: E402
 
 
 def _grid(tmp_path: Path, text: str) -> Path:
@@ -73,6 +74,11 @@ def tiny(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
+def dev_scores(tiny: Path, dev: list, budget: float) -> DevScores:
+    """The tiny model's scores of ``dev`` (kept within ``budget`` bytes)."""
+    return DevScores(load_model(tiny / "model"), dev, budget)
+
+
 @requires_data
 def test_stages_keep_their_best_setting(tiny: Path, tmp_path: Path) -> None:
     grid = load_grid(_grid(tmp_path, """
@@ -86,10 +92,12 @@ stages:
   - beta: [0.2, 0.5]
 """))
     dev = read_treebank(tiny / "dev.conllu")
-    skipped = tune(tiny / "model", dev, grid, [], "include", 2**30, log=lambda _: None)
+    skipped = tune(tiny / "model", dev_scores(tiny, dev, 2**30), grid, [], "include",
+                   log=lambda _: None)
     assert skipped["stages"][1] == {"name": "gammas", "skipped": "no --other parse"}
     # the other parse is the gold tree: a large gamma1 follows it
-    report = tune(tiny / "model", dev, grid, [dev], "include", 2**30, log=lambda _: None)
+    report = tune(tiny / "model", dev_scores(tiny, dev, 2**30), grid, [dev], "include",
+                  log=lambda _: None)
     assert report["decoder"] == "bgi-pp"
     assert report["start"] == {"beta": 0.3, "gamma1": 1.0, "gamma2": 0.1}  # from the config
     sharp, gammas, beta = report["stages"]
@@ -122,15 +130,18 @@ def test_bad_settings_fail_before_decoding(tiny: Path, tmp_path: Path) -> None:
     grid = load_grid(_grid(tmp_path, "stages: [{alpha: [1.0]}, {beta: [0.5, 2.0]}]\n"))
     dev = read_treebank(tiny / "dev.conllu")
     with pytest.raises(DparseError, match=r"grid 'stage 2': options .*'beta': 2.0.* rejected"):
-        tune(tiny / "model", dev, grid, [], "include", 2**30, log=lambda _: None)
+        tune(tiny / "model", dev_scores(tiny, dev, 2**30), grid, [], "include",
+             log=lambda _: None)
 
 
 @requires_data
 def test_scores_too_big_to_keep_are_rescored(tiny: Path, tmp_path: Path) -> None:
     grid = load_grid(_grid(tmp_path, "stages: [{alpha: [0.5, 2.0]}]\n"))
     dev = read_treebank(tiny / "dev.conllu")
-    kept = tune(tiny / "model", dev, grid, [], "include", 2**30, log=lambda _: None)
-    again = tune(tiny / "model", dev, grid, [], "include", 0, log=lambda _: None)
+    kept = tune(tiny / "model", dev_scores(tiny, dev, 2**30), grid, [], "include",
+                log=lambda _: None)
+    again = tune(tiny / "model", dev_scores(tiny, dev, 0), grid, [], "include",
+                 log=lambda _: None)
     assert kept["storage"].startswith("kept") and again["storage"].startswith("re-scored")
     assert [r["uas"] for r in kept["stages"][0]["rows"]] == [
         r["uas"] for r in again["stages"][0]["rows"]]
