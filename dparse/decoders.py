@@ -14,11 +14,15 @@ a valid tree in the sense of :func:`dparse.trees.is_tree` (projective for projec
 
 Registered here: ``cle`` (Chu-Liu-Edmonds, exact, non-projective), ``eisner`` (exact,
 projective), and the exact projective second-order ``eisner2-sib`` (parts arc, sib) and
-``eisner2-sibgp`` (parts arc, sib, grand), and the approximate non-projective greedy ``bgi``
-and ``bgi-pp`` (parts arc, sib, grand; options beam and improve, and alpha and beta for
-``bgi-pp``); a part keyword given as None is left out. A new
-decoder subclasses :class:`Decoder`, implements :meth:`Decoder._decode` and is registered
-with :func:`register_decoder` (usable as a class decorator).
+``eisner2-sibgp`` (parts arc, sib, grand), the exact projective third-order ``eisner3`` and
+``eisner3-outermost`` (parts arc, sib, grand, trisib, gsib; the latter counts grand and gsib
+parts only for outermost modifiers, as ``cube`` does), and the approximate non-projective
+greedy ``bgi`` and ``bgi-pp`` (parts arc, sib, grand; options beam and improve, and alpha and
+beta for ``bgi-pp``), and the approximate projective ``cube`` (generalized higher-order Eisner
+with cube pruning; parts arc, sib, grand, trisib, gsib; options k and recombination); a part
+keyword given as None is left out. A new decoder subclasses :class:`Decoder`, implements
+:meth:`Decoder._decode` and is registered with :func:`register_decoder` (usable as a class
+decorator).
 """
 
 from __future__ import annotations
@@ -34,16 +38,21 @@ from numpy.typing import ArrayLike, NDArray
 from dparse._ext.cle import chu_liu_edmonds
 from dparse._ext.eisner import eisner
 from dparse._ext.eisner2 import eisner2_sib, eisner2_sibgp
+from dparse._ext.eisner3 import eisner3
+from dparse._ext.generalized_eisner import ArrayScorer, ChartScorer, GeneralizedEisner
 from dparse._ext.greedy import greedy
 from dparse.errors import DparseError
 
 __all__ = [
     "ChuLiuEdmonds",
     "ConfiguredDecoder",
+    "CubePruning",
     "Decoder",
     "Eisner",
     "Eisner2Sib",
     "Eisner2SibGrand",
+    "Eisner3",
+    "Eisner3Outermost",
     "GreedyBGI",
     "GreedyBGIPP",
     "UnknownDecoderError",
@@ -123,8 +132,9 @@ class Decoder:
         return self._decode(arc, single_root, **parts)
 
     def _check_part(self, name: str, scores: ArrayLike, size: int) -> Scores:
-        """Validates a keyword part: by default float64 with 3 axes of length n+1 (``size``)."""
-        array = as_scores(scores, name, ndim=3)
+        """Validates a keyword part: by default float64 with axes of length n+1 (``size``), 4 of
+        them for trisib and gsib, 3 for the others."""
+        array = as_scores(scores, name, ndim=4 if name in ("trisib", "gsib") else 3)
         if array.shape[0] != size:
             raise ValueError(f"{name} scores have shape {array.shape}, expected axes of {size}")
         return array
@@ -268,6 +278,36 @@ class Eisner2SibGrand(Decoder):
         return eisner2_sibgp(arc, parts.get("sib"), parts.get("grand"), single_root)
 
 
+@register_decoder
+class Eisner3(Decoder):
+    """Best projective tree under arc, sibling, grandparent, tri-sibling and grand-sibling parts
+    (every one of each, as DESIGN.md defines them; the part set of Koo and Collins's 2010 Model
+    2): exact, O(n^5) time on dense scores, fast on pruned ones (-inf arcs). Missing parts count
+    as zeros. See dparse/_ext/eisner3.pyx; ``eisner3_scorer`` there decodes from a PartScorer
+    (dparse/_ext/partscorer.pyx) that scores parts on demand."""
+
+    name = "eisner3"
+    exact = True
+    projective = True
+    parts = ("arc", "sib", "grand", "trisib", "gsib")
+
+    def _decode(self, arc: Scores, single_root: bool, **parts: Scores) -> Heads:
+        return eisner3(arc, single_root=single_root, **parts)
+
+
+@register_decoder
+class Eisner3Outermost(Eisner3):
+    """Koo and Collins's (2010) Model 2 as published: exact, O(n^4) time, O(n^3) memory. Parts
+    as for ``eisner3``, except that grand[g, h, m] and gsib[g, h, s, m] count only for m the
+    outermost modifier of h on its side (s the one before it, or h): the part semantics of
+    ``cube``. See dparse/_ext/eisner3.pyx."""
+
+    name = "eisner3-outermost"
+
+    def _decode(self, arc: Scores, single_root: bool, **parts: Scores) -> Heads:
+        return eisner3(arc, single_root=single_root, outermost=True, **parts)
+
+
 def _integer_option(name: str, value: object, low: int) -> int:
     """``value`` as an int >= ``low`` (a greedy decoder option); ValueError otherwise."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
@@ -370,6 +410,67 @@ class GreedyBGIPP(GreedyBGI):
     def _search(self, arc: Scores, sib: Scores | None, grand: Scores | None,
                 single_root: bool) -> Heads:
         return greedy(arc, sib, grand, single_root, True, self.alpha, self.beta, self.beam)[0]
+
+
+@register_decoder
+class CubePruning(Decoder):
+    """Generalized higher-order Eisner with cube pruning (Zhang and McDonald 2012): projective,
+    approximate. Parts arc, sib, grand, trisib, gsib, missing ones zero; grand and gsib count
+    only for outermost grandchildren (the exact semantics: dparse/_ext/generalized_eisner.pyx).
+    Options (constructor defaults, or keywords of one ``decode`` call): ``k``, the items kept
+    per chart cell (int >= 1, default 5), and ``recombination``, merging items with equal
+    signatures (bool, default True). :meth:`parse` is the labeled entry for a model's scorer.
+    """
+
+    name = "cube"
+    exact = False
+    projective = True
+    parts = ("arc", "sib", "grand", "trisib", "gsib")
+
+    def __init__(self, k: int = 5, recombination: bool = True) -> None:
+        self.k = _integer_option("k", k, 1)
+        if not isinstance(recombination, (bool, np.bool_)):
+            raise ValueError(f"recombination must be true or false, got {recombination!r}")
+        self.recombination = bool(recombination)
+
+    def decode(
+        self,
+        arc: ArrayLike,
+        *,
+        single_root: bool = True,
+        k: int | None = None,
+        recombination: bool | None = None,
+        **parts: ArrayLike,
+    ) -> Heads:
+        """As :meth:`Decoder.decode`; ``k`` and ``recombination`` override the defaults."""
+        decoder = self
+        if k is not None or recombination is not None:
+            decoder = CubePruning(
+                self.k if k is None else k,
+                self.recombination if recombination is None else recombination,
+            )
+        return Decoder.decode(decoder, arc, single_root=single_root, **parts)
+
+    def _decode(self, arc: Scores, single_root: bool, **parts: Scores) -> Heads:
+        return self.parse(arc, ArrayScorer(arc, **parts), single_root=single_root)[0]
+
+    def parse(
+        self,
+        arc: ArrayLike,
+        scorer: ChartScorer,
+        labels: ArrayLike | None = None,
+        *,
+        single_root: bool = True,
+    ) -> tuple[Heads, NDArray[np.int32], float]:
+        """Labeled decoding under any :class:`ChartScorer` (a model's parts).
+
+        arc: float64 [n+1, n+1], whose finite entries are the arcs the chart may build (the
+        scorer scores them); labels: int [n+1, n+1, L], each arc's candidate label ids best first, a
+        negative entry ending the list (None: label 0). Returns (heads int32 [n+1], deprels
+        int32 [n+1] label ids, score under the scorer); heads[0] == deprels[0] == -1.
+        """
+        chart = GeneralizedEisner(self.k, self.recombination)
+        return chart.parse(arc, scorer, labels, single_root)
 
 
 # decoders defined in extension modules register themselves on import (after the registry exists)

@@ -150,3 +150,163 @@ def best_score2(
             padded = np.append(np.asarray(part, dtype=np.float64).ravel(), 0.0)
             scores += padded[index].sum(axis=1)
     return float(scores.max())
+
+
+# -- generalized Eisner (cube pruning) parts ------------------------------------------------------
+
+
+def cube_parts(heads: NDArray[np.integer]) -> dict[str, list[tuple[int, ...]]]:
+    """The parts of one tree (int [n+1]) that the ``cube`` decoder scores (see
+    dparse/_ext/generalized_eisner.pyx): every arc (h, m), sibling part and tri-sibling part
+    (:func:`second_order_parts`, :func:`third_order_parts`); grandchild parts (g, h, m) and
+    grand-sibling parts (g, h, s, m) only for m the outermost modifier of h on its side.
+    """
+    n = len(heads) - 1
+    sib, grand = second_order_parts(heads)
+    trisib, gsib = third_order_parts(heads)
+
+    def outermost(h: int, m: int) -> bool:
+        beyond = range(m + 1, n + 1) if m > h else range(1, m)
+        return not any(heads[x] == h for x in beyond)
+
+    return {
+        "arc": [(int(heads[m]), m) for m in range(1, n + 1)],
+        "sib": sib,
+        "trisib": trisib,
+        "grand": [(g, h, m) for g, h, m in grand if outermost(h, m)],
+        "gsib": [(g, h, s, m) for g, h, s, m in gsib if outermost(h, m)],
+    }
+
+
+def cube_tree_score(heads: NDArray[np.integer], arc: NDArray[np.floating],
+                    **scores: NDArray[np.floating] | None) -> float:
+    """Score of one tree under :func:`cube_parts`: ``arc`` [n+1, n+1] and the keyword arrays
+    sib, grand [n+1]^3, trisib, gsib [n+1]^4 (absent or None: no such parts)."""
+    arrays = {"arc": arc, **scores}
+    return float(sum(
+        float(arrays[kind][part])
+        for kind, parts in cube_parts(heads).items()
+        if arrays.get(kind) is not None
+        for part in parts
+    ))
+
+
+@functools.cache
+def _cube_index(n: int, single_root: bool) -> dict[str, NDArray[np.intp]]:
+    """Flat indices of each projective tree's :func:`cube_parts` into the arrays of each kind:
+    [T, P] per kind, padded with one past the end (a zero pad)."""
+    trees = all_trees(n, True, single_root)
+    ndim = {"arc": 2, "sib": 3, "grand": 3, "trisib": 4, "gsib": 4}
+    per_tree = [cube_parts(heads) for heads in trees]
+    index = {}
+    for kind, dims in ndim.items():
+        size = (n + 1) ** dims
+        width = max(1, max(len(parts[kind]) for parts in per_tree))
+        flat = np.full((len(trees), width), size, dtype=np.intp)
+        for t, parts in enumerate(per_tree):
+            if parts[kind]:
+                flat[t, : len(parts[kind])] = np.ravel_multi_index(
+                    tuple(np.array(parts[kind]).T), (n + 1,) * dims
+                )
+        index[kind] = flat
+    return index
+
+
+def best_cube_score(arc: NDArray[np.floating], *, single_root: bool,
+                    **scores: NDArray[np.floating] | None) -> float:
+    """Maximum :func:`cube_tree_score` over every projective tree (n <= 7)."""
+    n = arc.shape[0] - 1
+    total = np.zeros(len(all_trees(n, True, single_root)))
+    for kind, flat in _cube_index(n, single_root).items():
+        array = arc if kind == "arc" else scores.get(kind)
+        if array is not None:
+            padded = np.append(np.asarray(array, dtype=np.float64).ravel(), 0.0)
+            total += padded[flat].sum(axis=1)
+    return float(total.max())
+
+
+# -- third-order parts (eisner3) ------------------------------------------------------------------
+
+
+def third_order_parts(
+    heads: NDArray[np.integer],
+) -> tuple[list[tuple[int, int, int, int]], list[tuple[int, int, int, int]]]:
+    """The tri-sibling parts (h, a, b, c) and grand-sibling parts (g, h, m, s) of one tree
+    (int [n+1]), as DESIGN.md defines them.
+
+    Each head's modifiers on one side, innermost first, m1, ..., mk give the chain [h, m1, ...,
+    mk]: every three consecutive entries a, b, c give (h, a, b, c); every sibling part (h, m, s)
+    (two consecutive entries, so m == h for the innermost) gives (heads[h], h, m, s) if h != 0.
+    """
+    n = len(heads) - 1
+    trisib, gsib = [], []
+    for h in range(n + 1):
+        left = [m for m in range(h - 1, 0, -1) if heads[m] == h]  # innermost first
+        right = [m for m in range(h + 1, n + 1) if heads[m] == h]
+        for side in (left, right):
+            chain = [h, *side]
+            trisib += [(h, *chain[i : i + 3]) for i in range(len(chain) - 2)]
+            if h != 0:
+                gsib += [(int(heads[h]), h, *chain[i : i + 2]) for i in range(len(chain) - 1)]
+    return trisib, gsib
+
+
+def tree_score3(
+    heads: NDArray[np.integer],
+    arc: NDArray[np.floating],
+    sib: NDArray[np.floating] | None = None,
+    grand: NDArray[np.floating] | None = None,
+    trisib: NDArray[np.floating] | None = None,
+    gsib: NDArray[np.floating] | None = None,
+) -> float:
+    """Score of one tree (int [n+1]) under arc [n+1, n+1], sib and grand [n+1]^3, trisib and
+    gsib [n+1]^4 (None: no such parts), naively summed over :func:`second_order_parts` and
+    :func:`third_order_parts`."""
+    total = tree_score2(heads, arc, sib, grand)
+    trisib_parts, gsib_parts = third_order_parts(heads)
+    if trisib is not None:
+        total += sum(float(trisib[p]) for p in trisib_parts)
+    if gsib is not None:
+        total += sum(float(gsib[p]) for p in gsib_parts)
+    return total
+
+
+@functools.cache
+def _third_order_index(
+    n: int, projective: bool, single_root: bool
+) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
+    """Flat indices into [n+1]^4 arrays of each tree's tri-sibling parts and grand-sibling parts:
+    [T, n] each, padded with one past the end (a zero pad)."""
+    trees = all_trees(n, projective, single_root)
+    size = (n + 1) ** 4
+    index = (np.full((len(trees), n), size, dtype=np.intp),
+             np.full((len(trees), n), size, dtype=np.intp))
+    for t, heads in enumerate(trees):
+        for flat, parts in zip(index, third_order_parts(heads), strict=True):
+            if parts:
+                flat[t, : len(parts)] = np.ravel_multi_index(tuple(np.array(parts).T), (n + 1,) * 4)
+    return index
+
+
+def best_score3(
+    arc: NDArray[np.floating],
+    sib: NDArray[np.floating] | None = None,
+    grand: NDArray[np.floating] | None = None,
+    trisib: NDArray[np.floating] | None = None,
+    gsib: NDArray[np.floating] | None = None,
+    *,
+    projective: bool,
+    single_root: bool,
+) -> float:
+    """Maximum :func:`tree_score3` over :func:`all_trees` (None: no such parts)."""
+    n = arc.shape[0] - 1
+    flat = np.ascontiguousarray(arc, dtype=np.float64).ravel()
+    scores = flat[_arc_index(n, projective, single_root)].sum(axis=1)
+    indices = _second_order_index(n, projective, single_root) + _third_order_index(
+        n, projective, single_root
+    )
+    for part, index in zip((sib, grand, trisib, gsib), indices, strict=True):
+        if part is not None:
+            padded = np.append(np.asarray(part, dtype=np.float64).ravel(), 0.0)
+            scores += padded[index].sum(axis=1)
+    return float(scores.max())
