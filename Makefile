@@ -21,11 +21,40 @@ install: deps build  ## install dparse and its dependencies (editable), optimize
 build:  ## build the Cython extensions in place, optimized (-O3, no bounds checks)
 	$(PYTHON) setup.py -q build_ext --inplace
 
+# The debug build compiles in build/debug, so that build/lib keeps the optimized modules that an
+# in-place optimized build copies from when its sources have not changed.
 build-debug:  ## build the Cython extensions in place with bounds checks (DPARSE_DEBUG=1)
-	DPARSE_DEBUG=1 $(PYTHON) setup.py -q build_ext --inplace
+	DPARSE_DEBUG=1 $(PYTHON) setup.py -q build_ext --inplace \
+		--build-lib build/debug/lib --build-temp build/debug/temp
 
-test: deps build-debug  ## install, build with bounds checks, run the whole test suite
-	$(PYTHON) -m pytest -q
+# make test runs the suite on the bounds-checked build, then puts back the optimized build that
+# was in place (pip install -e makes one): its compiled files are set aside before the debug
+# build and moved back after the tests, pass or fail (a copy, not a rebuild: well under a
+# second). It says which build it leaves.
+EXT := dparse/_ext
+EXT_KEEP := build/optimized-ext
+
+test: deps  ## install, run the whole test suite with bounds checks, restore the optimized build
+	@rm -rf $(EXT_KEEP); \
+	if grep -qx optimized $(EXT)/BUILD_MODE 2>/dev/null; then \
+	  mkdir -p $(EXT_KEEP); \
+	  for f in $(EXT)/BUILD_MODE $(EXT)/*.c $(EXT)/*.cpp $(EXT)/*.so; do \
+	    if [ -e "$$f" ]; then cp -p "$$f" $(EXT_KEEP)/; fi; \
+	  done; \
+	fi; \
+	restore() { \
+	  if [ -d $(EXT_KEEP) ]; then \
+	    for f in $(EXT_KEEP)/*; do \
+	      cp -p "$$f" "$(EXT)/.$${f##*/}.tmp" && mv -f "$(EXT)/.$${f##*/}.tmp" "$(EXT)/$${f##*/}"; \
+	    done; \
+	    rm -rf $(EXT_KEEP); \
+	    echo "make test: the optimized build is back in place"; \
+	  else \
+	    echo "make test: left the bounds-checked (debug) build; make build gives the optimized one"; \
+	  fi; \
+	}; \
+	trap restore EXIT; \
+	$(MAKE) --no-print-directory build-debug && $(PYTHON) -m pytest -q
 
 test-fast: deps build  ## optimized build, tests not marked slow
 	$(PYTHON) -m pytest -q -m "not slow"

@@ -27,6 +27,8 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
+from dparse.outputs import write_text
+
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_CONFIGS = [
     "configs/en_ewt/o1-cle.yaml",
@@ -196,7 +198,7 @@ def main(argv: list[str] | None = None) -> None:
     data_root = str(Path(args.data).resolve())
     if args.child:
         row = run_one(args.child, data_root, args.model_dir, args.quick)
-        Path(args.result).write_text(json.dumps(row), encoding="utf-8")
+        write_text(Path(args.result), json.dumps(row))
         return
     rows = []
     for config in args.config or [str(REPO / c) for c in DEFAULT_CONFIGS]:
@@ -206,7 +208,7 @@ def main(argv: list[str] | None = None) -> None:
     report = format_report(rows, args.quick)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(report, encoding="utf-8")
+    write_text(out, report)
     print(report)
 
 

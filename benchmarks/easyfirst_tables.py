@@ -31,6 +31,7 @@ from dparse.conll import Sentence, read_treebank
 from dparse.easyfirst import EasyFirstModel
 from dparse.metrics import evaluate
 from dparse.model import CONFIG_FILE, ParseTimer
+from dparse.outputs import write_text
 from dparse.parsers import load_parser
 from dparse.projectivize import projectivize
 
@@ -226,7 +227,7 @@ def main() -> None:
         lines += projectivization_rows(args.data)
     lines += bench_rows(args.data, args.models, args.repeats)
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    write_text(args.out, "\n".join(lines) + "\n")
     print("\n".join(lines))
 
 

@@ -39,6 +39,7 @@ from dparse.conll import Sentence, read_treebank
 from dparse.decoders import configured_decoder
 from dparse.metrics import evaluate
 from dparse.model import ParseTimer, load_model
+from dparse.outputs import write_text
 from dparse.parsers import load_parser
 
 DEFAULT_GRID = Path(__file__).resolve().parents[1] / "configs" / "en_ewt" / \
@@ -140,8 +141,8 @@ def write_report(result: dict, path: Path) -> None:
                      f"{row['tokens_per_second']:,.0f} |")
     lines.append("")
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("\n".join(lines), encoding="utf-8")
-    path.with_suffix(".json").write_text(json.dumps(result, indent=1), encoding="utf-8")
+    write_text(path, "\n".join(lines))
+    write_text(path.with_suffix(".json"), json.dumps(result, indent=1))
 
 
 def main() -> None:

@@ -34,6 +34,7 @@ from umst_scaling import fit_exponent, seconds_per_call
 from dparse.conll import read_treebank
 from dparse.decoders import configured_decoder
 from dparse.model import load_model
+from dparse.outputs import write_text
 
 PRUNED_LENGTHS = (10, 20, 40, 80, 160)
 COMPLETE_LENGTHS = (10, 20, 40, 80)
@@ -163,7 +164,7 @@ def main() -> None:
                 f"{t['decoder']} {fit_exponent([b['n'] for b in sub], [b[k] for b in sub]):.2f}"
                 for k, t in enumerate(totals)))
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    write_text(Path(args.out), "\n".join(lines) + "\n")
     print("\n".join(lines))
 
 

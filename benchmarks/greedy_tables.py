@@ -56,6 +56,7 @@ from dparse.decoders import Decoder, configured_decoder
 from dparse.ensemble import bias_parts, decode_scored
 from dparse.metrics import evaluate
 from dparse.model import CONFIG_FILE, WEIGHTS_FILE, GraphModel, ParseTimer, load_model
+from dparse.outputs import write_text
 from dparse.parsers import train_parser
 from dparse.training import save_model
 
@@ -269,8 +270,8 @@ def write_report(results: list[dict], punct: str, path: Path) -> None:
             lines += [f"- {r['treebank']}, order {order}: " + "; ".join(
                 f"{name}: `{path}`" for name, path in res["models"].items())]
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    path.with_suffix(".json").write_text(json.dumps(results, indent=1), encoding="utf-8")
+    write_text(path, "\n".join(lines) + "\n")
+    write_text(path.with_suffix(".json"), json.dumps(results, indent=1))
 
 
 def main() -> None:

@@ -43,6 +43,7 @@ from dparse.ensemble import aligned, bias_parts, decode_scored
 from dparse.errors import DparseError
 from dparse.metrics import evaluate
 from dparse.model import CONFIG_FILE, GraphModel, load_model
+from dparse.outputs import write_text
 
 GAMMAS = ("gamma1", "gamma2")
 DEFAULT_GRID = Path(__file__).resolve().parents[1] / "configs" / "en_ewt" / "greedy-grid.yaml"
@@ -236,8 +237,8 @@ def write_report(report: dict, path: Path) -> None:
               yaml.safe_dump({"decoder": {"options": best["decoder"]["options"]},
                               "ensemble": best["ensemble"]}, sort_keys=False).rstrip(), "```", ""]
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("\n".join(lines), encoding="utf-8")
-    path.with_suffix(".json").write_text(json.dumps(report, indent=1), encoding="utf-8")
+    write_text(path, "\n".join(lines))
+    write_text(path.with_suffix(".json"), json.dumps(report, indent=1))
 
 
 def main() -> None:

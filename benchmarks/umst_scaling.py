@@ -25,6 +25,7 @@ from dparse._ext.cle import chu_liu_edmonds
 from dparse._ext.umst import tree_from_edges
 
 from dparse.conll import read_treebank
+from dparse.outputs import write_text
 from dparse.prune import LengthDictionary, undirected_edges
 
 LENGTHS = (10, 20, 40, 80, 160, 320)
@@ -157,7 +158,7 @@ def main() -> None:
                 for k, name in (("kkt", "KKT"), ("cle", "CLE pruned"),
                                 ("cle_full", "CLE complete"))))
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    write_text(Path(args.out), "\n".join(lines) + "\n")
     print("\n".join(lines))
 
 

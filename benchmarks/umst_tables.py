@@ -29,6 +29,7 @@ from dparse.decoders import get_decoder
 from dparse.metrics import evaluate
 from dparse.model import ArcFactoredModel, ParseTimer
 from dparse.oracle import oracle
+from dparse.outputs import write_text
 from dparse.prune import prune_stats
 from dparse.training import save_model, train
 from dparse.undirected import UndirectedModel, UndirectedParser, train_undirected
@@ -125,8 +126,8 @@ def write_report(results: list[dict], punct: str, path: Path) -> None:
             f"{p.get('gold_kept_pct', 100):.2f} | {r.get('lep_moves_per_sentence', 0):.2f} | "
             + " | ".join(f"{r['scores'][k]['tokens_per_second']:,.0f}" for k in MODELS) + " |")
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    path.with_suffix(".json").write_text(json.dumps(results, indent=1), encoding="utf-8")
+    write_text(path, "\n".join(lines) + "\n")
+    write_text(path.with_suffix(".json"), json.dumps(results, indent=1))
 
 
 def main() -> None:

@@ -20,6 +20,7 @@ from typing import Any
 import yaml
 
 from dparse.errors import ConfigError
+from dparse.outputs import write_text
 
 DEFAULT_DATA_ROOT = "../shared/data"
 PUNCT_RULES = ("include", "conll", "ptb", "upos")
@@ -28,13 +29,19 @@ PARSERS = ("graph", "easyfirst", "umst")
 
 @dataclass
 class DataConfig:
-    """Treebank files (relative to the data root) and how to read them."""
+    """Treebank files (relative to the data root) and how to read them.
+
+    Every training and dev sentence must be a tree (:mod:`dparse.gold`); with
+    ``skip_invalid_trees`` those that are not are left out (and counted on stderr) instead of
+    stopping training with an error.
+    """
 
     train: str = ""
     dev: str | None = None
     test: str | None = None
     format: str | None = None
     encoding: str = "utf-8"
+    skip_invalid_trees: bool = False
 
 
 @dataclass
@@ -353,5 +360,5 @@ def load_config(
 
 
 def save_config(cfg: ExperimentConfig, path: Path) -> None:
-    """Write the resolved config as YAML."""
-    path.write_text(yaml.safe_dump(cfg.to_dict(), sort_keys=False), encoding="utf-8")
+    """Write the resolved config as YAML, whole or not at all (:mod:`dparse.outputs`)."""
+    write_text(path, yaml.safe_dump(cfg.to_dict(), sort_keys=False))

@@ -20,23 +20,40 @@ through), otherwise by the first non-blank line: a ``#`` comment, or a 10-column
 is a range ``3-4`` or a decimal ``5.1``, means conllu; another 10-column line means conllx
 (a CoNLL-U file without comments reads the same way, only ``fmt`` differs); 2-4 columns mean
 malttab.
+
+Reading (:func:`read_conll`) is strict, and lossless for everything it accepts:
+
+- Input: ``-`` is stdin; gzip is recognized by its first bytes (any name, stdin too). A UTF-8
+  byte-order mark at the start is accepted and kept. An input without a non-blank line (empty
+  stdin, an empty file) has no sentences (and nothing to keep its blank lines in).
+- A sentence is its comment lines, then its data lines up to a blank line or the end of the
+  input; comment lines after the last sentence are kept in its separator.
+- Word IDs count 1, 2, ... (a plain ASCII decimal integer); multiword-token ranges ``3-4`` and
+  empty nodes ``5.1`` are written the same way. HEAD is ``_`` or a plain decimal integer 0..n
+  (no sign, space, leading zero, decimal point or non-ASCII digit). No field is empty.
+- A malformed line is an :class:`~dparse.errors.InputError` naming the file (``<stdin>`` for
+  stdin), the 1-based line and the problem; a file that is not a tree is
+  :mod:`dparse.gold`'s business.
 """
 
 from __future__ import annotations
 
+import codecs
+import contextlib
 import gzip
 import io
 import itertools
 import os
+import re
 import sys
-import tempfile
+import zlib
 from collections.abc import Iterable, Iterator
-from pathlib import Path
-from typing import TextIO
+from typing import BinaryIO, TextIO
 
 import numpy as np
 
-from dparse.errors import DparseError, InputError
+from dparse.errors import InputError
+from dparse.outputs import open_output
 
 FORMATS = ("conllx", "conllu", "malttab")
 
@@ -50,6 +67,26 @@ _EXTENSIONS = {
 }
 # 0-based HEAD and DEPREL columns of a word line
 _HEAD_COL = {"conllu": 6, "conllx": 6, "malttab": 2}
+_COLUMNS = {
+    "conllu": ("ID", "FORM", "LEMMA", "UPOS", "XPOS", "FEATS", "HEAD", "DEPREL", "DEPS", "MISC"),
+    "conllx": (
+        "ID", "FORM", "LEMMA", "CPOSTAG", "POSTAG", "FEATS", "HEAD", "DEPREL", "PHEAD", "PDEPREL"
+    ),
+    "malttab": ("FORM", "POS", "HEAD", "DEPREL"),
+}
+STDIN_NAME = "<stdin>"  # how messages and Sentence.source name standard input
+_BOM = "\ufeff"
+_BOM_AS_8BIT = "\xef\xbb\xbf"  # a UTF-8 byte-order mark decoded as ISO-8859-1 or cp1252
+_GZIP_MAGIC = b"\x1f\x8b"
+# the HEADs of a sentence joined by tabs, when each is a plain decimal of at most 9 digits
+_PLAIN_HEADS = re.compile(r"(?:0|[1-9][0-9]{0,8})(?:\t(?:0|[1-9][0-9]{0,8}))*")
+
+
+def _decimal(text: str) -> int | None:
+    """``text`` as an int if it is a plain ASCII decimal integer (no sign, no leading zero)."""
+    if text.isascii() and text.isdigit() and (text[0] != "0" or text == "0"):
+        return int(text)
+    return None
 
 
 class Sentence:
@@ -163,11 +200,12 @@ class Sentence:
         """The comment lines (10-column formats), without line endings."""
         if self.fmt == "malttab":
             return []
-        return [line.rstrip("\r\n") for line in self._lines if line.startswith("#")]
+        lines = (line.removeprefix(_BOM).rstrip("\r\n") for line in self._lines)
+        return [line for line in lines if line.startswith("#")]
 
     def line_of(self, m: int) -> int:
         """The 1-based line number of word m (1..n) in the file the sentence was read from."""
-        lead = next(i for i, line in enumerate(self._lines) if line.strip())
+        lead = next(i for i, line in enumerate(self._lines) if line.removeprefix(_BOM).strip())
         return self.lineno + self._word_idx[m - 1] - lead
 
     def with_parse(self, heads: Iterable[int] | np.ndarray, deprels: list[str]) -> Sentence:
@@ -227,6 +265,11 @@ def _set_parse(fmt: str, cols: list[str], head: int, rel: str) -> list[str]:
     return [*cols[:col], head_text, rel, *cols[col + 2 :]]
 
 
+def _display_name(path: str) -> str:
+    """How messages name ``path``: ``<stdin>`` for ``-``."""
+    return STDIN_NAME if path == "-" else path
+
+
 def detect_format(path: str | os.PathLike, first_line: str | None = None) -> str:
     """The format of ``path`` by extension, else by its first non-blank line (see module doc)."""
     name = os.fspath(path)
@@ -235,8 +278,9 @@ def detect_format(path: str | os.PathLike, first_line: str | None = None) -> str
     fmt = _EXTENSIONS.get(os.path.splitext(name)[1].lower())
     if fmt is not None:
         return fmt
+    where = _display_name(os.fspath(path))
     if first_line is None:
-        raise InputError(os.fspath(path), None, "empty file: cannot detect its format")
+        raise InputError(where, None, "empty file: cannot detect its format")
     cols = first_line.rstrip("\r\n").split("\t")
     if first_line.startswith("#") and not 2 <= len(cols) <= 4:
         return "conllu"
@@ -245,33 +289,104 @@ def detect_format(path: str | os.PathLike, first_line: str | None = None) -> str
     if 2 <= len(cols) <= 4:
         return "malttab"
     raise InputError(
-        os.fspath(path),
+        where,
         None,
         f"cannot detect the format: first line has {len(cols)} tab-separated columns "
         "(10 for CoNLL-X/CoNLL-U, 2-4 for Malt-TAB); pass --format",
     )
 
 
-def _open_read(path: str, encoding: str) -> TextIO:
-    if path == "-":
-        return io.TextIOWrapper(sys.stdin.buffer, encoding=encoding, newline="")
-    if path.endswith(".gz"):
-        return gzip.open(path, "rt", encoding=encoding, newline="")
-    return open(path, encoding=encoding, newline="")
+def _line_breaks(data: bytes) -> int:
+    """Line breaks in ``data``: ``\\n``, ``\\r\\n`` and a lone ``\\r`` (as the reader splits)."""
+    return data.count(b"\n") + data.count(b"\r") - data.count(b"\r\n")
 
 
-def _decode_error_line(path: str, encoding: str) -> int | None:
-    """The 1-based number of the first line of ``path`` that ``encoding`` cannot decode."""
-    if path == "-":
-        return None
-    opener = gzip.open if path.endswith(".gz") else open
-    with opener(path, "rb") as f:
-        for lineno, raw in enumerate(f, 1):
-            try:
-                raw.decode(encoding)
-            except UnicodeDecodeError:
-                return lineno
-    return None
+class _Bytes(io.BufferedIOBase):
+    """A readable byte stream: ``head`` (bytes already taken from ``stream``), then the rest of
+    ``stream``. It counts the bytes and line breaks it has handed out, so that a byte that
+    cannot be decoded can be placed on its line (:meth:`line_of_error`)."""
+
+    def __init__(self, stream: BinaryIO, head: bytes = b"") -> None:
+        super().__init__()
+        self._stream = stream
+        self._head = head
+        self._read1 = getattr(stream, "read1", stream.read)
+        self._handed = 0
+        self._breaks = 0
+        self._cr = False  # whether the last byte handed out was \r
+
+    def readable(self) -> bool:
+        return True
+
+    def read1(self, size: int = -1) -> bytes:
+        if self._head:
+            cut = len(self._head) if size < 0 else size
+            data, self._head = self._head[:cut], self._head[cut:]
+            return self._count(data)
+        return self._count(self._read1(size))
+
+    def read(self, size: int | None = -1) -> bytes:
+        head, self._head = self._head, b""
+        if size is None or size < 0:
+            return self._count(head + self._stream.read())
+        head, self._head = head[:size], head[size:]
+        rest = self._stream.read(size - len(head)) if size > len(head) else b""
+        return self._count(head + rest)
+
+    def _count(self, data: bytes) -> bytes:
+        if data:
+            self._handed += len(data)
+            self._breaks += _line_breaks(data) - (self._cr and data[:1] == b"\n")
+            self._cr = data[-1:] == b"\r"
+        return data
+
+    def line_of_error(self, exc: UnicodeDecodeError) -> int | None:
+        """The 1-based line of the byte ``exc`` could not decode, ``exc`` being raised by
+        decoding the last bytes handed out (its ``object`` ends with them)."""
+        bad = exc.object
+        if not isinstance(bad, bytes) or len(bad) > self._handed:
+            return None
+        return self._breaks - _line_breaks(bad[exc.start :]) + 1
+
+
+def _read_start(stream: BinaryIO, size: int) -> bytes:
+    """The first ``size`` bytes of ``stream`` (fewer at its end), however a pipe splits them."""
+    head = b""
+    while len(head) < size:
+        more = stream.read(size - len(head))
+        if not more:
+            break
+        head += more
+    return head
+
+
+@contextlib.contextmanager
+def _open_read(path: str, encoding: str) -> Iterator[tuple[TextIO, _Bytes, bool]]:
+    """A text stream over ``path`` (``-``: stdin), gunzipped when its first bytes are gzip's
+    magic number (whatever its name); also the byte stream the text is decoded from and
+    whether it is gzip. InputError if it cannot be opened or ``encoding`` is unknown."""
+    where = _display_name(path)
+    with contextlib.ExitStack() as stack:
+        try:
+            if path == "-":
+                raw = getattr(sys.stdin, "buffer", None)
+                if raw is None:
+                    raise InputError(where, None, "cannot read: standard input is closed")
+            else:
+                raw = stack.enter_context(open(path, "rb"))
+            head = _read_start(raw, len(_GZIP_MAGIC))
+        except OSError as exc:
+            raise InputError(where, None, f"cannot open: {exc.strerror or exc}") from None
+        data = _Bytes(raw, head)
+        gz = head == _GZIP_MAGIC
+        if gz:
+            data = _Bytes(stack.enter_context(gzip.GzipFile(fileobj=data, mode="rb")))
+        try:
+            text = io.TextIOWrapper(data, encoding=encoding, newline="")
+        except LookupError:
+            raise InputError(where, None, f"unknown text encoding {encoding!r}") from None
+        stack.callback(text.close)  # closes only the _Bytes under it: stdin stays open
+        yield text, data, gz
 
 
 def read_conll(
@@ -282,68 +397,77 @@ def read_conll(
 ) -> Iterator[Sentence]:
     """Yield the sentences of a CoNLL-X, CoNLL-U or Malt-TAB file one by one.
 
-    ``path`` may end in ``.gz``; ``-`` reads stdin. ``fmt`` None detects the format (module doc).
-    With ``require_heads=False`` a ``_`` HEAD (and 2-column Malt-TAB lines) read as head -1.
-    Raises :class:`InputError` naming the file and 1-based line of any malformed line.
+    ``path`` ``-`` reads stdin; gzip is recognized by its first bytes. ``fmt`` None detects
+    the format (module doc). With ``require_heads=False`` a ``_`` HEAD (and 2-column Malt-TAB
+    lines) read as head -1. An input without a non-blank line has no sentences. Raises
+    :class:`InputError` naming the file and 1-based line of any malformed line.
     """
     name = os.fspath(path)
     if fmt is not None and fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}; expected one of {FORMATS}")
-    try:
-        f = _open_read(name, encoding)
-    except OSError as exc:
-        raise InputError(name, None, f"cannot open: {exc.strerror or exc}") from None
-    except LookupError:
-        raise InputError(name, None, f"unknown encoding {encoding!r}") from None
-    lineno = 0
-    try:
-        lines: Iterator[str] = iter(f)
-        if fmt is None:
-            head: list[str] = []
-            for line in lines:
-                head.append(line)
-                if line.strip():
-                    break
-            fmt = detect_format(name, head[-1] if head and head[-1].strip() else None)
-            lines = itertools.chain(head, lines)
-        reader = _SentenceReader(name, fmt, require_heads)
-        for lineno, line in enumerate(lines, 1):
-            if line.strip():
-                if reader.sep_parts:
-                    yield reader.finish()
-                reader.add(line, lineno)
-            elif reader.lines:
-                reader.sep_parts.append(line)
-            else:  # blank lines before the first sentence are kept with it
-                reader.lead.append(line)
-        if reader.lines:
-            yield reader.finish()
-    except UnicodeDecodeError as exc:
-        line_no = _decode_error_line(name, encoding) or lineno + 1
-        raise InputError(
-            name,
-            line_no,
-            f"cannot decode as {encoding} ({exc.reason}); "
-            "if the file is ISO-8859-1, pass --encoding latin-1",
-        ) from None
-    except (OSError, EOFError) as exc:  # e.g. a corrupt or truncated .gz
-        raise InputError(name, lineno or None, f"cannot read: {exc}") from None
-    finally:
-        if name == "-":
-            f.detach()  # leave sys.stdin open
-        else:
-            f.close()
+    where = _display_name(name)
+    with _open_read(name, encoding) as (f, data, gz):
+        lineno = 0
+        try:
+            lines: Iterator[str] = iter(f)
+            first = next(lines, "")
+            bom = _BOM if first.startswith(_BOM) else ""
+            first = first[len(bom) :]
+            if first.startswith(_BOM_AS_8BIT):
+                raise InputError(where, 1, f"the file starts with a UTF-8 byte-order mark but "
+                                 f"is read as {encoding}; pass --encoding utf-8")
+            head = [first]
+            if not first.strip():
+                for line in lines:
+                    head.append(line)
+                    if line.strip():
+                        break
+                else:
+                    return  # empty, or only blank lines: no sentences
+            try:
+                fmt = fmt or detect_format(name, head[-1])
+            except InputError as exc:  # the first non-blank line says no format
+                raise InputError(where, len(head), exc.problem) from None
+            reader = _SentenceReader(where, fmt, require_heads, bom)
+            for lineno, line in enumerate(itertools.chain(head, lines), 1):
+                sent = reader.feed(line, lineno)
+                if sent is not None:
+                    yield sent
+            yield from reader.close()
+        except UnicodeDecodeError as exc:
+            hint = ""
+            if codecs.lookup(encoding).name == "utf-8":
+                hint = "; if the file is ISO-8859-1, pass --encoding latin-1"
+            raise InputError(where, data.line_of_error(exc),
+                             f"cannot decode as {encoding} ({exc.reason}){hint}") from None
+        except (OSError, EOFError, zlib.error) as exc:
+            if gz:
+                problem = f"corrupt or truncated gzip data ({exc})"
+            else:
+                problem = f"cannot read: {getattr(exc, 'strerror', None) or exc}"
+            raise InputError(where, None, problem) from None
 
 
 class _SentenceReader:
-    """Accumulates the lines of one sentence, validates them and builds the Sentence."""
+    """Groups lines into sentences, validates them and builds the Sentences.
 
-    def __init__(self, path: str, fmt: str, require_heads: bool) -> None:
+    A sentence runs from its first non-blank line to the first blank line after one of its
+    data lines (word, multiword-token or empty-node lines; every Malt-TAB line), or to the end
+    of the input: blank lines between comments before the first data line stay inside it.
+    Blank lines before the first sentence (and a byte-order mark) are kept with the first
+    sentence, blank lines after a sentence as its separator. Comment lines after the last
+    sentence join the last sentence's separator, so each sentence is held back (``done``)
+    until the next one has a data line.
+    """
+
+    def __init__(self, path: str, fmt: str, require_heads: bool, bom: str = "") -> None:
         self.path = path
         self.fmt = fmt
         self.require_heads = require_heads
-        self.ncols = 10 if fmt != "malttab" else None
+        self.columns = _COLUMNS[fmt]
         self.lead: list[str] = []
+        self.bom = bom
+        self.done: Sentence | None = None
         self._reset()
 
     def _reset(self) -> None:
@@ -351,6 +475,7 @@ class _SentenceReader:
         self.rows: list[list[str]] = []
         self.word_idx: list[int] = []
         self.sep_parts: list[str] = []
+        self.has_data = False  # a line other than a comment
         self.mwt_end = 0  # the last word a multiword-token range covers (CoNLL-U)
         self.mwt_line = 0
         self.start = 0
@@ -358,74 +483,121 @@ class _SentenceReader:
     def error(self, lineno: int, problem: str) -> InputError:
         return InputError(self.path, lineno, problem)
 
-    def add(self, line: str, lineno: int) -> None:
+    def feed(self, line: str, lineno: int) -> Sentence | None:
+        """Take the next line; returns the previous sentence once it is known to be whole."""
+        if not line.strip():
+            if self.has_data:
+                self.sep_parts.append(line)
+            elif self.lines:
+                self.lines.append(line)
+            else:
+                self.lead.append(line)
+            return None
+        if self.sep_parts:
+            self.done = self._finish()
+        self._add(line, lineno)
+        if self.has_data and self.done is not None:
+            done, self.done = self.done, None
+            return done
+        return None
+
+    def close(self) -> list[Sentence]:
+        """The sentences still held at the end of the input."""
+        if self.has_data:
+            last = self._finish()
+            return [last] if self.done is None else [self.done, last]
+        if self.lines:
+            if self.done is None:
+                raise self.error(self.start, "comment lines but no sentence (no word lines)")
+            self.done._sep += "".join(self.lines)
+        return [] if self.done is None else [self.done]
+
+    def _add(self, line: str, lineno: int) -> None:
         """Take one non-blank line of the current sentence."""
         if not self.lines:
             self.start = lineno
         self.lines.append(line)
         text = line.rstrip("\r\n")
+        if text.startswith(_BOM):
+            raise self.error(lineno, "a byte-order mark (U+FEFF) starts this line; only the "
+                             "start of a file may have one (were files concatenated?)")
+        if self.fmt != "malttab" and text[0] == "#":
+            return
+        self.has_data = True
+        cols = text.split("\t")
         if self.fmt == "malttab":
-            cols = text.split("\t")
             if not 2 <= len(cols) <= 4 or (len(cols) == 2 and self.require_heads):
                 want = "2-4" if not self.require_heads else "3 or 4"
+                needs = "; this file needs a HEAD for every word" if len(cols) == 2 else ""
                 raise self.error(
                     lineno,
                     f"expected {want} tab-separated columns (FORM POS HEAD [DEPREL]) "
-                    f"for Malt-TAB, found {len(cols)}",
+                    f"for Malt-TAB, found {len(cols)}{needs}",
                 )
-            if not cols[0]:
-                raise self.error(lineno, "empty FORM")
+            self._check_fields(cols, lineno)
             self.word_idx.append(len(self.lines) - 1)
             self.rows.append(cols)
             return
-        if text[0] == "#":
-            return
-        cols = text.split("\t")
         if len(cols) != 10:
             raise self.error(
                 lineno, f"expected 10 tab-separated columns for {self.fmt}, found {len(cols)}"
             )
+        self._check_fields(cols, lineno)
         tok = cols[0]
         n = len(self.rows)
         if tok == str(n + 1):
-            if not cols[1]:
-                raise self.error(lineno, "empty FORM")
             self.word_idx.append(len(self.lines) - 1)
             self.rows.append(cols)
         elif "-" in tok:
             self._check_range(tok, n, lineno)
         elif "." in tok:
             self._check_empty_node(tok, n, lineno)
-        elif tok.isdigit():
-            what = "duplicate" if int(tok) <= n else "non-consecutive"
+        elif (word := _decimal(tok)) is not None:
+            what = "duplicate" if word <= n else "non-consecutive"
             raise self.error(lineno, f"{what} word ID {tok}: expected {n + 1}")
         else:
-            raise self.error(lineno, f"malformed ID {tok!r}")
+            raise self.error(
+                lineno,
+                f"malformed ID {tok!r}: expected the word ID {n + 1} (a plain decimal "
+                f"integer), a multiword-token range such as {n + 1}-{n + 2} or an empty node "
+                f"such as {n}.1",
+            )
+
+    def _check_fields(self, cols: list[str], lineno: int) -> None:
+        if "" in cols:
+            k = cols.index("")
+            raise self.error(
+                lineno, f"empty {self.columns[k]} field (column {k + 1}); write _ for no value"
+            )
 
     def _check_range(self, tok: str, n: int, lineno: int) -> None:
-        a, _, b = tok.partition("-")
-        if not (a.isdigit() and b.isdigit() and int(a) < int(b)):
+        first, _, last = (_decimal(part) for part in tok.partition("-"))
+        if first is None or last is None or first >= last:
             raise self.error(lineno, f"malformed multiword token range {tok!r}")
-        if int(a) != n + 1:
+        if first != n + 1:
             raise self.error(
                 lineno, f"multiword token range {tok} must start at the next word ID {n + 1}"
             )
-        self.mwt_end = int(b)
+        self.mwt_end = last
         self.mwt_line = lineno
 
     def _check_empty_node(self, tok: str, n: int, lineno: int) -> None:
-        a, _, b = tok.partition(".")
-        if not (a.isdigit() and b.isdigit() and int(b) > 0):
+        word, _, index = (_decimal(part) for part in tok.partition("."))
+        if word is None or index is None or index == 0:
             raise self.error(lineno, f"malformed empty node ID {tok!r}")
-        if int(a) != n:
-            raise self.error(lineno, f"empty node {tok} must follow word {a}; the last word is {n}")
+        if word != n:
+            raise self.error(
+                lineno, f"empty node {tok} must follow word {word}; the last word is {n}"
+            )
 
-    def finish(self) -> Sentence:
+    def _finish(self) -> Sentence:
         """Validate the sentence read so far, return it and start a new one."""
         rows = self.rows
         n = len(rows)
         if n == 0:
-            raise self.error(self.start, "sentence has no word lines (only comments)")
+            raise self.error(
+                self.start, "sentence has no word lines (only multiword-token or empty-node lines)"
+            )
         if self.mwt_end > n:
             raise self.error(
                 self.mwt_line,
@@ -442,6 +614,12 @@ class _SentenceReader:
                 list(c) for c in zip(*rows, strict=True)
             )
         heads = self._heads(head_str, n)
+        lines, word_idx = self.lines, self.word_idx
+        if self.lead or self.bom:
+            lines = self.lead + lines
+            word_idx = [i + len(self.lead) for i in word_idx]
+            lines[0] = self.bom + lines[0]
+            self.lead, self.bom = [], ""
         sent = Sentence(
             self.fmt,
             form,
@@ -451,39 +629,44 @@ class _SentenceReader:
             feats,
             heads,
             ["", *rels],
-            self.lines,
-            self.word_idx,
+            lines,
+            word_idx,
             "".join(self.sep_parts),
             self.path,
             self.start,
         )
-        if self.lead:
-            sent._lines = self.lead + sent._lines
-            sent._word_idx = [i + len(self.lead) for i in sent._word_idx]
-            self.lead = []
         self._reset()
         return sent
 
     def _heads(self, head_str: list[str], n: int) -> np.ndarray:
+        """HEADs as int32 [n+1] (-1 for ``_`` without require_heads); InputError naming the line
+        of a HEAD that is not a plain decimal integer in 0..n."""
         heads = np.empty(n + 1, dtype=np.int32)
         heads[0] = -1
-        try:
+        if _PLAIN_HEADS.fullmatch("\t".join(head_str)):
             heads[1:] = [int(h) for h in head_str]
-        except ValueError:
-            for i, h in enumerate(head_str):
-                if h == "_" and not self.require_heads:
-                    heads[i + 1] = -1
-                    continue
-                try:
-                    heads[i + 1] = int(h)
-                except ValueError:
-                    hint = " (a '_' HEAD needs require_heads=False)" if h == "_" else ""
-                    problem = f"HEAD {h!r} is not an integer{hint}"
-                    raise self.error(self._line_of(i), problem) from None
-        bad = np.flatnonzero((heads[1:] < 0) | (heads[1:] > n))
-        for i in bad.tolist():
-            if head_str[i] != "_":
-                raise self.error(self._line_of(i), f"HEAD {head_str[i]} is out of range 0..{n}")
+            if heads.max() <= n:
+                return heads
+        for i, h in enumerate(head_str):
+            head = _decimal(h)
+            if head is not None and head <= n:
+                heads[i + 1] = head
+            elif head is not None:
+                raise self.error(self._line_of(i), f"HEAD {h} is out of range 0..{n}")
+            elif h == "_" and not self.require_heads:
+                heads[i + 1] = -1
+            elif h == "_":
+                raise self.error(
+                    self._line_of(i),
+                    f"HEAD is _ (none), but this file needs a HEAD (0..{n}) for every word",
+                )
+            else:
+                blank = " or _" if not self.require_heads else ""
+                raise self.error(
+                    self._line_of(i),
+                    f"HEAD {h!r} is not a word ID: expected a plain decimal integer "
+                    f"0..{n}{blank}",
+                )
         return heads
 
     def _line_of(self, i: int) -> int:
@@ -511,9 +694,9 @@ def _chunks(sentences: Iterable[Sentence]) -> Iterator[str]:
 def _missing_separator(sent: Sentence) -> str:
     last = sent._lines[-1]
     nl = "\r\n" if last.endswith("\r\n") else "\n"
-    if not last.endswith(("\n", "\r")):
-        return nl + nl if not sent._sep else nl
-    return "" if sent._sep else nl
+    if sent._sep:  # blank lines (and comments after the last sentence of a file)
+        return "" if sent._sep.endswith(("\n", "\r")) else nl
+    return nl if last.endswith(("\n", "\r")) else nl + nl
 
 
 def write_conll(
@@ -524,34 +707,11 @@ def write_conll(
     """Write sentences as they were read (with any parse set by ``with_parse``).
 
     ``path`` None or ``-`` writes stdout; an open text stream is written to and left open. A
-    file path (``.gz`` compresses) is written whole or not at all: a temporary file in the same
-    folder is renamed over it when complete and removed on any error. An unwritable folder
-    raises :class:`DparseError`.
+    path is written by :func:`dparse.outputs.open_output`: a regular file (``.gz`` compresses)
+    whole or not at all, keeping its permissions; a device, FIFO or symlink target in place.
     """
-    if path is None or path == "-":
-        sys.stdout.writelines(_chunks(sentences))
-        sys.stdout.flush()
-        return
-    if not isinstance(path, str | os.PathLike):
+    if path is not None and not isinstance(path, str | os.PathLike):
         path.writelines(_chunks(sentences))
         return
-    target = Path(path)
-    try:
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    except OSError as exc:
-        raise DparseError(f"cannot write {target}: {exc.strerror or exc}") from None
-    try:
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        if target.name.endswith(".gz"):
-            os.close(fd)
-            with gzip.open(tmp, "wt", encoding=encoding, newline="") as out:
-                out.writelines(_chunks(sentences))
-        else:
-            with open(fd, "w", encoding=encoding, newline="") as out:
-                out.writelines(_chunks(sentences))
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with open_output(path, "w", encoding) as out:
+        out.writelines(_chunks(sentences))

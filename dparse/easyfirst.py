@@ -29,6 +29,7 @@ from dparse.errors import ConfigError, DparseError
 from dparse.learning import AveragedLearner
 from dparse.metrics import evaluate
 from dparse.model import VOCAB_FILE, WEIGHTS_FILE, ParseTimer, require_model_files
+from dparse.modeldir import SavedModel, save_arrays
 from dparse.projectivize import ProjectivizeReport, projectivize
 from dparse.training import BestEpoch, EpochReport, read_split
 from dparse.vocab import EncodedSentence, Vocabulary
@@ -60,7 +61,7 @@ def tag_flags(vocab: Vocabulary, cfg: ExperimentConfig) -> np.ndarray:
 
 
 @dataclass
-class EasyFirstModel:
+class EasyFirstModel(SavedModel):
     """Weights (float32, or float64 in training) of the action and label features."""
 
     vocab: Vocabulary
@@ -111,18 +112,18 @@ class EasyFirstModel:
             timer.tokens += len(sent)
             yield sent.with_parse(heads, deprels)
 
-    def save(self, directory: Path) -> None:
+    def write_files(self, directory: Path) -> None:
         """Write the weights and the vocabulary into ``directory`` (created if needed)."""
         directory.mkdir(parents=True, exist_ok=True)
-        np.savez_compressed(
+        save_arrays(
             directory / WEIGHTS_FILE, weights=self.weights.astype(np.float32),
             action_bits=self.action_bits, label_bits=self.label_bits, tag=self.tag,
             flags=self.flags)
         self.vocab.save(directory / VOCAB_FILE)
 
     @classmethod
-    def load(cls, directory: Path) -> EasyFirstModel:
-        """Read a model directory written by ``save``."""
+    def read_files(cls, directory: Path) -> EasyFirstModel:
+        """Read the files ``write_files`` wrote."""
         require_model_files(directory, WEIGHTS_FILE, VOCAB_FILE)
         vocab = Vocabulary.load(directory / VOCAB_FILE)
         with np.load(directory / WEIGHTS_FILE) as data:

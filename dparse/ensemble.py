@@ -125,15 +125,18 @@ def aligned(
     sentence count, word count or a word form, or where an other parse makes a word its own
     head."""
     streams = [iter(other) for other in others]
+    last: list[Sentence | None] = [None] * len(streams)  # each stream's last sentence
     k = 0
     for k, sent in enumerate(sentences, 1):
         row = [sent]
-        for right in streams:
+        for j, right in enumerate(streams):
             other = next(right, None)
             if other is None:
+                name = "" if last[j] is None else f" {last[j].source}"  # the file that ran out
                 raise InputError(sent.source, sent.lineno,
-                                 f"sentence {k} has no counterpart in the other parse "
+                                 f"sentence {k} has no counterpart in the other parse{name} "
                                  f"(it has {k - 1} sentences)")
+            last[j] = other
             if other.form != sent.form:
                 raise InputError(other.source, *_word_mismatch(sent, other, k))
             loops = np.flatnonzero(other.heads[1:] == np.arange(1, len(other) + 1))
@@ -173,9 +176,9 @@ def ensemble_parse(
     timer: ParseTimer | None = None,
 ) -> Iterator[Sentence]:
     """Parse ``sentences`` with ``model``, biased towards the trees of each stream in ``others``
-    (the same sentences parsed by other parsers, checked by :func:`aligned`); yields copies with
-    HEAD and DEPREL replaced. ``timer`` counts encoding, scoring and decoding (biasing
-    included)."""
+    (the same sentences parsed by other parsers, checked by :func:`aligned`; an other sentence
+    without heads, all ``_``, gives no vote); yields copies with HEAD and DEPREL replaced.
+    ``timer`` counts encoding, scoring and decoding (biasing included)."""
     timer = timer if timer is not None else ParseTimer()
     names = model.vocab.labels
     for sent, *counterparts in aligned(sentences, *others):
@@ -184,7 +187,8 @@ def ensemble_parse(
         t1 = time.perf_counter()
         arc, label, parts = model.score_parts(enc, None, False)
         t2 = time.perf_counter()
-        arc, parts = bias_parts(arc, parts, [o.heads for o in counterparts], gamma1, gamma2)
+        votes = [o.heads for o in counterparts if (o.heads[1:] >= 0).all()]
+        arc, parts = bias_parts(arc, parts, votes, gamma1, gamma2)
         heads, labels = decode_scored(decoder, arc, label, parts, single_root)
         deprels = [""] + [names[i] for i in labels[1:].tolist()]
         timer.encode += t1 - t0

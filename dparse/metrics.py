@@ -2,7 +2,9 @@
 
 All scores are percentages, micro-averaged over the scored tokens: every word of the gold file
 except those the punctuation rule leaves out (:mod:`dparse.punct`, decided on the gold side) and
-those whose gold HEAD is ``_``. A score with an empty denominator is 0.0.
+those whose gold HEAD is ``_``. A score over zero items (no scored tokens, no gold root words,
+no sentences, an empty breakdown bin) is not applicable: None in the report, ``null`` in JSON,
+``n/a`` in text (:func:`format_score`), never 0 or 100.
 
 - UAS: share of scored tokens whose predicted head is the gold head.
 - LAS: head and the full DEPREL correct (CoNLL-X ``eval.pl`` convention).
@@ -13,8 +15,8 @@ those whose gold HEAD is ``_``. A score with an empty denominator is 0.0.
   (token level; with one root per gold sentence this is the share of sentences whose root word
   is found).
 - Complete match: share of all sentences whose scored tokens all have the correct head
-  (a sentence without scored tokens counts as matched, as in ``eval.pl``); labeled complete
-  match also needs every DEPREL.
+  (a sentence without scored tokens counts as matched, as in ``eval.pl``; not applicable when
+  no token at all is scored); labeled complete match also needs every DEPREL.
 - With a second system ``other``: SARC, the share of scored tokens whose heads agree between the
   system and the other; gold(system, other) = (a, b), a the share of scored tokens whose head the
   system finds and the other misses, b the converse.
@@ -42,43 +44,46 @@ DISTANCE_BINS = ("root", "1", "2", "3-6", "7+")
 
 @dataclass(frozen=True)
 class LabelScore:
-    """Scores of the scored tokens with one gold DEPREL (percent; label P/R/F1 ignore heads)."""
+    """Scores of the scored tokens with one gold DEPREL (percent; label P/R/F1 ignore heads;
+    precision is None when the system never gives the label)."""
 
     count: int
-    uas: float
-    las: float
-    precision: float
-    recall: float
+    uas: float | None
+    las: float | None
+    precision: float | None
+    recall: float | None
     f1: float
 
 
 @dataclass(frozen=True)
 class DistanceScore:
-    """Scores of the scored tokens whose gold arc length falls in one bin (percent)."""
+    """Scores of the scored tokens whose gold arc length falls in one bin (percent; None
+    for an empty bin)."""
 
     count: int
-    uas: float
-    las: float
+    uas: float | None
+    las: float | None
 
 
 @dataclass(frozen=True)
 class Report:
-    """The result of :func:`evaluate` (percentages; see the module doc for definitions)."""
+    """The result of :func:`evaluate` (percentages, None where not applicable: over zero
+    items; see the module doc for definitions)."""
 
     punct: str
     sentences: int
     tokens: int
     scored: int
-    uas: float
-    las: float
-    las_universal: float
-    u_uas: float
-    root_accuracy: float
+    uas: float | None
+    las: float | None
+    las_universal: float | None
+    u_uas: float | None
+    root_accuracy: float | None
     root_tokens: int
-    complete_match: float
-    labeled_complete_match: float
+    complete_match: float | None
+    labeled_complete_match: float | None
     sarc: float | None = None
-    gold_xy: tuple[float, float] | None = None
+    gold_xy: tuple[float | None, float | None] | None = None
     per_label: dict[str, LabelScore] | None = None
     per_distance: dict[str, DistanceScore] | None = None
 
@@ -97,17 +102,27 @@ class Report:
         return data
 
 
-def _pct(num: float, den: float) -> float:
-    return 100.0 * float(num) / float(den) if den else 0.0
+def percent(num: float, den: float) -> float | None:
+    """``100 * num / den``, or None (not applicable) when there are no items (``den == 0``)."""
+    return 100.0 * float(num) / float(den) if den else None
+
+
+def format_score(value: float | None, width: int = 6, digits: int = 2, unit: str = "") -> str:
+    """A percentage for text reports, followed by ``unit`` and right-aligned in ``width``;
+    ``n/a`` (without the unit) for None."""
+    text = "n/a" if value is None else f"{value:.{digits}f}{unit}"
+    return f"{text:>{width}}"
 
 
 def _check_aligned(gold: Sequence[Sentence], system: Sequence[Sentence], what: str) -> None:
     """Raise InputError, naming the ``what`` file and line, unless sentences and words match."""
     if len(gold) != len(system):
-        path = system[0].source if system else f"<{what}>"
-        gpath = gold[0].source if gold else "<gold>"
+        if not system:  # name the file that has sentences
+            raise InputError(gold[0].source, None,
+                             f"gold has {len(gold)} sentences but the {what} file has none")
+        gold_has = f"gold ({gold[0].source}) has {len(gold)}" if gold else "the gold file has none"
         raise InputError(
-            path, None, f"{what} has {len(system)} sentences but gold ({gpath}) has {len(gold)}"
+            system[0].source, None, f"{what} has {len(system)} sentences but {gold_has}"
         )
     for k, (g, s) in enumerate(zip(gold, system, strict=True), 1):
         if g.form == s.form:
@@ -199,10 +214,10 @@ def evaluate(
     if other is not None:
         oh = _heads(other)
         other_ok = gh == oh
-        sarc = _pct(np.sum(scored & (sh == oh)), n_scored)
+        sarc = percent(np.sum(scored & (sh == oh)), n_scored)
         gold_xy = (
-            _pct(np.sum(scored & head_ok & ~other_ok), n_scored),
-            _pct(np.sum(scored & other_ok & ~head_ok), n_scored),
+            percent(np.sum(scored & head_ok & ~other_ok), n_scored),
+            percent(np.sum(scored & other_ok & ~head_ok), n_scored),
         )
     per_label = per_distance = None
     if detail:
@@ -214,14 +229,14 @@ def evaluate(
         sentences=n_sent,
         tokens=n_tok,
         scored=n_scored,
-        uas=_pct(np.sum(scored & head_ok), n_scored),
-        las=_pct(np.sum(scored & las_ok), n_scored),
-        las_universal=_pct(np.sum(scored & head_ok & ulabel_ok), n_scored),
-        u_uas=_pct(np.sum(scored & (head_ok | reverse)), n_scored),
-        root_accuracy=_pct(np.sum(gold_root & (sh == 0)), np.sum(gold_root)),
+        uas=percent(np.sum(scored & head_ok), n_scored),
+        las=percent(np.sum(scored & las_ok), n_scored),
+        las_universal=percent(np.sum(scored & head_ok & ulabel_ok), n_scored),
+        u_uas=percent(np.sum(scored & (head_ok | reverse)), n_scored),
+        root_accuracy=percent(np.sum(gold_root & (sh == 0)), np.sum(gold_root)),
         root_tokens=int(gold_root.sum()),
-        complete_match=_pct(np.sum(head_err == 0), n_sent),
-        labeled_complete_match=_pct(np.sum(label_err == 0), n_sent),
+        complete_match=percent(np.sum(head_err == 0), n_sent if n_scored else 0),
+        labeled_complete_match=percent(np.sum(label_err == 0), n_sent if n_scored else 0),
         sarc=sarc,
         gold_xy=gold_xy,
         per_label=per_label,
@@ -248,15 +263,16 @@ def _per_label(
         labeled[g] += bool(las_ok[i])
     table = {}
     for label, count in sorted(gold_n.items(), key=lambda kv: (-kv[1], kv[0])):
-        p = _pct(both[label], sys_n[label])
-        r = _pct(both[label], count)
+        p = percent(both[label], sys_n[label])
+        r = percent(both[label], count)
         table[label] = LabelScore(
             count=count,
-            uas=_pct(heads[label], count),
-            las=_pct(labeled[label], count),
+            uas=percent(heads[label], count),
+            las=percent(labeled[label], count),
             precision=p,
             recall=r,
-            f1=2 * p * r / (p + r) if p + r else 0.0,
+            # recall 0 (precision 0, or n/a when the system never gives the label): F1 is 0
+            f1=2 * p * r / (p + r) if p and r else 0.0,
         )
     return table
 
@@ -273,8 +289,8 @@ def _per_distance(
         count = int(mask.sum())
         table[name] = DistanceScore(
             count=count,
-            uas=_pct(np.sum(mask & head_ok), count),
-            las=_pct(np.sum(mask & las_ok), count),
+            uas=percent(np.sum(mask & head_ok), count),
+            las=percent(np.sum(mask & las_ok), count),
         )
     return table
 
@@ -282,21 +298,22 @@ def _per_distance(
 def format_table(report: Report) -> str:
     """The report as an aligned text table; its first line names the punctuation rule."""
     r = report
+    f = format_score
     rows: list[tuple[str, str]] = [
         ("Punctuation", f"{r.punct}: {PUNCT_RULES[r.punct]}"),
         ("Sentences", f"{r.sentences}"),
         ("Tokens", f"{r.tokens} ({r.scored} scored, {r.excluded} excluded)"),
-        ("UAS", f"{r.uas:6.2f}"),
-        ("LAS", f"{r.las:6.2f}"),
-        ("LAS (universal labels)", f"{r.las_universal:6.2f}"),
-        ("U-UAS (undirected)", f"{r.u_uas:6.2f}"),
-        ("Root accuracy", f"{r.root_accuracy:6.2f}  (of {r.root_tokens} gold root words)"),
-        ("Complete match (UAS)", f"{r.complete_match:6.2f}"),
-        ("Complete match (LAS)", f"{r.labeled_complete_match:6.2f}"),
+        ("UAS", f(r.uas)),
+        ("LAS", f(r.las)),
+        ("LAS (universal labels)", f(r.las_universal)),
+        ("U-UAS (undirected)", f(r.u_uas)),
+        ("Root accuracy", f"{f(r.root_accuracy)}  (of {r.root_tokens} gold root words)"),
+        ("Complete match (UAS)", f(r.complete_match)),
+        ("Complete match (LAS)", f(r.labeled_complete_match)),
     ]
-    if r.sarc is not None and r.gold_xy is not None:
-        rows.append(("SARC (system vs other)", f"{r.sarc:6.2f}"))
-        rows.append(("gold(system, other)", f"({r.gold_xy[0]:.2f}, {r.gold_xy[1]:.2f})"))
+    if r.gold_xy is not None:
+        rows.append(("SARC (system vs other)", f(r.sarc)))
+        rows.append(("gold(system, other)", f"({f(r.gold_xy[0], 0)}, {f(r.gold_xy[1], 0)})"))
     width = max(len(name) for name, _ in rows)
     lines = [f"{name:<{width}}  {value}" for name, value in rows]
     if r.per_label is not None:
@@ -307,12 +324,12 @@ def format_table(report: Report) -> str:
         )
         for label, s in r.per_label.items():
             lines.append(
-                f"{label:<{lw}}  {s.count:>7}  {s.uas:6.2f}  {s.las:6.2f}  "
-                f"{s.precision:6.2f}  {s.recall:6.2f}  {s.f1:6.2f}"
+                f"{label:<{lw}}  {s.count:>7}  {f(s.uas)}  {f(s.las)}  "
+                f"{f(s.precision)}  {f(s.recall)}  {f(s.f1)}"
             )
     if r.per_distance is not None:
         lines += ["", "Per gold arc length |h - m|"]
         lines.append(f"{'length':<6}  {'count':>7}  {'UAS':>6}  {'LAS':>6}")
         for name, d in r.per_distance.items():
-            lines.append(f"{name:<6}  {d.count:>7}  {d.uas:6.2f}  {d.las:6.2f}")
+            lines.append(f"{name:<6}  {d.count:>7}  {f(d.uas)}  {f(d.las)}")
     return "\n".join(lines)

@@ -1,8 +1,9 @@
 """The labeled arc-factored (first-order) graph-based model: scoring, parsing, saving.
 
 A model is a vocabulary, a ``FeatureSpace`` (the layout of the hashed weight vector) and the
-weights. A saved model is a directory holding ``weights.npz``, ``vocab.json`` and
-``config.yaml`` (the resolved experiment config it was trained with).
+weights. A saved model is a directory holding ``weights.npz``, ``vocab.json``, ``config.yaml``
+(the resolved experiment config it was trained with) and ``manifest.json``, written whole and
+checked on load by :mod:`dparse.modeldir`.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from dparse._ext.arcfeatures import FeatureSpace, feature_delta, score_arcs
 from dparse.conll import Sentence
 from dparse.decoders import Decoder
 from dparse.errors import DparseError
+from dparse.modeldir import SavedModel, check_model_dir, save_arrays
 from dparse.vocab import EncodedSentence, Vocabulary
 
 WEIGHTS_FILE = "weights.npz"
@@ -76,11 +78,12 @@ def best_labels(label: np.ndarray, heads: np.ndarray) -> np.ndarray:
     return labels
 
 
-class GraphModel:
+class GraphModel(SavedModel):
     """Base of the graph-based models (first and second order): what parsing and training use.
 
     Subclasses have ``vocab`` and ``weights`` and implement ``size``, ``score_parts``,
-    ``delta`` and ``save``; ``predict`` and ``parse`` are shared.
+    ``delta``, ``write_files`` and ``read_files``; ``predict``, ``parse``, ``save`` and
+    ``load`` are shared.
     """
 
     vocab: Vocabulary
@@ -127,10 +130,6 @@ class GraphModel:
         self, enc: EncodedSentence, heads: np.ndarray, labels: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray]:
         """phi(gold) - phi(predicted) as a sparse vector (indices int64, values float64)."""
-        raise NotImplementedError
-
-    def save(self, directory: Path) -> None:
-        """Write the model into ``directory`` (created if needed)."""
         raise NotImplementedError
 
     def parse(
@@ -209,10 +208,10 @@ class ArcFactoredModel(GraphModel):
         return feature_delta(enc.tokens, enc.morph_ptr, enc.morph, self.space,
                              enc.heads, enc.labels, heads, labels)
 
-    def save(self, directory: Path) -> None:
+    def write_files(self, directory: Path) -> None:
         """Write the weights and the vocabulary into ``directory`` (created if needed)."""
         directory.mkdir(parents=True, exist_ok=True)
-        np.savez_compressed(
+        save_arrays(
             directory / WEIGHTS_FILE,
             weights=self.weights.astype(np.float32),
             arc_bits=self.space.arc_bits,
@@ -221,8 +220,8 @@ class ArcFactoredModel(GraphModel):
         self.vocab.save(directory / VOCAB_FILE)
 
     @classmethod
-    def load(cls, directory: Path) -> ArcFactoredModel:
-        """Read a model directory written by ``save``."""
+    def read_files(cls, directory: Path) -> ArcFactoredModel:
+        """Read the files ``write_files`` wrote."""
         require_model_files(directory, WEIGHTS_FILE, VOCAB_FILE)
         vocab = Vocabulary.load(directory / VOCAB_FILE)
         with np.load(directory / WEIGHTS_FILE) as data:
@@ -234,12 +233,14 @@ class ArcFactoredModel(GraphModel):
 
 
 def load_model(directory: Path) -> GraphModel:
-    """Load a first- or second-order model directory (the weights file says which)."""
+    """Load a first- or second-order model directory (the weights file says which), checked
+    against its manifest."""
+    check_model_dir(directory)
     require_model_files(directory, WEIGHTS_FILE)
     with np.load(directory / WEIGHTS_FILE) as data:
         second_order = "sib_bits" in data.files
     if second_order:
         from dparse.secondorder import SecondOrderModel
 
-        return SecondOrderModel.load(directory)
-    return ArcFactoredModel.load(directory)
+        return SecondOrderModel.read_files(directory)
+    return ArcFactoredModel.read_files(directory)

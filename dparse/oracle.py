@@ -5,7 +5,8 @@ For every sentence the oracle takes the output with the most correct heads (ties
 system given). Reported, in percent: each system's UAS, the oracle UAS, the share of sentences
 on which each system is strictly better than every other one, and the share on which the best
 count of correct heads is shared (ties). Tokens are scored under a punctuation rule of
-:mod:`dparse.punct`, always decided on gold.
+:mod:`dparse.punct`, always decided on gold. A share over zero items (no scored token, no
+sentence) is None, ``n/a`` in text, as in :mod:`dparse.metrics`.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from dparse.conll import Sentence
-from dparse.metrics import _check_aligned
+from dparse.metrics import _check_aligned, format_score, percent
 from dparse.punct import PUNCT_RULES, excluded
 
 
@@ -28,17 +29,24 @@ class OracleReport:
     punct: str
     sentences: int
     scored: int
-    uas: list[float]
-    oracle_uas: float
-    better: list[float]  # % sentences where the system beats every other one
-    ties: float  # % sentences where two or more systems share the best count
+    uas: list[float | None]
+    oracle_uas: float | None
+    better: list[float | None]  # % sentences where the system beats every other one
+    ties: float | None  # % sentences where two or more systems share the best count
     picked: list[int]  # sentences whose oracle parse comes from the system
 
     def as_dict(self) -> dict:
         data = asdict(self)
         data["punct_rule"] = PUNCT_RULES[self.punct]
-        data["oracle_gain"] = self.oracle_uas - self.uas[0] if self.uas else 0.0
+        data["oracle_gain"] = self.gain
         return data
+
+    @property
+    def gain(self) -> float | None:
+        """Oracle UAS minus the first system's UAS (None without scored tokens)."""
+        if self.oracle_uas is None or not self.uas or self.uas[0] is None:
+            return None
+        return self.oracle_uas - self.uas[0]
 
 
 def correct_heads(gold: Sentence, system: Sentence, keep: np.ndarray) -> int:
@@ -76,19 +84,15 @@ def oracle(
     n_best = (counts == best[:, None]).sum(axis=1)
     pick = counts.argmax(axis=1)  # first system on ties
     sentences = len(gold)
-
-    def pct(x: float, den: int) -> float:
-        return 100.0 * x / den if den else 0.0
-
     return OracleReport(
         systems=names,
         punct=punct,
         sentences=sentences,
         scored=scored,
-        uas=[pct(counts[:, s].sum(), scored) for s in range(k)],
-        oracle_uas=pct(best.sum(), scored),
-        better=[pct(int(((pick == s) & (n_best == 1)).sum()), sentences) for s in range(k)],
-        ties=pct(int((n_best > 1).sum()), sentences),
+        uas=[percent(counts[:, s].sum(), scored) for s in range(k)],
+        oracle_uas=percent(best.sum(), scored),
+        better=[percent(int(((pick == s) & (n_best == 1)).sum()), sentences) for s in range(k)],
+        ties=percent(int((n_best > 1).sum()), sentences),
         picked=[int((pick == s).sum()) for s in range(k)],
     )
 
@@ -96,21 +100,22 @@ def oracle(
 def format_oracle(report: OracleReport) -> str:
     """A Markdown table; for two systems the Table-2 layout of Levi et al. (2016): the share of
     sentences each system parses better, then the oracle UAS with its gain over the first."""
-    gain = report.oracle_uas - report.uas[0]
+    f = format_score
+    gain = "n/a" if report.gain is None else f"+{report.gain:.2f}"
     lines = [f"Per-sentence oracle, {report.sentences} sentences, {report.scored} tokens "
              f"({PUNCT_RULES[report.punct]})", ""]
     if len(report.systems) == 2:
         lines += ["| | % sentences parsed better | UAS |", "|---|---:|---:|"]
         for name, better, uas in zip(report.systems, report.better, report.uas, strict=True):
-            lines.append(f"| {name} | {better:.1f} | {uas:.2f} |")
-        lines.append(f"| (ties) | {report.ties:.1f} | |")
-        lines.append(f"| Oracle | | {report.oracle_uas:.2f} (+{gain:.2f}) |")
+            lines.append(f"| {name} | {f(better, 0, 1)} | {f(uas, 0)} |")
+        lines.append(f"| (ties) | {f(report.ties, 0, 1)} | |")
+        lines.append(f"| Oracle | | {f(report.oracle_uas, 0)} ({gain}) |")
         return "\n".join(lines)
     lines += ["| system | UAS | % sentences strictly best | sentences picked |",
               "|---|---:|---:|---:|"]
     for name, uas, better, picked in zip(report.systems, report.uas, report.better,
                                          report.picked, strict=True):
-        lines.append(f"| {name} | {uas:.2f} | {better:.1f} | {picked} |")
-    lines.append(f"| (ties) | | {report.ties:.1f} | |")
-    lines.append(f"| Oracle | {report.oracle_uas:.2f} (+{gain:.2f} over {report.systems[0]}) | | |")
+        lines.append(f"| {name} | {f(uas, 0)} | {f(better, 0, 1)} | {picked} |")
+    lines.append(f"| (ties) | | {f(report.ties, 0, 1)} | |")
+    lines.append(f"| Oracle | {f(report.oracle_uas, 0)} ({gain} over {report.systems[0]}) | | |")
     return "\n".join(lines)

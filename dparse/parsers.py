@@ -77,6 +77,9 @@ def _train_umst(cfg: ExperimentConfig, progress: bool,
 def _load_umst(directory: Path, cfg: ExperimentConfig, name: str) -> LoadedParser:
     from dparse.undirected import load_parser as load_undirected
 
+    if name != cfg.decoder.name:
+        raise ConfigError(f"{directory}: an undirected MST model (parser: umst) decodes with its "
+                          f"own {cfg.decoder.name!r} only; --decoder {name} does not apply")
     return LoadedParser("umst", load_undirected(directory, cfg).parse)
 
 

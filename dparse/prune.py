@@ -26,7 +26,9 @@ from typing import Protocol
 import numpy as np
 
 from dparse.conll import Sentence
-from dparse.errors import DparseError
+from dparse.errors import DparseError, InputError
+from dparse.metrics import percent
+from dparse.outputs import write_text
 
 ROOT_TAG = "<ROOT>"
 DIRECTIONS = ("L", "R")  # L: the head is right of the modifier (h > m); R: h < m
@@ -80,7 +82,11 @@ class LengthDictionary:
         min_count: int = 1,
         quantile: float = 1.0,
     ) -> LengthDictionary:
-        """Read the gold trees of ``sentences``; column: "auto", "xpos" or "upos"."""
+        """Read the gold trees of ``sentences``; column: "auto", "xpos" or "upos".
+
+        InputError when there is no gold arc at all (no sentence, or no heads): the dictionary
+        would prune every arc.
+        """
         sentences = list(sentences)
         if column == "auto":
             column = choose_column(sentences)
@@ -102,6 +108,10 @@ class LengthDictionary:
                 seen[0].setdefault((tags[h], tags[m], d), []).append(length)
                 seen[1].setdefault((utags[h], utags[m], d), []).append(length)
                 out.max_length[d] = max(out.max_length[d], length)
+        if not seen[0]:
+            raise InputError(sentences[0].source if sentences else "<no treebank>", None,
+                             "no gold arcs (no sentence with heads) to learn a length "
+                             "dictionary from: it would prune every arc")
         for table, lengths in zip((out.lengths, out.upos_lengths), seen, strict=True):
             for key, values in lengths.items():
                 limit = np.quantile(values, quantile, method="higher")
@@ -166,7 +176,8 @@ class LengthDictionary:
         )
 
     def save(self, path: Path) -> None:
-        path.write_text(json.dumps(self.to_dict(), indent=0) + "\n", encoding="utf-8")
+        """Write the dictionary as JSON, whole or not at all (:mod:`dparse.outputs`)."""
+        write_text(path, json.dumps(self.to_dict(), indent=0) + "\n")
 
     @classmethod
     def load(cls, path: Path) -> LengthDictionary:
@@ -201,7 +212,8 @@ class TopKHeads:
 
 @dataclass
 class PruneStats:
-    """What a pruner did to a treebank (percentages over all sentences)."""
+    """What a pruner did to a treebank (percentages over all sentences; None, not
+    applicable, over zero edges, arcs or gold arcs)."""
 
     sentences: int
     edges: int  # undirected edges {i, j} of the complete graphs
@@ -213,26 +225,27 @@ class PruneStats:
     gold_kept_directed: int  # gold arcs that survive as arcs
 
     @property
-    def edges_removed_pct(self) -> float:
-        return 100.0 * (1 - self.edges_kept / max(self.edges, 1))
+    def edges_removed_pct(self) -> float | None:
+        return percent(self.edges - self.edges_kept, self.edges)
 
     @property
-    def arcs_removed_pct(self) -> float:
-        return 100.0 * (1 - self.arcs_kept / max(self.arcs, 1))
+    def arcs_removed_pct(self) -> float | None:
+        return percent(self.arcs - self.arcs_kept, self.arcs)
 
     @property
-    def gold_kept_pct(self) -> float:
-        return 100.0 * self.gold_kept_undirected / max(self.gold, 1)
+    def gold_kept_pct(self) -> float | None:
+        return percent(self.gold_kept_undirected, self.gold)
 
     @property
-    def gold_kept_directed_pct(self) -> float:
-        return 100.0 * self.gold_kept_directed / max(self.gold, 1)
+    def gold_kept_directed_pct(self) -> float | None:
+        return percent(self.gold_kept_directed, self.gold)
 
     def as_dict(self) -> dict:
         out = dict(self.__dict__)
         for name in ("edges_removed_pct", "arcs_removed_pct", "gold_kept_pct",
                      "gold_kept_directed_pct"):
-            out[name] = round(getattr(self, name), 3)
+            value = getattr(self, name)
+            out[name] = None if value is None else round(value, 3)
         return out
 
 

@@ -31,6 +31,8 @@ from dparse.model import (
     ArcFactoredModel,
     GraphModel,
 )
+from dparse.modeldir import save_arrays
+from dparse.outputs import write_text
 from dparse.vocab import EncodedSentence, Vocabulary
 
 log = logging.getLogger(__name__)
@@ -72,15 +74,17 @@ class Pruner:
             allowed[0, 1 + int(np.argmax(scores[0]))] = 1
         return allowed
 
-    def save(self, directory: Path) -> None:
-        self.model.save(directory)
+    def write_files(self, directory: Path) -> None:
+        """Write the first-order model and the pruning parameters into ``directory``."""
+        self.model.write_files(directory)
         params = {"top_k": self.top_k, "threshold": self.threshold}
-        (directory / PRUNER_FILE).write_text(json.dumps(params), encoding="utf-8")
+        write_text(directory / PRUNER_FILE, json.dumps(params))
 
     @classmethod
-    def load(cls, directory: Path) -> Pruner:
+    def read_files(cls, directory: Path) -> Pruner:
+        """Read what ``write_files`` wrote."""
         params = json.loads((directory / PRUNER_FILE).read_text(encoding="utf-8"))
-        return cls(ArcFactoredModel.load(directory), params["top_k"], params["threshold"])
+        return cls(ArcFactoredModel.read_files(directory), params["top_k"], params["threshold"])
 
 
 def train_pruner(
@@ -191,10 +195,11 @@ class SecondOrderModel(GraphModel):
                                         self.grandparents, self.siblings)
         return np.concatenate([idx1, idx2]), np.concatenate([val1, val2])
 
-    def save(self, directory: Path) -> None:
+    def write_files(self, directory: Path) -> None:
+        """Write the weights, the vocabulary and the pruner (``pruner/``) into ``directory``."""
         directory.mkdir(parents=True, exist_ok=True)
         first = self.space.first
-        np.savez_compressed(
+        save_arrays(
             directory / WEIGHTS_FILE,
             weights=self._weights.astype(np.float32),
             arc_bits=first.arc_bits,
@@ -205,21 +210,21 @@ class SecondOrderModel(GraphModel):
             siblings=self.siblings,
         )
         self.vocab.save(directory / VOCAB_FILE)
-        self.pruner.save(directory / PRUNER_DIR)
+        self.pruner.write_files(directory / PRUNER_DIR)
 
     @classmethod
-    def load(cls, directory: Path) -> SecondOrderModel:
+    def read_files(cls, directory: Path) -> SecondOrderModel:
+        """Read what ``write_files`` wrote."""
         vocab = Vocabulary.load(directory / VOCAB_FILE)
         with np.load(directory / WEIGHTS_FILE) as data:
             first = FeatureSpace(int(data["arc_bits"]), int(data["lab_bits"]), len(vocab.labels))
             space = SecondOrderSpace(first, int(data["sib_bits"]), int(data["grand_bits"]))
             weights = np.ascontiguousarray(data["weights"], dtype=np.float32)
             grandparents = bool(data["grandparents"])
-            # models saved before the option existed all have sibling parts
-            siblings = bool(data["siblings"]) if "siblings" in data.files else True
+            siblings = bool(data["siblings"])
         if weights.shape[0] != space.size:
             raise DparseError(f"{directory}: weights do not match the feature space")
         if not (directory / PRUNER_DIR / PRUNER_FILE).is_file():
             raise DparseError(f"{directory}: second-order model without its pruner/")
-        return cls(vocab, space, weights, Pruner.load(directory / PRUNER_DIR), grandparents,
+        return cls(vocab, space, weights, Pruner.read_files(directory / PRUNER_DIR), grandparents,
                    siblings)

@@ -21,12 +21,14 @@ from tqdm import tqdm
 
 from dparse._ext.arcfeatures import FeatureSpace
 from dparse.config import ExperimentConfig, save_config
-from dparse.conll import Sentence, read_treebank
+from dparse.conll import Sentence
 from dparse.decoders import Decoder, configured_decoder
 from dparse.errors import DparseError
+from dparse.gold import read_gold
 from dparse.learning import AveragedLearner
 from dparse.metrics import evaluate
 from dparse.model import CONFIG_FILE, ArcFactoredModel, GraphModel, ParseTimer
+from dparse.modeldir import writing_model_dir
 from dparse.vocab import EncodedSentence, Vocabulary
 
 log = logging.getLogger(__name__)
@@ -69,14 +71,17 @@ class BestEpoch:
 
 
 def read_split(cfg: ExperimentConfig, relative: str) -> list[Sentence]:
-    """Read one treebank file of the config's data section."""
+    """Read one treebank file of the config's data section: gold trees (:mod:`dparse.gold`),
+    at least one."""
     path = cfg.data_path(relative)
     if not path.exists():
         raise DparseError(
             f"{path}: treebank not found (data root {cfg.data_root!r}; set --data-root or "
             "DPARSE_DATA)"
         )
-    return read_treebank(path, fmt=cfg.data.format, encoding=cfg.data.encoding)
+    role = ("training (data.train)" if relative == cfg.data.train
+            else "model selection (data.dev; null for none)")
+    return read_gold(path, role, cfg.data.format, cfg.data.encoding, cfg.data.skip_invalid_trees)
 
 
 @dataclass
@@ -219,6 +224,8 @@ def train(
 
 
 def save_model(result: TrainResult, cfg: ExperimentConfig, directory: Path) -> None:
-    """Write the selected model and its resolved config into ``directory``."""
-    result.model.save(directory)
-    save_config(cfg, directory / CONFIG_FILE)
+    """Write the selected model and its resolved config as the model directory ``directory``,
+    whole or not at all (:mod:`dparse.modeldir`)."""
+    with writing_model_dir(directory) as staging:
+        result.model.write_files(staging)
+        save_config(cfg, staging / CONFIG_FILE)

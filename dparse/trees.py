@@ -9,7 +9,7 @@ equivalently every subtree spans a contiguous stretch of words.
 
 :func:`tree_mask` is the implementation, vectorised over any leading axes so that brute-force
 enumeration (tests/bruteforce.py) uses the very same check; :func:`is_tree`,
-:func:`is_projective` and :func:`check_tree` apply it to one heads array.
+:func:`is_projective`, :func:`check_tree` and :func:`tree_problem` apply it to one heads array.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-__all__ = ["check_tree", "is_projective", "is_tree", "tree_mask"]
+__all__ = ["check_tree", "is_projective", "is_tree", "tree_mask", "tree_problem"]
 
 
 def tree_mask(
@@ -73,10 +73,19 @@ def is_projective(heads: ArrayLike) -> bool:
 
 def check_tree(heads: ArrayLike, *, single_root: bool = False, projective: bool = False) -> None:
     """Raises ValueError saying why ``heads`` (int [n+1]) is not a valid tree of the kind asked."""
+    problem = tree_problem(heads, single_root=single_root, projective=projective)
+    if problem is not None:
+        raise ValueError(f"not a valid tree {np.asarray(heads).tolist()}: {problem}")
+
+
+def tree_problem(
+    heads: ArrayLike, *, single_root: bool = False, projective: bool = False
+) -> str | None:
+    """Why ``heads`` (int [n+1]) is not a valid tree of the kind asked (the first rule it
+    breaks, e.g. ``cycle through words [2, 3]``), or None if it is one."""
     if np.ndim(heads) == 1 and tree_mask(heads, single_root=single_root, projective=projective):
-        return
-    problem = _diagnose(heads, single_root, projective)
-    raise ValueError(f"not a valid tree {np.asarray(heads).tolist()}: {problem}")
+        return None
+    return _diagnose(heads, single_root, projective)
 
 
 def _diagnose(heads: ArrayLike, single_root: bool, projective: bool) -> str:

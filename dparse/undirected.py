@@ -55,6 +55,7 @@ from dparse.model import (
     ParseTimer,
     require_model_files,
 )
+from dparse.modeldir import SavedModel, save_arrays
 from dparse.prune import LengthDictionary, undirected_edges
 from dparse.training import BestEpoch, EpochReport, read_split
 from dparse.umst import single_root_repair
@@ -65,7 +66,7 @@ LABEL_BITS = 8  # the undirected model has no label weights: a minimal label blo
 
 
 @dataclass
-class UndirectedModel:
+class UndirectedModel(SavedModel):
     """Weights of undirected (left/right) first-order features, and the pruner of its graphs."""
 
     vocab: Vocabulary
@@ -111,23 +112,25 @@ class UndirectedModel:
                                            i, j, self.groups))
         return np.concatenate(parts)
 
-    def save(self, directory: Path) -> None:
+    def write_files(self, directory: Path) -> None:
+        """Write the weights, the vocabulary and the length dictionary into ``directory``."""
         directory.mkdir(parents=True, exist_ok=True)
-        np.savez_compressed(directory / WEIGHTS_FILE, weights=self.weights.astype(np.float32),
-                            arc_bits=self.space.arc_bits, both=self.both, groups=self.groups)
+        save_arrays(directory / WEIGHTS_FILE, weights=self.weights.astype(np.float32),
+                    arc_bits=self.space.arc_bits, both=self.both, groups=self.groups)
         self.vocab.save(directory / VOCAB_FILE)
         if self.pruner is not None:
             self.pruner.save(directory / PRUNE_FILE)
 
     @classmethod
-    def load(cls, directory: Path) -> UndirectedModel:
+    def read_files(cls, directory: Path) -> UndirectedModel:
+        """Read what ``write_files`` wrote."""
         require_model_files(directory, WEIGHTS_FILE, VOCAB_FILE)
         vocab = Vocabulary.load(directory / VOCAB_FILE)
         with np.load(directory / WEIGHTS_FILE) as data:
             space = FeatureSpace(int(data["arc_bits"]), LABEL_BITS, 1)
             weights = np.ascontiguousarray(data["weights"], dtype=np.float32)
-            both = bool(data["both"]) if "both" in data else False
-            groups = int(data["groups"]) if "groups" in data else 0
+            both = bool(data["both"])
+            groups = int(data["groups"])
         if weights.shape[0] != space.size:
             raise DparseError(f"{directory}: weights do not match the feature space")
         pruner = (LengthDictionary.load(directory / PRUNE_FILE)

@@ -20,6 +20,7 @@ import numpy as np
 
 from dparse._ext.arcfeatures import N_COLS, SPECIAL_IDS
 from dparse.conll import Sentence
+from dparse.outputs import write_text
 
 FIRST_ID = 4
 _DIGITS = re.compile(r"\d")
@@ -111,8 +112,9 @@ class Vocabulary:
         )
 
     def save(self, path: Path) -> None:
+        """Write the vocabulary as JSON (a file of a model directory)."""
         data = {"labels": self.labels, **self.tables}
-        path.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+        write_text(path, json.dumps(data, ensure_ascii=False))
 
     @classmethod
     def load(cls, path: Path) -> Vocabulary:

@@ -104,7 +104,7 @@ def test_cli_eval_help() -> None:
 @pytest.mark.parametrize(
     ("system_text", "line", "problem"),
     [
-        (SYSTEM.replace("\t2\tdet", "\tx\tdet"), 2, "not an integer"),
+        (SYSTEM.replace("\t2\tdet", "\tx\tdet"), 2, "HEAD 'x' is not a word ID"),
         (SYSTEM.replace("\tdog\t", "\tcat\t"), 3, "word 2 is 'cat'"),
         (SYSTEM.replace("4\t.\t.\tPUNCT\t.\t_\t2\tpunct\t_\t_\n", ""), 1, "has 3 words"),
     ],

@@ -206,7 +206,7 @@ def test_malformed_input_exits_2_and_leaves_no_output(folder: Path, model: Path,
                   "3\tdog\tdog\tNOUN\tNN\t_\t1\tdep\t_\t_\n\n")
     from_stdin = dparse("parse", str(model), stdin=skipped_id)
     assert from_stdin.returncode == 2 and "Traceback" not in from_stdin.stderr
-    assert "-:3:" in from_stdin.stderr and from_stdin.stdout == ""
+    assert "<stdin>:3:" in from_stdin.stderr and from_stdin.stdout == ""
 
 
 def test_missing_input_file_exits_2(model: Path, tmp_path: Path) -> None:

@@ -67,6 +67,36 @@ def test_conll_round_trip_is_byte_identical(path: Path) -> None:
     assert _write_text(same_parse).encode(enc) == original
 
 
+@pytest.mark.parametrize(
+    "relpath",
+    ["en_ewt/dev.conllu", "el_gdt/test.conllu", "conll2007_nltk/esp.test",
+     "conll2007_nltk/eus.test", "ptb_sample/dep/wsj_0001.dp"],
+)
+@pytest.mark.parametrize("variant", ["bom", "gzip", "bom-gzip", "gzip-stdin"])
+def test_conll_round_trip_with_bom_and_gzip(
+    data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, relpath: str, variant: str
+) -> None:
+    """Real files with a byte-order mark (UTF-8 files) and gzipped under their own name or on
+    stdin read the same sentences and are written back byte-identical."""
+    path = data / relpath
+    enc = _encoding(path)
+    original = path.read_bytes()
+    if "bom" in variant and enc != "utf-8":
+        pytest.skip("a UTF-8 byte-order mark in an ISO-8859-1 file is an error")
+    text = b"\xef\xbb\xbf" + original if "bom" in variant else original
+    stored = gzip.compress(text) if "gzip" in variant else text
+    fmt = read_treebank(path, encoding=enc)[0].fmt
+    if variant == "gzip-stdin":
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stored)))
+        sentences = read_treebank("-", fmt=fmt, encoding=enc)
+    else:
+        sentences = read_treebank(_tmp(tmp_path, stored, path.name), fmt=fmt, encoding=enc)
+    assert _write_text(sentences).encode(enc) == text
+    assert [s.heads.tolist() for s in sentences] == [
+        s.heads.tolist() for s in read_treebank(path, encoding=enc)
+    ]
+
+
 def test_conll_formats_of_real_files(data: Path) -> None:
     ewt = read_treebank(data / "en_ewt" / "dev.conllu")
     assert len(ewt) == 2001 and ewt[0].fmt == "conllu"
@@ -268,10 +298,10 @@ def test_conll_build_round_trips(tmp_path: Path) -> None:
 
 MALFORMED = [
     ("columns", _word(1) + "2\tb\t_\tX\tX\t_\t1\tdep\t_\n", 2, "10 tab-separated columns"),
-    ("head-text", _word(1) + _word(2, head="x"), 2, "not an integer"),
-    ("head-blank", _word(1) + _word(2, head="_"), 2, "require_heads=False"),
+    ("head-text", _word(1) + _word(2, head="x"), 2, "HEAD 'x' is not a word ID"),
+    ("head-blank", _word(1) + _word(2, head="_"), 2, "needs a HEAD (0..2) for every word"),
     ("head-big", _word(1) + _word(2, head=3), 2, "out of range 0..2"),
-    ("head-negative", _word(1, head=-1), 1, "out of range"),
+    ("head-negative", _word(1, head=-1), 1, "HEAD '-1' is not a word ID"),
     ("id-duplicate", _word(1) + _word(1), 2, "duplicate word ID 1"),
     ("id-gap", _word(1) + _word(3), 2, "non-consecutive word ID 3: expected 2"),
     ("id-text", _word(1) + _word("x"), 2, "malformed ID"),
@@ -283,7 +313,8 @@ MALFORMED = [
     ("empty-zero", _word(1) + "1.0\te\t_\t_\t_\t_\t_\t_\t_\t_\n", 2, "empty node"),
     ("empty-misplaced", _word(1) + "3.1\te\t_\t_\t_\t_\t_\t_\t_\t_\n", 2, "must follow word 3"),
     ("form-empty", _word(1) + _word(2, form=""), 2, "empty FORM"),
-    ("comments-only", _word(1) + "\n# only a comment\n", 3, "no word lines"),
+    ("comments-only", "\n# only a comment\n\n# another\n", 2, "comment lines but no sentence"),
+    ("mwt-only", "1-2\tab\t_\t_\t_\t_\t_\t_\t_\t_\n\n" + _word(1), 1, "no word lines"),
     ("second-sentence", _word(1) + "\n" + _word(1) + _word(2, head=5), 4, "out of range"),
 ]
 
@@ -383,7 +414,7 @@ def test_conll_write_is_all_or_nothing(tmp_path: Path) -> None:
 def test_conll_corrupt_gzip_and_missing_file_are_input_errors(tmp_path: Path) -> None:
     gz = tmp_path / "x.conllu.gz"
     gz.write_bytes(gzip.compress((_word(1) + "\n").encode() * 100)[:-20])
-    with pytest.raises(InputError, match="cannot read"):
+    with pytest.raises(InputError, match="corrupt or truncated gzip data"):
         read_treebank(gz)
     with pytest.raises(InputError, match="cannot open"):
         read_treebank(tmp_path / "missing.conllu")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import random
 import re
 import unicodedata
@@ -92,28 +93,56 @@ def test_metrics_tiny_trees_detail() -> None:
     assert (root.count, root.uas, root.las) == (2, 50.0, 50.0)
     assert (root.precision, root.recall, root.f1) == (50.0, 50.0, 50.0)
     nsubj = r.per_label["nsubj"]
-    assert (nsubj.count, nsubj.uas, nsubj.las, nsubj.precision, nsubj.f1) == (1, 100, 0, 0, 0)
+    # the system never labels a token nsubj: precision over zero items is n/a, recall 0, F1 0
+    assert (nsubj.count, nsubj.uas, nsubj.las, nsubj.precision, nsubj.recall, nsubj.f1) == (
+        1, 100, 0, None, 0, 0)
     assert r.per_label["det"].f1 == 100.0
     d = r.per_distance
     assert list(d) == ["root", "1", "2", "3-6", "7+"]
     assert (d["root"].count, d["root"].uas) == (2, 50.0)
     assert (d["1"].count, d["1"].uas, d["1"].las) == (4, 50.0, 25.0)
-    assert d["7+"].count == 0 and d["7+"].uas == 0.0
+    assert d["7+"].count == 0 and d["7+"].uas is None and d["7+"].las is None
     table = format_table(r)
     assert "Per gold DEPREL" in table and "3-6" in table
+    assert re.search(r"^nsubj\s+1\s+100\.00\s+0\.00\s+n/a\s+0\.00\s+0\.00$", table, re.M)
+    assert re.search(r"^7\+\s+0\s+n/a\s+n/a$", table, re.M)
 
 
 def test_metrics_perfect_and_empty() -> None:
     r = evaluate(_gold(), _gold(), punct="conll")
     assert r.uas == r.las == r.u_uas == r.root_accuracy == r.complete_match == 100.0
     empty = evaluate([], [])
-    assert (empty.tokens, empty.uas, empty.complete_match) == (0, 0.0, 0.0)
+    assert (empty.tokens, empty.uas, empty.complete_match) == (0, None, None)
+
+
+def test_metrics_scores_over_zero_items_are_not_applicable() -> None:
+    """Every token punctuation under the CoNLL-X rule: no score is 0 or 100, all are n/a
+    (None, null in JSON); the same for root accuracy without gold root words."""
+    gold = [_sent([".", ","], [0, 1], ["root", "punct"]), _sent(["!"], [0], ["root"])]
+    system = [_sent([".", ","], [2, 0], ["x", "root"]), _sent(["!"], [0], ["root"])]
+    r = evaluate(gold, system, punct="conll", other=system, detail=True)
+    assert (r.tokens, r.scored, r.root_tokens) == (3, 0, 0)
+    measures = ("uas", "las", "las_universal", "u_uas", "root_accuracy", "complete_match",
+                "labeled_complete_match", "sarc")
+    assert all(getattr(r, name) is None for name in measures) and r.gold_xy == (None, None)
+    assert r.per_label == {} and all(d.uas is None for d in r.per_distance.values())
+    data = json.loads(json.dumps(r.as_dict()))
+    assert all(data[name] is None for name in measures) and data["gold_xy"] == [None, None]
+    table = format_table(r)
+    assert "0.00" not in table and "100.00" not in table
+    assert re.search(r"^UAS\s+n/a$", table, re.M)
+    assert re.search(r"^Root accuracy\s+n/a  \(of 0 gold root words\)$", table, re.M)
+    assert "(n/a, n/a)" in table
+    # no gold root word scored (punctuation roots), other tokens scored: only root accuracy n/a
+    gold = [_sent(["a", "."], [2, 0], ["dep", "root"])]
+    r = evaluate(gold, [_sent(["a", "."], [0, 1], ["root", "dep"])], punct="conll")
+    assert (r.scored, r.uas, r.root_accuracy, r.complete_match) == (1, 0.0, None, 0.0)
 
 
 def test_metrics_gold_without_heads_is_not_scored() -> None:
     gold = [Sentence.build(["a", "b"])]
     r = evaluate(gold, [_sent(["a", "b"], [0, 1], ["root", "x"])])
-    assert (r.tokens, r.scored, r.uas) == (2, 0, 0.0)
+    assert (r.tokens, r.scored, r.uas) == (2, 0, None)
 
 
 def test_metrics_format_table_names_the_rule() -> None:

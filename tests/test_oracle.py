@@ -71,3 +71,15 @@ def test_oracle_cli(tmp_path) -> None:
     one = subprocess.run([sys.executable, "-m", "dparse", "oracle", *paths[:2]],
                          capture_output=True, text=True)
     assert one.returncode == 2
+
+
+def test_oracle_over_zero_scored_tokens_is_not_applicable() -> None:
+    """Every token punctuation under the CoNLL-X rule: UAS, oracle UAS and its gain are n/a
+    (None, null in JSON), never 0 or 100; the sentence-level shares still count."""
+    punct = [Sentence.build([".", ","], heads=[-1, 0, 1], deprels=["", "root", "punct"],
+                            upos=["PUNCT", "PUNCT"])]
+    rep = oracle(punct, [punct, punct], ["A", "B"], punct="conll")
+    assert rep.uas == [None, None] and rep.oracle_uas is None and rep.gain is None
+    assert rep.ties == 100.0 and json.loads(json.dumps(rep.as_dict()))["oracle_gain"] is None
+    table = format_oracle(rep)
+    assert "| A | 0.0 | n/a |" in table and "| Oracle | | n/a (n/a) |" in table

@@ -125,3 +125,21 @@ def test_prune_cli(tmp_path) -> None:
     assert res.exit_code == 2
     res = runner.invoke(cli, ["prune", "learn", str(tmp_path / "missing"), "-o", str(out)])
     assert res.exit_code == 2
+
+
+def test_prune_learning_without_gold_arcs_is_an_error() -> None:
+    """A dictionary learnt from no arc would prune every arc: refused, naming the file."""
+    with pytest.raises(DparseError, match="no gold arcs"):
+        LengthDictionary.learn([])
+    no_heads = Sentence.build(["a", "b"], upos=["X", "Y"])
+    no_heads.source = "t.conllu"
+    with pytest.raises(DparseError, match=r"^t\.conllu: no gold arcs"):
+        LengthDictionary.learn([no_heads])
+
+
+def test_prune_stats_over_zero_items_are_not_applicable() -> None:
+    d = LengthDictionary.learn([sent([0, 1], ["X", "Y"])])
+    empty = prune_stats(d, [])
+    assert empty.as_dict()["edges_removed_pct"] is None and empty.gold_kept_pct is None
+    no_heads = prune_stats(d, [Sentence.build(["a"], upos=["X"])])
+    assert no_heads.edges_removed_pct is not None and no_heads.gold_kept_pct is None

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 from itertools import islice
 from pathlib import Path
 
@@ -16,7 +15,7 @@ from dparse.config import load_config
 from dparse.conll import read_conll, write_conll
 from dparse.decoders import get_decoder
 from dparse.metrics import evaluate
-from dparse.model import WEIGHTS_FILE, load_model
+from dparse.model import load_model
 from dparse.secondorder import SecondOrderModel, pruning_recall
 from dparse.training import train
 from dparse.trees import check_tree
@@ -238,15 +237,3 @@ def test_model_without_siblings_round_trip(trained_without_siblings) -> None:
         check_tree(a.heads, single_root=True)
         assert np.array_equal(a.heads, b.heads) and a.deprels == b.deprels
 
-
-def test_model_saved_before_the_siblings_option_loads_with_siblings(trained, tmp_path) -> None:
-    model, directory, dev = trained
-    old = tmp_path / "old"
-    shutil.copytree(directory, old)
-    with np.load(old / WEIGHTS_FILE) as data:
-        arrays = {key: data[key] for key in data.files if key != "siblings"}
-    np.savez_compressed(old / WEIGHTS_FILE, **arrays)
-    loaded = load_model(old)
-    assert isinstance(loaded, SecondOrderModel) and loaded.siblings
-    _, _, parts = loaded.score_parts(loaded.vocab.encode(dev[0]), None, False)
-    assert set(parts) == {"sib", "grand"}

@@ -132,7 +132,7 @@ def test_umst_undirected_edge_templates_score_what_training_updates(config: Path
 
 def test_umst_undirected_edge_templates_none_is_the_first_order_set(config: Path,
                                                                    tmp_path: Path) -> None:
-    """The default (and an old model without the groups entry) adds no template."""
+    """The default adds no template."""
     cfg = load_config(config, data_root=str(tmp_path))
     assert cfg.umst.edge_templates == "none" and cfg.umst.edge_template_names() == []
     model = train_parser(cfg, progress=False).model
@@ -143,11 +143,8 @@ def test_umst_undirected_edge_templates_none_is_the_first_order_set(config: Path
     direct = arc_list_scores(enc.tokens, enc.morph_ptr, enc.morph, model.weights, model.space,
                              i, j)
     assert np.array_equal(model.edge_scores(enc, i, j), direct)
-    model.save(tmp_path / "old")
-    with np.load(tmp_path / "old" / "weights.npz") as data:  # as saved before edge_templates
-        np.savez_compressed(tmp_path / "old" / "weights.npz", weights=data["weights"],
-                            arc_bits=data["arc_bits"], both=data["both"])
-    assert UndirectedModel.load(tmp_path / "old").groups == 0
+    model.save(tmp_path / "saved")
+    assert UndirectedModel.load(tmp_path / "saved").groups == 0
     with pytest.raises(ConfigError, match="edge_templates"):
         load_config(config, ["umst.edge_templates=context,betweenness"])
     with pytest.raises(ConfigError, match="edge_templates"):

@@ -1,8 +1,11 @@
 """The ``dparse`` command line: one Click subcommand per module in this package.
 
-Subcommands are imported only when they run, so ``dparse --help`` stays fast. Exit status:
-0 on success, 2 on bad usage or bad input (a message naming file and line, no traceback),
-1 on internal errors.
+Subcommands are imported only when they run, so ``dparse --help`` stays fast. Exit status
+(:func:`main`): 0 on success; 2 on bad usage or bad input, including a file that cannot be
+read or written (a message naming the file, the line where there is one, and the problem; no
+traceback); 1 on internal errors (bugs; ``DPARSE_DEBUG=1`` shows the traceback); 130 when
+interrupted (Ctrl-C); 141 (128 + SIGPIPE, what a shell reports for ``cat`` in ``cat | head``)
+when the reader of standard output went away, without a message.
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ from __future__ import annotations
 import importlib
 import os
 import sys
+from typing import Any
 
 import click
 
@@ -26,6 +30,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "prune": ("dparse.cli.prune", "prune", "Learn arc pruners and measure what they remove."),
     "ensemble": ("dparse.cli.ensemble", "ensemble",
                  "Parse biased towards another parser's output (parser combination)."),
+    "search-errors": ("dparse.cli.search_errors", "search_errors_command",
+                      "Count sentences whose gold tree outscores the decoder's output."),
 }
 
 
@@ -46,35 +52,85 @@ class LazyGroup(click.Group):
         with formatter.section("Commands"):
             formatter.write_dl(rows)
 
+    def invoke(self, ctx: click.Context) -> Any:
+        """Run the subcommand; a closed output pipe becomes :class:`ClosedPipe`, which Click
+        does not handle (it would exit 1, the status of a bug)."""
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError as exc:
+            raise ClosedPipe from exc
+
+
+class ClosedPipe(Exception):
+    """The reader of standard output (or error) closed the pipe: stop quietly."""
+
+
+EXIT_CLOSED_PIPE = 141  # 128 + SIGPIPE
+EXIT_INTERRUPTED = 130  # 128 + SIGINT
+
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="dparse")
 def cli() -> None:
     """dparse: fast data-driven dependency parsing on CoNLL-X and CoNLL-U treebanks.
 
-    Set DPARSE_DEBUG=1 to see tracebacks of internal errors.
+    Exit status: 0 success, 2 bad usage or input (the message names the file and line), 1 an
+    internal error (set DPARSE_DEBUG=1 to see its traceback), 130 interrupted, 141 when the
+    reader of the output went away (dparse parse ... | head).
+
+    \b
+    Examples:
+      dparse train configs/en_ewt/o1-cle.yaml --out models/en_ewt-o1-cle
+      dparse parse models/en_ewt-o1-cle ../shared/data/en_ewt/test.conllu -o test.parsed.conllu
+      dparse eval ../shared/data/en_ewt/test.conllu test.parsed.conllu
+      dparse parse --help
     """
 
 
+def _silence_stdout() -> None:
+    """Point standard output at /dev/null, so that flushing it at exit cannot fail again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+
+
+def _internal_error(exc: BaseException) -> None:
+    """Report a bug (exit 1): one line, or the traceback with DPARSE_DEBUG set."""
+    if os.environ.get("DPARSE_DEBUG"):
+        raise exc
+    click.echo(f"dparse: internal error: {type(exc).__name__}: {exc}", err=True)
+    sys.exit(1)
+
+
 def main() -> None:
-    """Entry point: runs the group, mapping errors to exit statuses 2 (input) and 1 (internal)."""
+    """Entry point: runs the group, mapping errors to the exit statuses of the module doc."""
     try:
         cli.main(standalone_mode=False)
+        sys.stdout.flush()  # here, not at exit, so that a closed pipe is seen
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
-    except click.Abort:
-        click.echo("Aborted.", err=True)
-        sys.exit(1)
-    except click.ClickException as exc:
+    except (ClosedPipe, BrokenPipeError):
+        _silence_stdout()
+        sys.exit(EXIT_CLOSED_PIPE)
+    except click.Abort as exc:  # Click turns KeyboardInterrupt and EOFError into Abort
+        if isinstance(exc.__cause__, KeyboardInterrupt):
+            click.echo("dparse: interrupted", err=True)
+            sys.exit(EXIT_INTERRUPTED)
+        _internal_error(exc.__cause__ or exc)
+    except click.ClickException as exc:  # bad usage (Click's own FileError says 1)
         exc.show()
-        sys.exit(2 if exc.exit_code == 2 else exc.exit_code)
+        sys.exit(2)
     except DparseError as exc:
         click.echo(f"dparse: error: {exc}", err=True)
         sys.exit(2)
-    except BrokenPipeError:
-        sys.exit(1)
+    except OSError as exc:
+        # A file the user named that cannot be read or written (missing directory, no
+        # permission, disk full): the user's to fix, so exit 2 naming the file. The commands
+        # report most of these themselves; this is the net under them.
+        path = exc.filename2 or exc.filename
+        if path is None or os.environ.get("DPARSE_DEBUG"):
+            _internal_error(exc)
+        click.echo(f"dparse: error: {os.fsdecode(path)}: {exc.strerror or exc}", err=True)
+        sys.exit(2)
     except Exception as exc:  # noqa: BLE001 - the last resort of the command line
-        if os.environ.get("DPARSE_DEBUG"):
-            raise
-        click.echo(f"dparse: internal error: {type(exc).__name__}: {exc}", err=True)
-        sys.exit(1)
+        _internal_error(exc)

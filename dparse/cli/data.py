@@ -12,12 +12,18 @@ from pathlib import Path
 import click
 from tqdm import tqdm
 
-from dparse.cli.options import quiet_option
+from dparse.cli.options import progress_option, quiet_option, show_progress
 
 
 @click.group("data")
 def data() -> None:
-    """Obtain and prepare treebanks: UD downloads, CoNLL 2006/2007 layout, PTB conversion."""
+    """Obtain and prepare treebanks: UD downloads, CoNLL 2006/2007 layout, PTB conversion.
+
+    \b
+    Examples:
+      dparse data ud-download r2.13 UD_English-EWT -d data
+      dparse data ptb2dep ../shared/data/ptb_sample/mrg/wsj_0001.mrg -o wsj_0001.conll
+    """
 
 
 @data.command("ud-download")
@@ -46,6 +52,7 @@ def data() -> None:
 @click.option("--strict", is_flag=True, help="Refuse an archive whose checksum is not known.")
 @click.option("--keep-archive", is_flag=True, help="Keep the downloaded archive in DEST.")
 @quiet_option
+@progress_option
 def ud_download(
     version: str,
     treebanks: tuple[str, ...],
@@ -56,14 +63,16 @@ def ud_download(
     strict: bool,
     keep_archive: bool,
     quiet: bool,
+    progress: bool,
 ) -> None:
     """Download, verify and unpack UD treebanks of release VERSION (r2.13).
 
     \b
-    dparse data ud-download r2.13 UD_English-EWT UD_Turkish-IMST -d data
-        one GitHub tag archive per treebank
-    dparse data ud-download r2.13 --release UD_Greek-GDT -d data
-        the full release from LINDAT, installing only the named treebanks
+    Examples:
+      # one GitHub tag archive per treebank
+      dparse data ud-download r2.13 UD_English-EWT UD_Turkish-IMST -d data
+      # the full release from LINDAT, installing only the named treebanks
+      dparse data ud-download r2.13 --release UD_Greek-GDT -d data
 
     Without --sha256 (or a recorded checksum) the archive is installed with a warning that
     prints its SHA-256, or refused with --strict.
@@ -91,7 +100,7 @@ def ud_download(
             treebanks if release else (),
             keep_archive=keep_archive,
             strict=strict,
-            progress=not quiet,
+            progress=show_progress(quiet, progress),
             warn=lambda msg: click.echo(msg, err=True),
         )
         for target in targets:
@@ -113,6 +122,11 @@ def ud_to_conllx(conllu: str, output: str, postag: str) -> None:
 
     Drops comments, multiword-token lines and empty nodes; CPOSTAG is the UPOS; DEPS and MISC
     are dropped (PHEAD and PDEPREL are _).
+
+    \b
+    Examples:
+      dparse data ud-to-conllx ../shared/data/en_ewt/dev.conllu -o en_ewt-dev.conll
+      dparse data ud-to-conllx ../shared/data/en_ewt/dev.conllu --postag upos > dev.conll
     """
     from dparse.data.ud import convert_file
 
@@ -149,6 +163,7 @@ def ud_to_conllx(conllu: str, output: str, postag: str) -> None:
 )
 @click.option("--seed", type=int, default=None, help="Sampling seed [default: 2016].")
 @quiet_option
+@progress_option
 def conll_layout(
     conll2006: str | None,
     conll2007: str | None,
@@ -156,6 +171,7 @@ def conll_layout(
     languages: tuple[str, ...],
     seed: int | None,
     quiet: bool,
+    progress: bool,
 ) -> None:
     """Lay out CoNLL 2006/2007 data with dev and minimal training sets.
 
@@ -165,6 +181,11 @@ def conll_layout(
     at least 10,000 training sentences dev.conll (1000 sampled) and train-nodev.conll; and
     mini/train-00..19.conll (500 sentences each). Input files are found by name (e.g.
     czech_pdt_train.conll, eus.train); ISO-8859-1 files are re-encoded to UTF-8.
+
+    \b
+    Examples:
+      dparse data conll-layout --conll2006 conll06 --conll2007 conll07 -o data/conll
+      dparse data conll-layout --conll2007 ../shared/data/conll2007_nltk -o conll -l basque
     """
     from dparse.data import conll_shared_task as cst
     from dparse.errors import DparseError
@@ -174,7 +195,8 @@ def conll_layout(
     sources = cst.select_sources({"2006": conll2006, "2007": conll2007}, languages)
     out_dir = Path(out)
     out_dir.mkdir(parents=True, exist_ok=True)
-    with tqdm(total=len(sources), unit="language", disable=quiet) as bar:
+    bars = show_progress(quiet, progress)
+    with tqdm(total=len(sources), unit="language", disable=not bars) as bar:
         manifest = cst.layout(
             sources, out_dir, cst.SEED if seed is None else seed, lambda _: bar.update()
         )
@@ -200,8 +222,14 @@ def conll_layout(
     help="Standard split: sections 02-21 train, 22 dev, 23 test.",
 )
 @quiet_option
+@progress_option
 def ptb2dep(
-    files: tuple[str, ...], output: str, wsj_root: str | None, split: str | None, quiet: bool
+    files: tuple[str, ...],
+    output: str,
+    wsj_root: str | None,
+    split: str | None,
+    quiet: bool,
+    progress: bool,
 ) -> None:
     """Convert Penn Treebank .mrg trees to CoNLL-X dependencies.
 
@@ -210,6 +238,11 @@ def ptb2dep(
     Removes empty elements and traces, strips function tags, keeps punctuation; labels are the
     Penn2Malt set (SBJ, OBJ, NMOD, VMOD, P, ...). CPOSTAG and POSTAG are the treebank's gold
     tags: for automatic tags on train, see ``dparse data jackknife``.
+
+    \b
+    Examples:
+      dparse data ptb2dep ../shared/data/ptb_sample/mrg/wsj_000*.mrg -o wsj-sample.conll
+      dparse data ptb2dep --wsj-root treebank_3/parsed/mrg/wsj --split dev -o wsj-dev.conll
     """
     from dparse.conll import write_conll
     from dparse.data import ptb
@@ -222,10 +255,11 @@ def ptb2dep(
     if not paths:
         raise click.UsageError("give .mrg FILES or --wsj-root with --split")
     count = 0
+    bars = show_progress(quiet, progress)
 
     def sentences():
         nonlocal count
-        for path in tqdm(paths, unit="file", disable=quiet, leave=False):
+        for path in tqdm(paths, unit="file", disable=not bars, leave=False):
             for sent in ptb.convert_files([path]):
                 count += 1
                 yield ptb.to_sentence(sent)
@@ -259,6 +293,7 @@ def ptb2dep(
     help="Keep the per-fold files here [default: a temporary directory].",
 )
 @quiet_option
+@progress_option
 def jackknife(
     train: str,
     output: str,
@@ -267,18 +302,25 @@ def jackknife(
     folds: int,
     workdir: str | None,
     quiet: bool,
+    progress: bool,
 ) -> None:
     """Tag TRAIN by FOLDS-way jackknifing with your own POS tagger.
 
     TRAIN is cut into FOLDS contiguous parts; the tagger is trained on all parts but one and
     tags that one (its CPOSTAG/POSTAG columns blanked to _). Commands run without a shell;
     HEAD, DEPREL and the words are kept, CPOSTAG and POSTAG come from the tagger.
+
+    \b
+    Examples:
+      dparse data jackknife wsj-train.conll -o wsj-train.tagged.conll \\
+          --train-cmd 'mytagger train {train} {model}' \\
+          --tag-cmd 'mytagger tag {model} {input} {output}'
     """
     from dparse.conll import read_conll, write_conll
     from dparse.data.jackknife import jackknife as run
 
     sentences = list(read_conll(train, fmt="conllx"))
-    with tqdm(total=folds, unit="fold", disable=quiet) as bar:
+    with tqdm(total=folds, unit="fold", disable=not show_progress(quiet, progress)) as bar:
         if workdir is not None:
             tagged = run(
                 sentences, train_cmd, tag_cmd, Path(workdir), folds, lambda _: bar.update()

@@ -7,13 +7,15 @@ from pathlib import Path
 
 import click
 
-from dparse.cli.options import set_option
+from dparse.cli.options import ENSEMBLE_KEYS, check_model_overrides, model_set_option
 from dparse.config import load_config
 from dparse.conll import FORMATS, read_conll, write_conll
 from dparse.decoders import configured_decoder
 from dparse.ensemble import ensemble_parse
 from dparse.errors import ConfigError
+from dparse.gold import vote_trees
 from dparse.model import CONFIG_FILE, ParseTimer, load_model
+from dparse.modeldir import check_model_dir
 
 _FILE = click.Path(exists=True, dir_okay=False, allow_dash=True)
 
@@ -40,11 +42,15 @@ _FILE = click.Path(exists=True, dir_okay=False, allow_dash=True)
 @click.option("--encoding", default="utf-8", show_default=True,
               help="Encoding of INPUT, OTHER and the output.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON on stderr.")
-@set_option
+@click.option("--skip-invalid-trees", is_flag=True,
+              help="An OTHER sentence whose heads are not a tree (a cycle, a self-loop, several "
+              "root words in CoNLL-U) gives no vote, its count reported on stderr, instead of "
+              "stopping with an error; the sentence is still parsed.")
+@model_set_option
 def ensemble(model_dir: str, input: str, others: tuple[str, ...], output: str,
              gamma1: float | None, gamma2: float | None, decoder_name: str | None,
              other_seconds: float | None, fmt: str, encoding: str, as_json: bool,
-             overrides: tuple[str, ...]) -> None:
+             skip_invalid_trees: bool, overrides: tuple[str, ...]) -> None:
     """Parse INPUT with the graph model MODEL_DIR (first or second order), biased towards
     OTHER, another parser's output for the same sentences (Tchernowitz et al. 2016, Section 7).
 
@@ -57,14 +63,18 @@ def ensemble(model_dir: str, input: str, others: tuple[str, ...], output: str,
     --other-seconds, tokens/sec of the whole ensemble.
 
     \b
-    Example:
-      dparse parse models/en_ewt-o2-dd test.conllu -o dd.conllu --json  # note its seconds
-      dparse ensemble models/en_ewt-o2-bgi-pp test.conllu --other dd.conllu \\
-          --gamma1 1 --gamma2 0.25 --set ensemble.options.beam=3 -o ens.conllu
-      dparse ensemble models/en_ewt-o2-bgi-pp-ib test.conllu --other dd.conllu \\
-          --other eisner2.conllu --other easyfirst.conllu --gamma1 0.75 -o vote.conllu
+    Examples:
+      dparse parse models/en_ewt-o2-dd ../shared/data/en_ewt/test.conllu -o dd.conllu \\
+          --json  # note its seconds
+      dparse ensemble models/en_ewt-o2-bgi-pp ../shared/data/en_ewt/test.conllu \\
+          --other dd.conllu --gamma1 1 --gamma2 0.25 --set ensemble.options.beam=3 -o ens.conllu
+      dparse ensemble models/en_ewt-o2-bgi-pp-ib ../shared/data/en_ewt/test.conllu \\
+          --other dd.conllu --other eisner2.conllu --other easyfirst.conllu --gamma1 0.75 \\
+          -o vote.conllu
     """
     directory = Path(model_dir)
+    check_model_dir(directory)  # before its config is read
+    check_model_overrides(directory, overrides, ENSEMBLE_KEYS)
     settings = [f"ensemble.{key}={value!r}"
                 for key, value in (("gamma1", gamma1), ("gamma2", gamma2)) if value is not None]
     if decoder_name is not None:  # the config's options go with the config's decoder only
@@ -80,7 +90,8 @@ def ensemble(model_dir: str, input: str, others: tuple[str, ...], output: str,
     kw = {"fmt": None if fmt == "auto" else fmt, "encoding": encoding}
     timer = ParseTimer()
     parsed = ensemble_parse(model, read_conll(input, require_heads=False, **kw),
-                            [read_conll(other, **kw) for other in others], decoder,
+                            [vote_trees(read_conll(other, **kw), skip_invalid_trees)
+                             for other in others], decoder,
                             ens.gamma1, ens.gamma2, cfg.decoder.single_root, timer)
     write_conll(parsed, output, encoding=encoding)
     summary: dict[str, object] = {

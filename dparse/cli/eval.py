@@ -6,7 +6,9 @@ import json
 
 import click
 
+from dparse.cli.options import skip_invalid_trees_option
 from dparse.conll import FORMATS, read_treebank
+from dparse.gold import keep_gold_trees
 from dparse.metrics import evaluate, format_table
 from dparse.punct import PUNCT_RULES
 
@@ -29,6 +31,7 @@ _FILE = click.Path(exists=True, dir_okay=False, allow_dash=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.option("--detail", is_flag=True, help="Add per-DEPREL and per-arc-length breakdowns.")
 @click.option("--encoding", default="utf-8", show_default=True, help="Encoding of all input files.")
+@skip_invalid_trees_option
 @click.option(
     "--format",
     "fmt",
@@ -46,6 +49,7 @@ def eval_command(
     detail: bool,
     encoding: str,
     fmt: str,
+    skip_invalid_trees: bool,
 ) -> None:
     """Score SYSTEM against GOLD: UAS, LAS (full and universal labels), U-UAS, root accuracy
     and complete match, in percent over the tokens the punctuation rule keeps.
@@ -54,15 +58,20 @@ def eval_command(
     the same sentences and words in the same order.
 
     \b
-    Example:
-      dparse eval gold.conllu parsed.conllu --punct upos --detail
+    Examples:
+      dparse eval ../shared/data/en_ewt/test.conllu test.parsed.conllu --punct upos --detail
+      dparse eval ../shared/data/en_ewt/test.conllu test.parsed.conllu --other test.eisner.conllu
+      dparse eval ../shared/data/en_ewt/test.conllu test.parsed.conllu --json
     """
     kw = {"fmt": None if fmt == "auto" else fmt, "encoding": encoding}
+    gold_sentences = read_treebank(gold, **kw)
+    parses = [read_treebank(path, **kw) for path in (system, other) if path]
+    gold_trees, parses = keep_gold_trees(gold_sentences, parses, skip_invalid_trees)
     report = evaluate(
-        read_treebank(gold, **kw),
-        read_treebank(system, **kw),
+        gold_trees,
+        parses[0],
         punct=punct,
-        other=read_treebank(other, **kw) if other else None,
+        other=parses[1] if other else None,
         detail=detail,
     )
     if as_json:

@@ -6,7 +6,9 @@ import json
 
 import click
 
+from dparse.cli.options import skip_invalid_trees_option
 from dparse.conll import FORMATS, read_treebank
+from dparse.gold import keep_gold_trees
 from dparse.oracle import format_oracle, oracle
 from dparse.punct import PUNCT_RULES
 
@@ -24,8 +26,9 @@ _FILE = click.Path(exists=True, dir_okay=False, allow_dash=True)
 @click.option("--encoding", default="utf-8", show_default=True, help="Encoding of all inputs.")
 @click.option("--format", "fmt", type=click.Choice(["auto", *FORMATS]), default="auto",
               show_default=True, help="Format of all input files.")
+@skip_invalid_trees_option
 def oracle_command(gold: str, systems: tuple[str, ...], names: str | None, punct: str,
-                   as_json: bool, encoding: str, fmt: str) -> None:
+                   as_json: bool, encoding: str, fmt: str, skip_invalid_trees: bool) -> None:
     """Per-sentence oracle of SYSTEMS (two or more parser outputs) against GOLD.
 
     For each sentence the oracle keeps the output with the most correct heads (ties: the
@@ -34,8 +37,11 @@ def oracle_command(gold: str, systems: tuple[str, ...], names: str | None, punct
     of Table 2 of Levi, Reichart and Rappoport (2016).
 
     \b
-    Example:
-      dparse oracle gold.conllu cle.conllu umst.conllu --names D-MST,U-MST-uf-lep
+    Examples:
+      dparse oracle ../shared/data/en_ewt/test.conllu test.parsed.conllu test.eisner.conllu \\
+          --names CLE,Eisner
+      dparse oracle ../shared/data/en_ewt/test.conllu cle.conllu umst.conllu easyfirst.conllu \\
+          --punct upos --json
     """
     if len(systems) < 2:
         raise click.UsageError("give at least two SYSTEM files")
@@ -43,8 +49,10 @@ def oracle_command(gold: str, systems: tuple[str, ...], names: str | None, punct
     if len(labels) != len(systems):
         raise click.UsageError(f"--names has {len(labels)} names for {len(systems)} systems")
     kw = {"fmt": None if fmt == "auto" else fmt, "encoding": encoding}
-    report = oracle(read_treebank(gold, **kw), [read_treebank(s, **kw) for s in systems],
-                    labels, punct)
+    gold_trees, parses = keep_gold_trees(read_treebank(gold, **kw),
+                                         [read_treebank(s, **kw) for s in systems],
+                                         skip_invalid_trees)
+    report = oracle(gold_trees, parses, labels, punct)
     if as_json:
         click.echo(json.dumps(report.as_dict(), indent=2))
     else:

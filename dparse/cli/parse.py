@@ -7,11 +7,12 @@ from pathlib import Path
 
 import click
 
-from dparse.cli.options import set_option
+from dparse.cli.options import PARSE_TIME_KEYS, check_model_overrides, model_set_option
 from dparse.config import load_config
 from dparse.conll import read_conll, write_conll
 from dparse.decoders import available_decoders, get_decoder
 from dparse.model import CONFIG_FILE, ParseTimer
+from dparse.modeldir import check_model_dir
 from dparse.parsers import load_parser
 
 
@@ -20,12 +21,14 @@ from dparse.parsers import load_parser
 @click.argument("input", default="-", required=False)
 @click.option("--output", "-o", default="-", help="Output file [default: stdout].")
 @click.option("--decoder", "decoder_name", default=None,
-              help="Decoder to use instead of the model's (e.g. cle, eisner, easyfirst-heap).")
+              help="Decoder to use instead of the model's: for a graph model a registered "
+              "decoder that takes its parts (first order: cle, eisner, bgi, bgi-pp, ...); an "
+              "easy-first model takes easyfirst-scan or easyfirst-heap.")
 @click.option("--format", "fmt", type=click.Choice(["auto", "conllx", "conllu", "malttab"]),
               default="auto", show_default=True, help="Input format.")
 @click.option("--encoding", default="utf-8", show_default=True, help="Input and output encoding.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON on stderr.")
-@set_option
+@model_set_option
 def parse(model_dir: str, input: str, output: str, decoder_name: str | None, fmt: str,
           encoding: str, as_json: bool, overrides: tuple[str, ...]) -> None:
     """Parse INPUT (a CoNLL-X, CoNLL-U or Malt-TAB file; stdin by default) with MODEL_DIR.
@@ -33,8 +36,17 @@ def parse(model_dir: str, input: str, output: str, decoder_name: str | None, fmt
     Writes every sentence back in order with its comments, multiword-token lines and empty
     nodes, replacing only HEAD and DEPREL. Prints a one-line summary (sentences, tokens,
     seconds, tokens/sec; inference only, model loading excluded) to stderr.
+
+    \b
+    Examples:
+      dparse parse models/en_ewt-o1-cle ../shared/data/en_ewt/test.conllu -o test.parsed.conllu
+      dparse parse models/en_ewt-o1-cle --decoder eisner < ../shared/data/en_ewt/dev.conllu \\
+          > dev.parsed.conllu
+      dparse parse models/en_ewt-o1-cle ../shared/data/en_ewt/test.conllu --json > /dev/null
     """
     directory = Path(model_dir)
+    check_model_dir(directory)  # before its config is read
+    check_model_overrides(directory, overrides, PARSE_TIME_KEYS)
     cfg = load_config(directory / CONFIG_FILE, overrides)
     parser = load_parser(directory, cfg, decoder_name)
     sentences = read_conll(input, fmt=None if fmt == "auto" else fmt, encoding=encoding,

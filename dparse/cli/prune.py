@@ -7,7 +7,10 @@ from pathlib import Path
 
 import click
 
+from dparse.cli.options import skip_invalid_trees_option
 from dparse.conll import read_treebank
+from dparse.gold import read_gold
+from dparse.metrics import format_score
 from dparse.model import ArcFactoredModel
 from dparse.prune import LengthDictionary, Pruner, TopKHeads, prune_stats
 
@@ -20,9 +23,9 @@ def prune() -> None:
 
     \b
     Examples:
-      dparse prune learn en_ewt/train.conllu -o en_ewt.lendict.json --quantile 0.99
-      dparse prune eval en_ewt/test.conllu --dictionary en_ewt.lendict.json
-      dparse prune eval en_ewt/test.conllu --model models/en_ewt-o1-cle --top-k 5
+      dparse prune learn ../shared/data/en_ewt/train.conllu -o en_ewt.lendict.json
+      dparse prune eval ../shared/data/en_ewt/test.conllu --dictionary en_ewt.lendict.json
+      dparse prune eval ../shared/data/en_ewt/test.conllu --model models/en_ewt-o1-cle --top-k 5
     """
 
 
@@ -39,12 +42,20 @@ def prune() -> None:
 @click.option("--min-count", type=click.IntRange(1), default=1, show_default=True,
               help="Pairs seen fewer times back off to their UPOS pair.")
 @click.option("--encoding", default="utf-8", show_default=True)
+@skip_invalid_trees_option
 def learn(train: str, output: str, column: str, quantile: float, min_count: int,
-          encoding: str) -> None:
+          encoding: str, skip_invalid_trees: bool) -> None:
     """Learn a length dictionary from the gold trees of TRAIN: for each (head POS, modifier
-    POS, direction), the longest arc seen (Levi, Reichart and Rappoport 2016)."""
-    dictionary = LengthDictionary.learn(read_treebank(train, encoding=encoding), column,
-                                        min_count, quantile)
+    POS, direction), the longest arc seen (Levi, Reichart and Rappoport 2016).
+
+    \b
+    Examples:
+      dparse prune learn ../shared/data/en_ewt/train.conllu -o en_ewt.lendict.json
+      dparse prune learn ../shared/data/en_ewt/train.conllu -o q99.json --quantile 0.99
+    """
+    sentences = read_gold(train, "learning a length dictionary", encoding=encoding,
+                          skip_invalid=skip_invalid_trees)
+    dictionary = LengthDictionary.learn(sentences, column, min_count, quantile)
     dictionary.save(Path(output))
     click.echo(f"length dictionary over {dictionary.column}: {len(dictionary.lengths)} pairs, "
                f"{len(dictionary.upos_lengths)} UPOS back-off pairs -> {output}", err=True)
@@ -63,7 +74,13 @@ def evaluate(treebank: str, dictionary: str | None, model: str | None, top_k: in
              as_json: bool, encoding: str) -> None:
     """Apply a pruner to the complete graphs of TREEBANK: the share of undirected edges (and
     directed arcs) removed, and the share of gold arcs kept (an undirected edge stays when
-    either of its arcs does)."""
+    either of its arcs does).
+
+    \b
+    Examples:
+      dparse prune eval ../shared/data/en_ewt/dev.conllu --dictionary en_ewt.lendict.json
+      dparse prune eval ../shared/data/en_ewt/dev.conllu --model models/en_ewt-o1-cle --json
+    """
     if (dictionary is None) == (model is None):
         raise click.UsageError("give exactly one of --dictionary and --model")
     pruner: Pruner
@@ -75,7 +92,10 @@ def evaluate(treebank: str, dictionary: str | None, model: str | None, top_k: in
     if as_json:
         click.echo(json.dumps(stats.as_dict(), indent=2))
         return
-    click.echo(f"{stats.sentences} sentences: {stats.edges_removed_pct:.2f}% of "
-               f"{stats.edges} undirected edges removed ({stats.arcs_removed_pct:.2f}% of "
-               f"directed arcs); gold arcs kept: {stats.gold_kept_pct:.2f}% as edges, "
-               f"{stats.gold_kept_directed_pct:.2f}% as arcs")
+    def pct(value: float | None) -> str:
+        return format_score(value, 0, unit="%")
+
+    click.echo(f"{stats.sentences} sentences: {pct(stats.edges_removed_pct)} of "
+               f"{stats.edges} undirected edges removed ({pct(stats.arcs_removed_pct)} of "
+               f"directed arcs); gold arcs kept: {pct(stats.gold_kept_pct)} as edges, "
+               f"{pct(stats.gold_kept_directed_pct)} as arcs")

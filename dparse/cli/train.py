@@ -7,7 +7,13 @@ from pathlib import Path
 
 import click
 
-from dparse.cli.options import data_root_option, quiet_option, set_option
+from dparse.cli.options import (
+    data_root_option,
+    progress_option,
+    quiet_option,
+    set_option,
+    show_progress,
+)
 from dparse.config import load_config
 from dparse.parsers import train_parser
 from dparse.training import EpochReport, save_model
@@ -22,13 +28,21 @@ from dparse.training import EpochReport, save_model
 @set_option
 @data_root_option
 @quiet_option
+@progress_option
 def train(config: str, out: str | None, overrides: tuple[str, ...], data_root: str | None,
-          quiet: bool) -> None:
+          quiet: bool, progress: bool) -> None:
     """Train a parser from the YAML experiment CONFIG.
 
     Reads the training and dev treebanks named in the config, trains for the configured
     number of epochs (evaluating on dev after each and keeping the best), and writes a model
     directory with the weights, vocabularies and the resolved config.
+
+    \b
+    Examples:
+      dparse train configs/en_ewt/o1-cle.yaml --out models/en_ewt-o1-cle
+      dparse train configs/en_ewt/o1-cle.yaml --out models/o1-cle-small \\
+          --set training.epochs=2 --set data.train=en_ewt/dev.conllu --set data.dev=null
+      dparse train configs/en_ewt/easyfirst.yaml --data-root ../shared/data -q
     """
     cfg = load_config(config, overrides, data_root)
     if not quiet:
@@ -44,7 +58,7 @@ def train(config: str, out: str | None, overrides: tuple[str, ...], data_root: s
         click.echo(f"epoch {ep.epoch}: train UAS {ep.train_uas:.2f} LAS {ep.train_las:.2f}; "
                    f"{dev}; {secs}", err=True)
 
-    result = train_parser(cfg, progress=not quiet, on_epoch=report)
+    result = train_parser(cfg, progress=show_progress(quiet, progress), on_epoch=report)
     save_model(result, cfg, out_dir)
     click.echo(f"trained {cfg.name} in {result.seconds:.1f}s; best epoch {result.best_epoch}; "
                f"model written to {out_dir}", err=True)

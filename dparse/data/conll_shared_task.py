@@ -31,6 +31,7 @@ from pathlib import Path
 
 from dparse.conll import Sentence, read_conll, write_conll
 from dparse.errors import DparseError
+from dparse.outputs import write_text
 
 SEED = 2016
 DEV_SIZE = 1000
@@ -240,7 +241,5 @@ def layout(
         )
         if progress:
             progress(source.language)
-    (out / "manifest.json").write_text(
-        json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8"
-    )
+    write_text(out / "manifest.json", json.dumps(manifest, indent=2, sort_keys=True) + "\n")
     return manifest

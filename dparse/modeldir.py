@@ -1,0 +1,316 @@
+"""Model directories written whole, and checked before they are read.
+
+A model directory holds the files a model's ``write_files`` writes (``weights.npz``,
+``vocab.json``, ``config.yaml``, a ``pruner/`` subdirectory, ...) and ``manifest.json``, written
+last::
+
+    {"format": "dparse-model", "format_version": 1, "dparse_version": "0.1.0",
+     "files": {"config.yaml": {"size": 2817, "sha256": "9f2c..."}, "pruner/weights.npz": ...}}
+
+Saving (:func:`writing_model_dir`, ``SavedModel.save``): the files go into a fresh hidden
+sibling directory (``.NAME.dparse-PID-XXXXXXXX.new``); each is hashed and fsynced, the manifest
+is written and fsynced, and the directory is moved into place in one step. Over an existing
+model, Linux's ``renameat2(RENAME_EXCHANGE)`` swaps the two directories atomically and the old
+one, now under the hidden name, is removed: at every instant NAME is the complete old model or
+the complete new one. Where RENAME_EXCHANGE is missing (not Linux, an old C library, a file
+system without it) the fallback is two renames, the old model aside (``...old``) and the new one
+in place: killed between the two, NAME is missing while both complete models sit under hidden
+names. SIGINT and SIGTERM before the move remove the new directory; the hidden leftovers of a
+killed save (SIGKILL) are removed by the next save of the same directory. Missing parent
+directories are created. An existing directory is replaced only if it is empty or looks like a
+model (it holds manifest.json, or weights.npz as every older model does); anything else is an
+error and is never deleted. A symbolic link is followed: the link stays, its target is replaced.
+
+Loading (:func:`check_model_dir`, which every model's ``load`` calls first): the manifest must
+exist, be of a format version this dparse reads, and list exactly the files of the directory
+with their sizes and SHA-256 checksums; otherwise a DparseError names the file and the problem.
+A directory saved before manifests existed is refused with a request to retrain it: there are no
+users with older models to keep working, and a model whose files cannot be checked is what the
+manifest exists to refuse. A directory checked once in a process is not hashed again while its
+files keep their inode, size and modification time.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import functools
+import hashlib
+import json
+import os
+import re
+import shutil
+import stat
+import tempfile
+import zipfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Self
+
+import numpy as np
+
+from dparse import __version__
+from dparse.errors import DparseError
+from dparse.outputs import (
+    current_umask,
+    fsync_directory,
+    raise_pending,
+    remove_stale,
+    signals_deferred,
+    signals_raise,
+    temp_prefix,
+    write_text,
+)
+
+MANIFEST_FILE = "manifest.json"
+FORMAT = "dparse-model"
+FORMAT_VERSION = 1
+_OLD_MODEL_FILE = "weights.npz"  # every model directory saved before manifests holds one
+_HASH_BUFFER = 1 << 20
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+_AT_FDCWD = -100
+_RENAME_EXCHANGE = 2
+_checked: dict[str, tuple] = {}  # real path -> file signature of a directory found intact
+
+
+class SavedModel:
+    """A model saved as a whole directory: subclasses write and read their files with
+    ``write_files`` and ``read_files``; ``save`` and ``load`` add the staging and the checks."""
+
+    def write_files(self, directory: Path) -> None:
+        """Write the model's files into ``directory`` (created if needed)."""
+        raise NotImplementedError
+
+    @classmethod
+    def read_files(cls, directory: Path) -> Self:
+        """Read what ``write_files`` wrote (no checks: ``load`` makes them)."""
+        raise NotImplementedError
+
+    def save(self, directory: Path) -> None:
+        """Write the model as the directory ``directory``, whole or not at all."""
+        with writing_model_dir(directory) as staging:
+            self.write_files(staging)
+
+    @classmethod
+    def load(cls, directory: Path) -> Self:
+        """Read a model directory written by ``save``, checked against its manifest."""
+        check_model_dir(directory)
+        return cls.read_files(directory)
+
+
+def save_arrays(path: str | os.PathLike, **arrays: Any) -> None:
+    """Write arrays as a compressed ``.npz`` (as ``np.savez_compressed`` does) whose bytes
+    depend only on the arrays: every member gets the same fixed time stamp, so the same
+    config and data give the same model files."""
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        for name, value in arrays.items():
+            member = zipfile.ZipInfo(f"{name}.npy", date_time=(1980, 1, 1, 0, 0, 0))
+            member.compress_type = zipfile.ZIP_DEFLATED
+            with archive.open(member, "w", force_zip64=True) as out:
+                np.lib.format.write_array(out, np.asanyarray(value), allow_pickle=False)
+
+
+def file_sha256(path: str | os.PathLike, sync: bool = False) -> str:
+    """Hex SHA-256 of a file, read with a large buffer; ``sync`` also fsyncs it."""
+    digest = hashlib.sha256()
+    buffer = bytearray(_HASH_BUFFER)
+    view = memoryview(buffer)
+    with open(path, "rb", buffering=0) as f:
+        while n := f.readinto(buffer):
+            digest.update(view[:n])
+        if sync:
+            os.fsync(f.fileno())
+    return digest.hexdigest()
+
+
+def _files(directory: str | os.PathLike) -> dict[str, os.stat_result]:
+    """Every file under ``directory`` (symbolic links followed, unreadable ones left out) by
+    its relative path with ``/`` separators."""
+    found = {}
+    for root, _, names in os.walk(directory):
+        for name in names:
+            path = os.path.join(root, name)
+            try:
+                found[Path(os.path.relpath(path, directory)).as_posix()] = os.stat(path)
+            except OSError:
+                continue
+    return found
+
+
+@functools.cache
+def _renameat2() -> Callable[..., int] | None:
+    try:
+        func = ctypes.CDLL(None, use_errno=True).renameat2
+    except (OSError, AttributeError):
+        return None
+    func.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    func.restype = ctypes.c_int
+    return func
+
+
+def exchange_paths(a: str, b: str) -> bool:
+    """Swap two paths in one atomic step (Linux renameat2 with RENAME_EXCHANGE); False where
+    that is not available, an OSError if it fails otherwise."""
+    func = _renameat2()
+    if func is None:
+        return False
+    if func(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP):
+        return False
+    raise OSError(err, os.strerror(err), b)
+
+
+def _seal(staging: Path) -> None:
+    """Hash and fsync every file of a finished staging directory, then write its manifest."""
+    files = {}
+    for rel in sorted(_files(staging)):
+        sha256 = file_sha256(staging / rel, sync=True)
+        files[rel] = {"size": (staging / rel).stat().st_size, "sha256": sha256}
+    manifest = {"format": FORMAT, "format_version": FORMAT_VERSION,
+                "dparse_version": __version__, "files": files}
+    write_text(staging / MANIFEST_FILE, json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+    for root, _, _ in os.walk(staging):
+        fsync_directory(root)
+
+
+def _replaceable(directory: str) -> bool:
+    """Whether an existing directory may be replaced by a model: empty, or a model."""
+    entries = os.listdir(directory)
+    return not entries or MANIFEST_FILE in entries or _OLD_MODEL_FILE in entries
+
+
+@contextmanager
+def writing_model_dir(directory: str | os.PathLike) -> Iterator[Path]:
+    """An empty staging directory to write a model's files into; when the block ends
+    normally it gets its manifest and becomes ``directory`` in one step (module doc)."""
+    real = os.path.realpath(directory)
+    parent, base = os.path.split(real)
+    if not base:
+        raise DparseError(f"cannot write model directory {directory}: it is the root directory")
+    try:
+        existing: os.stat_result | None = os.stat(real)
+    except FileNotFoundError:
+        existing = None
+    except OSError as exc:
+        raise DparseError(f"cannot write model directory {directory}: {exc.strerror}") from None
+    if existing is not None and not stat.S_ISDIR(existing.st_mode):
+        raise DparseError(f"cannot write model directory {directory}: a file of that name "
+                          "exists")
+    try:
+        if existing is not None and not _replaceable(real):
+            raise DparseError(f"cannot write model directory {directory}: it exists and is not "
+                              f"a dparse model directory (no {MANIFEST_FILE}); choose another "
+                              "directory or remove it")
+        os.makedirs(parent, exist_ok=True)
+    except OSError as exc:
+        raise DparseError(f"cannot write model directory {directory}: {exc.strerror} "
+                          f"({exc.filename})") from None
+    mode = stat.S_IMODE(existing.st_mode) if existing is not None else 0o777 & ~current_umask()
+    remove_stale(parent, base)
+    with signals_raise():
+        staging: str | None = None
+        try:
+            with signals_deferred():
+                staging = tempfile.mkdtemp(dir=parent, prefix=temp_prefix(base), suffix=".new")
+            yield Path(staging)
+            _seal(Path(staging))
+            os.chmod(staging, mode)
+            raise_pending()
+            with signals_deferred():
+                if existing is None:
+                    os.rename(staging, real)
+                    staging = None
+                elif not exchange_paths(staging, real):
+                    old = staging[: -len(".new")] + ".old"
+                    os.rename(real, old)
+                    try:
+                        os.rename(staging, real)
+                    except OSError:
+                        os.rename(old, real)
+                        raise
+                    staging = old
+            fsync_directory(parent)
+            if staging is not None:  # it now holds the previous model
+                shutil.rmtree(staging, ignore_errors=True)
+                staging = None
+        except BaseException as exc:
+            with signals_deferred():
+                if staging is not None:
+                    shutil.rmtree(staging, ignore_errors=True)
+            if isinstance(exc, OSError):
+                where = f" ({exc.filename})" if exc.filename else ""
+                raise DparseError(f"cannot write model directory {directory}: "
+                                  f"{exc.strerror or exc}{where}") from exc
+            raise
+
+
+def _damaged(path: Path, problem: str) -> DparseError:
+    return DparseError(f"{path}: damaged model manifest ({problem}); retrain the model")
+
+
+def _read_manifest(path: Path) -> dict[str, dict[str, Any]]:
+    """The files a manifest lists: relative path -> {"size": int, "sha256": hex}."""
+    try:
+        data = json.loads(path.read_bytes().decode("utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise _damaged(path, str(exc)) from None
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise _damaged(path, f"not a {FORMAT} manifest")
+    version = data.get("format_version")
+    if not isinstance(version, int) or version < 1:
+        raise _damaged(path, f"format_version {version!r}")
+    if version > FORMAT_VERSION:
+        raise DparseError(f"{path}: model format version {version} is newer than this dparse "
+                          f"({__version__}) reads (up to {FORMAT_VERSION}); upgrade dparse")
+    files = data.get("files")
+    if not isinstance(files, dict):
+        raise _damaged(path, "no file list")
+    for rel, entry in files.items():
+        parts = rel.split("/")
+        if rel == MANIFEST_FILE or rel.startswith("/") or ".." in parts or "" in parts:
+            raise _damaged(path, f"bad file name {rel!r}")
+        if (not isinstance(entry, dict) or not isinstance(entry.get("size"), int)
+                or not _SHA256.fullmatch(str(entry.get("sha256")))):
+            raise _damaged(path, f"bad entry for {rel}")
+    return files
+
+
+def check_model_dir(directory: str | os.PathLike) -> None:
+    """DparseError naming the file and the problem unless ``directory`` is a model directory
+    whose files are exactly those its manifest lists, with their sizes and checksums."""
+    path = Path(directory)
+    if not path.is_dir():
+        raise DparseError(f"{path}: not a dparse model directory (no such directory)")
+    present = _files(path)
+    if MANIFEST_FILE not in present:
+        raise DparseError(f"{path}: not a dparse model directory: no {MANIFEST_FILE} (saved by "
+                          "an older dparse, or a save that never finished); retrain the model")
+    signature = tuple(sorted((rel, st.st_ino, st.st_size, st.st_mtime_ns)
+                             for rel, st in present.items()))
+    key = os.path.realpath(path)
+    if _checked.get(key) == signature:
+        return
+    listed = _read_manifest(path / MANIFEST_FILE)
+    extra = sorted(set(present) - set(listed) - {MANIFEST_FILE})
+    if extra:
+        raise DparseError(f"{path / extra[0]}: not part of the model (not in {MANIFEST_FILE}); "
+                          "remove it")
+    for rel, entry in sorted(listed.items()):
+        if rel not in present:
+            raise DparseError(f"{path / rel}: missing (listed in {MANIFEST_FILE})")
+        if present[rel].st_size != entry["size"]:
+            raise DparseError(f"{path / rel}: {present[rel].st_size} bytes where "
+                              f"{MANIFEST_FILE} says {entry['size']} (truncated, emptied or "
+                              "replaced)")
+    for rel, entry in sorted(listed.items()):
+        try:
+            sha256 = file_sha256(path / rel)
+        except OSError as exc:
+            raise DparseError(f"{path / rel}: cannot read: {exc.strerror}") from None
+        if sha256 != entry["sha256"]:
+            raise DparseError(f"{path / rel}: contents do not match the checksum in "
+                              f"{MANIFEST_FILE} (damaged or replaced)")
+    _checked[key] = signature
