@@ -1,0 +1,50 @@
+# Zhang and McDonald (2012), generalized higher-order Eisner parsing with cube pruning (see
+# DESIGN.md): Tables 1-4 shaped reports (benchmarks/cube_tables.py) and decoder scaling.
+#
+#   make cube-table1    exact 1st/2nd/3rd-order parsers and the cube model on en_ewt test:
+#                       UAS, LAS, tokens/sec                          -> results/cube-table1.md
+#   make cube-table2    o1-eisner, o2-eisner and o3-cube on the other treebanks under $(DATA)
+#                       (CUBE_TREEBANKS=tr_imst,el_gdt restricts them) -> results/cube-table2.md
+#   make cube-table3    feature-group ablation on en_ewt (configs/en_ewt/o3-cube-*.yaml)
+#                                                                     -> results/cube-table3.md
+#   make cube-table4    the o3-cube model with k = 2, 5, 10, with and without recombination:
+#                       UAS, LAS, tokens/sec, search errors           -> results/cube-table4.md
+#   make cube-scaling   cube vs exact third-order decoding time against sentence length on
+#                       random pruned part scores, fitted exponents   -> results/cube-scaling.md
+#   make cube-configs   rewrite the Table 3 configs from configs/en_ewt/o3-cube.yaml
+#
+# Models are found in $(MODELS) (then in each CUBE_REUSE folder) as <config name>, e.g.
+# models/en_ewt-o3-cube, and trained there when missing; CUBE_MODELS='o3-cube=/tmp/o3/x ...'
+# names model directories outright, CUBE_REFERENCE the o1-cle model of the reference speed.
+
+CUBE_TREEBANKS ?=
+CUBE_PUNCT ?= include
+CUBE_REUSE ?=
+CUBE_MODELS ?=
+CUBE_REFERENCE ?=
+CUBE_ARGS = --data $(DPARSE_DATA) --models $(MODELS) --punct $(CUBE_PUNCT) \
+	$(foreach r,$(CUBE_REUSE),--reuse $(r)) $(foreach m,$(CUBE_MODELS),--model $(m)) \
+	$(if $(CUBE_REFERENCE),--reference $(CUBE_REFERENCE))
+
+.PHONY: cube-table1 cube-table2 cube-table3 cube-table4 cube-scaling cube-configs
+
+TABLES += cube-table1 cube-table2 cube-table3 cube-table4 cube-scaling
+cube-table1_DATA := en_ewt
+cube-table2_DATA :=
+cube-table3_DATA := en_ewt
+cube-table4_DATA := en_ewt
+cube-scaling_DATA :=
+
+cube-table1:  ## cube-pruning paper Table 1 (exact 1st-3rd order vs cube, en_ewt) -> results/cube-table1.md
+cube-table2:  ## cube-pruning paper Table 2 (every other treebank) -> results/cube-table2.md
+cube-table3:  ## cube-pruning paper Table 3 (feature-group ablation, en_ewt) -> results/cube-table3.md
+cube-table4:  ## cube-pruning paper Table 4 (k, recombination, search errors) -> results/cube-table4.md
+cube-table1 cube-table2 cube-table3 cube-table4: cube-table%:
+	$(PYTHON) benchmarks/cube_tables.py table$* $(CUBE_ARGS) \
+		--out $(RESULTS)/cube-table$*.md $(if $(CUBE_TREEBANKS),--treebanks $(CUBE_TREEBANKS))
+
+cube-scaling:  ## cube pruning vs exact third-order decoding time against n -> results/cube-scaling.md
+	$(PYTHON) benchmarks/cube_scaling.py --out $(RESULTS)/cube-scaling.md
+
+cube-configs:  ## rewrite configs/en_ewt/o3-cube-*.yaml (Table 3 rows) from o3-cube.yaml
+	$(PYTHON) benchmarks/cube_tables.py write-configs
