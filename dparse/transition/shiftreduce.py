@@ -1,0 +1,274 @@
+"""The beam shift-reduce parser with dynamic programming: model, parsing, forests, training.
+
+Huang and Sagae (2010)'s arc-standard beam search with merged states, in the plain
+(``spurious``) system or Hayashi, Kondo and Matsumoto (2013)'s system without spurious
+ambiguity (``nonspurious``: a scan action, 3n steps, one derivation per tree); the search runs
+in C (:mod:`dparse._ext.shiftreduce`). Training is the averaged perceptron on the beam with
+early update (Collins and Roark 2004) or max-violation update (Huang et al. 2012), on
+projectivized training trees; the best epoch on dev is kept.
+
+Labels: the transitions are unlabeled (as in the paper); a multi-class perceptron classifier
+labels every arc of the finished tree from features of the head, the dependent, its outer
+children and the grandparent. It is trained on the gold trees in the same epochs.
+
+Packed forests: :meth:`ShiftReduceModel.forests` yields a :class:`dparse.hypergraph.Forest` per
+sentence built from the merged search graph (a vertex per kept state with its top stack
+element, a binary hyperedge per reduce, a leaf per shift, scan edges folded into their
+antecedents); the Viterbi derivation of each forest is the parser's best tree and score.
+
+A saved model is a directory with ``weights.npz`` (float32 weights, the layout sizes, the tag
+column), ``vocab.json`` and ``config.yaml``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from tqdm import tqdm
+
+from dparse._ext.shiftreduce import UPDATES, layout_size, train_sentence
+from dparse._ext.shiftreduce import parse as parse_encoded_sentence
+from dparse.config import ExperimentConfig
+from dparse.conll import Sentence
+from dparse.errors import ConfigError, DparseError
+from dparse.hypergraph.forest import Forest
+from dparse.learning import AveragedLearner
+from dparse.metrics import evaluate
+from dparse.model import VOCAB_FILE, WEIGHTS_FILE, ParseTimer, require_model_files
+from dparse.modeldir import SavedModel, save_arrays
+from dparse.projectivize import ProjectivizeReport, projectivize, projectivize_heads
+from dparse.training import BestEpoch, EpochReport, read_split
+from dparse.vocab import EncodedSentence, Vocabulary
+
+SYSTEMS = {"spurious": 0, "nonspurious": 1}
+TAG_COLUMNS = {"upos": 2, "xpos": 3}  # the encoded token columns (dparse.vocab)
+DECODER_NAME = "shiftreduce"
+
+
+def system_id(name: str) -> int:
+    """The C id of a transition system name."""
+    if name not in SYSTEMS:
+        raise ConfigError(f"shiftreduce.system must be one of {', '.join(SYSTEMS)}, got {name!r}")
+    return SYSTEMS[name]
+
+
+@dataclass
+class ShiftReduceModel(SavedModel):
+    """Weights (float32, or float64 in training) of the action and label features, and the
+    search settings (``system``, ``beam``, ``single_root``) parsing uses."""
+
+    vocab: Vocabulary
+    weights: np.ndarray = field(repr=False)
+    action_bits: int
+    label_bits: int
+    tag: str
+    system: str = "nonspurious"
+    beam: int = 12
+    single_root: bool = True
+
+    @property
+    def size(self) -> int:
+        return layout_size(self.action_bits, self.label_bits, len(self.vocab.labels))
+
+    def _search(self, enc: EncodedSentence, gold: np.ndarray | None, keep_chart: bool):
+        heads = np.full(len(enc) + 1, -1, dtype=np.int32)
+        labels = np.full(len(enc) + 1, -1, dtype=np.int32)
+        out = parse_encoded_sentence(
+            enc.tokens, self.weights, self.action_bits, self.label_bits, len(self.vocab.labels),
+            TAG_COLUMNS[self.tag], system_id(self.system), self.single_root, self.beam, heads,
+            labels, gold, keep_chart)
+        return heads, labels, out
+
+    def parse_encoded(self, enc: EncodedSentence,
+                      gold: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, float]:
+        """Heads int32 [n+1], label ids int32 [n+1] (entry 0 -1) and the best derivation's
+        score; with ``gold`` (int32 [n+1], a projective tree) the gold state is forced into
+        every beam."""
+        if len(enc) == 0:
+            return np.full(1, -1, dtype=np.int32), np.full(1, -1, dtype=np.int32), 0.0
+        return self._search(enc, gold, False)
+
+    def forest_encoded(self, enc: EncodedSentence, gold: np.ndarray | None = None
+                       ) -> tuple[np.ndarray, np.ndarray, Forest]:
+        """Heads, label ids and the packed forest of the search (n >= 1)."""
+        heads, labels, chart = self._search(enc, gold, True)
+        return heads, labels, Forest(len(enc), *chart.forest())
+
+    def _gold(self, sent: Sentence, force_gold: bool, index: int) -> np.ndarray | None:
+        if not force_gold or len(sent) == 0:
+            return None
+        heads = np.asarray(sent.heads, dtype=np.int32)
+        if (heads[1:] < 0).any():
+            raise DparseError(f"sentence {index + 1} of the input: force_gold needs the "
+                              "input's heads, and some are missing")
+        if self.single_root and int((heads[1:] == 0).sum()) != 1:
+            raise DparseError(f"sentence {index + 1} of the input: force_gold with "
+                              "decoder.single_root needs exactly one root dependent")
+        return projectivize_heads(heads).astype(np.int32)
+
+    def parse(
+        self,
+        sentences: Iterable[Sentence],
+        timer: ParseTimer | None = None,
+        force_gold: bool = False,
+        on_forest: Callable[[int, Forest], None] | None = None,
+    ) -> Iterator[Sentence]:
+        """Parse a stream of sentences, yielding copies with HEAD and DEPREL replaced; with
+        ``on_forest``, call it with the 1-based position and the packed forest of each
+        non-empty sentence before yielding the sentence (its time counts as decoding)."""
+        timer = timer if timer is not None else ParseTimer()
+        names = self.vocab.labels
+        for index, sent in enumerate(sentences):
+            t0 = time.perf_counter()
+            enc = self.vocab.encode(sent)
+            gold = self._gold(sent, force_gold, index)
+            t1 = time.perf_counter()
+            if on_forest is not None and len(enc):
+                heads, labels, forest = self.forest_encoded(enc, gold)
+                on_forest(index + 1, forest)
+            else:
+                heads, labels, _ = self.parse_encoded(enc, gold)
+            deprels = [""] + [names[i] for i in labels[1:].tolist()]
+            t2 = time.perf_counter()
+            timer.encode += t1 - t0
+            timer.decode += t2 - t1
+            timer.sentences += 1
+            timer.tokens += len(sent)
+            yield sent.with_parse(heads, deprels)
+
+    def write_files(self, directory: Path) -> None:
+        """Write the weights and the vocabulary into ``directory`` (created if needed)."""
+        directory.mkdir(parents=True, exist_ok=True)
+        save_arrays(directory / WEIGHTS_FILE, weights=self.weights.astype(np.float32),
+                    action_bits=self.action_bits, label_bits=self.label_bits, tag=self.tag,
+                    system=self.system)
+        self.vocab.save(directory / VOCAB_FILE)
+
+    @classmethod
+    def read_files(cls, directory: Path) -> ShiftReduceModel:
+        """Read the files ``write_files`` wrote (search settings: the defaults; the loader
+        sets them from the config)."""
+        require_model_files(directory, WEIGHTS_FILE, VOCAB_FILE)
+        vocab = Vocabulary.load(directory / VOCAB_FILE)
+        with np.load(directory / WEIGHTS_FILE) as data:
+            if "system" not in data:
+                raise DparseError(f"{directory}: not a shift-reduce model")
+            model = cls(vocab, np.ascontiguousarray(data["weights"], dtype=np.float32),
+                        int(data["action_bits"]), int(data["label_bits"]), str(data["tag"]),
+                        str(data["system"]))
+        if model.weights.shape[0] != model.size:
+            raise DparseError(f"{directory}: weights do not match the layout")
+        return model
+
+
+@dataclass
+class ShiftReduceTrainResult:
+    """The selected model and the history of the run."""
+
+    model: ShiftReduceModel
+    best_epoch: int
+    projectivized: ProjectivizeReport
+    epochs: list[EpochReport] = field(default_factory=list)
+    counts: list[dict[str, int]] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+def train_epoch(
+    model: ShiftReduceModel,
+    learner: AveragedLearner,
+    encoded: list[EncodedSentence],
+    order: Iterable[int],
+    update: str = "early",
+    progress: bool = False,
+    desc: str = "",
+) -> dict[str, int]:
+    """One perceptron pass over ``encoded`` in ``order``; returns the summed counts of
+    :func:`dparse._ext.shiftreduce.train_sentence` (updated, steps, total_steps, correct,
+    label_correct) and ``words`` and ``skipped`` (trees without a derivation)."""
+    totals = dict.fromkeys(("updated", "steps", "total_steps", "correct", "label_correct",
+                            "words", "skipped"), 0)
+    n_labels = len(model.vocab.labels)
+    kind = UPDATES[update]
+    system = system_id(model.system)
+    col = TAG_COLUMNS[model.tag]
+    for i in tqdm(order, desc=desc, unit="sent", disable=not progress, leave=False,
+                  dynamic_ncols=True):
+        enc = encoded[i]
+        if len(enc) == 0:
+            continue
+        counts = train_sentence(
+            enc.tokens, enc.heads, enc.labels, learner.w, learner.u, float(learner.c),
+            model.action_bits, model.label_bits, n_labels, col, system, model.single_root,
+            model.beam, kind)
+        learner.tick()
+        if counts.pop("status") != 0:
+            totals["skipped"] += 1
+            continue
+        for key, value in counts.items():
+            totals[key] += value
+        totals["words"] += len(enc)
+    return totals
+
+
+def train(
+    cfg: ExperimentConfig,
+    progress: bool = True,
+    on_epoch: Callable[[EpochReport], None] | None = None,
+) -> ShiftReduceTrainResult:
+    """Train a shift-reduce parser as the config says; returns the best epoch's averaged model.
+
+    The reported training "UAS" is the share of words whose head the beam's best tree got
+    right before the update; "LAS" the share of gold arcs the label classifier labeled right
+    before learning from them.
+    """
+    start = time.perf_counter()
+    tc, sc = cfg.training, cfg.shiftreduce
+    if tc.learner != "perceptron":
+        raise ConfigError("the shift-reduce parser trains with training.learner: perceptron")
+    system_id(sc.system)
+    train_sents, proj = projectivize(
+        s for s in read_split(cfg, cfg.data.train) if not (s.heads[1:] < 0).any())
+    dev_sents = read_split(cfg, cfg.data.dev) if cfg.data.dev else []
+    vocab = Vocabulary.build(train_sents)
+    action_bits, label_bits = cfg.features.arc_bits, cfg.features.label_bits
+    learner = AveragedLearner(layout_size(action_bits, label_bits, len(vocab.labels)),
+                              "perceptron")
+    model = ShiftReduceModel(vocab, learner.w, action_bits, label_bits, cfg.features.tag,
+                             sc.system, sc.beam, cfg.decoder.single_root)
+    encoded = [vocab.encode(s) for s in train_sents]
+    if cfg.decoder.single_root:  # trees with several root dependents have no derivation
+        encoded = [e for e in encoded if int((e.heads[1:] == 0).sum()) == 1]
+    rng = np.random.default_rng(tc.seed)
+    result = ShiftReduceTrainResult(model=model, best_epoch=0, projectivized=proj)
+    best = BestEpoch()
+    for epoch in range(1, tc.epochs + 1):
+        order = rng.permutation(len(encoded)) if tc.shuffle else np.arange(len(encoded))
+        model.weights = learner.w
+        t0 = time.perf_counter()
+        counts = train_epoch(model, learner, encoded, order, sc.update, progress,
+                             f"epoch {epoch}/{tc.epochs}")
+        seconds = {"train": time.perf_counter() - t0}
+        model.weights = learner.averaged()
+        dev_uas = dev_las = None
+        if dev_sents:
+            t0 = time.perf_counter()
+            parsed = list(model.parse(dev_sents))
+            report = evaluate(dev_sents, parsed, punct=tc.punct)
+            dev_uas, dev_las = report.uas, report.las
+            seconds["dev"] = time.perf_counter() - t0
+        best.offer(epoch, model.weights, dev_las if tc.select_by == "las" else dev_uas)
+        words = max(counts["words"], 1)
+        rep = EpochReport(epoch, 100 * counts["correct"] / words,
+                          100 * counts["label_correct"] / words, dev_uas, dev_las, seconds)
+        result.epochs.append(rep)
+        result.counts.append(counts)
+        if on_epoch is not None:
+            on_epoch(rep)
+    model.weights = best.weights
+    result.best_epoch = best.epoch
+    result.seconds = time.perf_counter() - start
+    return result
