@@ -1,0 +1,177 @@
+"""One cell of an experiment grid: train, parse the test file, score; run on a Dask worker.
+
+A cell is a resolved experiment config (a mapping, as saved next to a model) and the data
+root it reads from, keyed by :func:`cell_key`, a hash of the config and the bytes of its data
+files. Its directory ``<grid out>/cells/<key>/`` receives, each file whole or not at all:
+
+- ``model/``: the trained model (:mod:`dparse.modeldir`);
+- ``test.parsed.conllu``: the test file as the model parses it;
+- ``cell.log``: what training reported (epoch lines), and the traceback of a failure;
+- ``result.json``: written last, ``{"status": "ok", ...}`` or ``{"status": "failed",
+  "error": ...}``: a cell with an ``ok`` result is finished and never run again.
+
+:func:`run_cell` never raises for a failure of the experiment itself (bad data, a decoder
+error): it records it, so that the rest of the grid goes on.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import io
+import json
+import logging
+import os
+import socket
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from dparse.outputs import write_text
+
+RESULT_FILE = "result.json"
+LOG_FILE = "cell.log"
+MODEL_DIR = "model"
+PARSED_FILE = "test.parsed.conllu"
+KEY_LENGTH = 16  # hex digits of the SHA-256 kept in cell names
+
+
+@dataclass(frozen=True)
+class Cell:
+    """A grid cell: ``labels`` (config, treebank, seed, set: how the grid names it), the
+    resolved ``config`` mapping, the ``data_root``, the ``punct`` rule of its scores and its
+    ``directory``."""
+
+    key: str
+    labels: dict[str, str]
+    config: dict[str, Any]
+    data_root: str
+    punct: str
+    directory: str
+    data_files: dict[str, str] = field(default_factory=dict)
+
+
+@functools.lru_cache(maxsize=1024)
+def _file_digest(path: str, size: int, mtime_ns: int) -> str:
+    """SHA-256 of a file as it is at ``size`` and ``mtime_ns`` (cached: a grid names the same
+    data files in many cells)."""
+    from dparse.modeldir import file_sha256
+
+    return file_sha256(path)
+
+
+def _data_digest(path: Path) -> str:
+    """SHA-256 of a data file, or a marker for a missing one (the cell then fails)."""
+    try:
+        st = path.stat()
+        return _file_digest(str(path.resolve()), st.st_size, st.st_mtime_ns)
+    except OSError as exc:
+        return f"unreadable: {exc.strerror or exc}"
+
+
+def cell_key(config: dict[str, Any], data_files: dict[str, str], punct: str) -> str:
+    """Hash of a resolved config, the content of its data files (``split -> path``) and the
+    scoring rule: equal keys mean equal results (training is seeded)."""
+    identity = {"config": config, "punct": punct,
+                "data": {split: _data_digest(Path(p)) for split, p in sorted(data_files.items())}}
+    text = json.dumps(identity, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:KEY_LENGTH]
+
+
+def read_result(directory: str | Path) -> dict[str, Any] | None:
+    """A cell's recorded result, or None if it has none (never run, or a run cut short)."""
+    try:
+        return json.loads((Path(directory) / RESULT_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def is_finished(directory: str | Path) -> bool:
+    """Whether a cell ran to the end successfully."""
+    result = read_result(directory)
+    return result is not None and result.get("status") == "ok"
+
+
+def record_failure(cell: Cell, error: str, log: str = "") -> dict[str, Any]:
+    """Write and return a failed result (``error``: one line; ``log``: details)."""
+    directory = Path(cell.directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    record = {**cell.labels, "key": cell.key, "status": "failed", "error": error}
+    write_text(directory / LOG_FILE, log or error + "\n")
+    write_text(directory / RESULT_FILE, json.dumps(record, indent=1) + "\n")
+    return record
+
+
+def run_cell(cell: Cell) -> dict[str, Any]:
+    """Train, parse and score one cell in its directory; its result record (also written to
+    ``result.json``). A finished cell returns its recorded result at once (a task that Dask
+    reruns after losing its worker does not train twice)."""
+    done = read_result(cell.directory)
+    if done is not None and done.get("status") == "ok":
+        return done
+    log = io.StringIO()
+    handler = logging.StreamHandler(log)
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    root = logging.getLogger()
+    root.addHandler(handler)
+    level = root.level
+    root.setLevel(logging.INFO)
+    try:
+        record = _train_parse_score(cell, log)
+    except Exception as exc:  # noqa: BLE001 - a failed cell is recorded, the grid goes on
+        log.write(traceback.format_exc())
+        return record_failure(cell, f"{type(exc).__name__}: {exc}", log.getvalue())
+    finally:
+        root.removeHandler(handler)
+        root.setLevel(level)
+    directory = Path(cell.directory)
+    write_text(directory / LOG_FILE, log.getvalue())
+    write_text(directory / RESULT_FILE, json.dumps(record, indent=1) + "\n")
+    return record
+
+
+def _train_parse_score(cell: Cell, log: io.StringIO) -> dict[str, Any]:
+    from dparse.config import load_config
+    from dparse.conll import read_treebank, write_conll
+    from dparse.errors import ConfigError
+    from dparse.metrics import evaluate
+    from dparse.model import ParseTimer
+    from dparse.parsers import load_parser, train_parser
+    from dparse.training import EpochReport, save_model
+
+    directory = Path(cell.directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    cfg = load_config(raw=json.loads(json.dumps(cell.config)), data_root=cell.data_root)
+    if not cfg.data.test:
+        raise ConfigError(f"{cfg.name}: the config has no data.test file to score")
+
+    def on_epoch(ep: EpochReport) -> None:
+        log.write(ep.summary(cfg.data.dev, cfg.training.punct) + "\n")
+
+    log.write(f"cell {cell.key}: {json.dumps(cell.labels)}\n")
+    started = time.perf_counter()
+    result = train_parser(cfg, progress=False, on_epoch=on_epoch)
+    train_seconds = time.perf_counter() - started
+    model_dir = directory / MODEL_DIR
+    save_model(result, cfg, model_dir)
+    parser = load_parser(model_dir, cfg, None)
+    gold = read_treebank(cfg.data_path(cfg.data.test), fmt=cfg.data.format,
+                         encoding=cfg.data.encoding)
+    timer = ParseTimer()
+    parsed = list(parser.parse(gold, timer))
+    write_conll(parsed, directory / PARSED_FILE, encoding=cfg.data.encoding)
+    report = evaluate(gold, parsed, punct=cell.punct)
+    log.write(f"test UAS {report.uas} LAS {report.las}; {timer.line()})\n")
+    return {**cell.labels, "key": cell.key, "status": "ok", "name": cfg.name,
+            "uas": report.uas, "las": report.las, "punct": cell.punct,
+            "tokens_per_second": round(timer.tokens_per_second, 1),
+            "train_seconds": round(train_seconds, 2), "best_epoch": result.best_epoch,
+            "test_sentences": report.sentences, "test_tokens": report.tokens,
+            "host": socket.gethostname(), "batch_job": batch_job_id()}
+
+
+def batch_job_id() -> str | None:
+    """The SLURM or PBS job this process runs in (None outside a batch job)."""
+    return os.environ.get("SLURM_JOB_ID") or os.environ.get("PBS_JOBID")
