@@ -6,6 +6,7 @@ PYTHON ?= python3
 DATA ?= ../shared/data
 export DPARSE_DATA := $(abspath $(DATA))
 RESULTS ?= results
+comma := ,
 MODELS ?= models
 
 .PHONY: install deps build build-debug test test-fast lint bench demo tables clean help
@@ -69,7 +70,8 @@ demo: install  ## train the first-order CLE parser on en_ewt, parse test, print 
 	$(PYTHON) -m dparse eval $(DPARSE_DATA)/en_ewt/test.conllu $(RESULTS)/en_ewt-o1-cle.test.conllu
 
 bench: install  ## speed, accuracy and memory table -> results/bench.md
-	$(PYTHON) benchmarks/bench.py --data $(DPARSE_DATA) --out $(RESULTS)/bench.md
+	$(PYTHON) benchmarks/bench.py --data $(DPARSE_DATA) --out $(RESULTS)/bench.md \
+		$(if $(JOBS),--jobs 1$(comma)$(JOBS))
 
 clean:  ## remove build products
 	rm -rf build dparse/_ext/*.c dparse/_ext/*.so

@@ -7,9 +7,14 @@ separately (model loading and file reading excluded), scores UAS/LAS with punctu
 included, and reports its peak resident set size (``ru_maxrss`` of the child itself, which
 covers training and parsing). Children run single-threaded (OMP/BLAS thread counts set to 1).
 A config is a row: a new parser (e.g. a second-order model) is benchmarked by adding its config.
+The first config is also parsed by ``dparse parse --jobs N`` for each N of ``--jobs`` (1,2).
+A second table times third-order decoders without any model, on the same random part scores
+over pruned arcs (benchmarks/cube_scaling.py): ``cube`` (k = 5, with and without
+recombination) against the exact ``eisner3-outermost``, ``eisner3`` and ``eisner2-sibgp``.
 
     python benchmarks/bench.py --data ../shared/data --out results/bench.md
     python benchmarks/bench.py --quick            # smoke run on slices, one epoch
+    python benchmarks/bench.py --decoders-only --out results/bench-decoders.md
 """
 
 from __future__ import annotations
@@ -23,10 +28,14 @@ import resource
 import subprocess
 import sys
 import tempfile
+import time
 from itertools import islice
 from pathlib import Path
 from typing import Any
 
+from cube_scaling import BENCH_LENGTHS, DECODERS, decoder_table, time_decoders
+
+from dparse.metrics import format_score
 from dparse.outputs import write_text
 
 REPO = Path(__file__).resolve().parents[1]
@@ -64,8 +73,31 @@ def quick_overrides(cfg: Any, folder: Path) -> list[str]:
     return overrides
 
 
-def run_one(config: str, data_root: str, model_dir: str | None, quick: bool) -> dict[str, Any]:
-    """Train (or load) and parse one config, of any parser type; runs inside the child process."""
+def parse_with_jobs(model: Path, test: Path, jobs: list[int], folder: Path) -> list[dict]:
+    """``dparse parse --jobs N`` of the test file for each N (a process each): the parsing
+    tokens/sec (N = 1: inference time; N > 1: wall-clock span of the workers' parsing, model
+    loading excluded), the command's wall time, and whether the output equals N = 1's."""
+    rows = []
+    for n in jobs:
+        out = folder / f"parsed.jobs{n}.conllu"
+        started = time.perf_counter()
+        done = subprocess.run([sys.executable, "-m", "dparse", "parse", str(model), str(test),
+                               "-o", str(out), "--jobs", str(n), "--json"],
+                              capture_output=True, text=True, check=True)
+        elapsed = time.perf_counter() - started
+        summary = json.loads(done.stderr.strip().splitlines()[-1])
+        first = folder / f"parsed.jobs{jobs[0]}.conllu"
+        rows.append({"jobs": n, "tokens": summary["tokens"], "command_seconds": elapsed,
+                     "tps": summary.get("wall_tokens_per_second",
+                                        summary["tokens_per_second"]),
+                     "same": out.read_bytes() == first.read_bytes()})
+    return rows
+
+
+def run_one(config: str, data_root: str, model_dir: str | None, quick: bool,
+            jobs: list[int] | None = None) -> dict[str, Any]:
+    """Train (or load) and parse one config, of any parser type; runs inside the child process
+    (``jobs``: also time ``dparse parse --jobs N`` for each N)."""
     from dparse.config import load_config
     from dparse.metrics import evaluate
     from dparse.model import CONFIG_FILE, ParseTimer
@@ -91,6 +123,8 @@ def run_one(config: str, data_root: str, model_dir: str | None, quick: bool) -> 
         gold = read_split(cfg, cfg.data.test)
         timer = ParseTimer()
         parsed = list(parser.parse(gold, timer))
+        if jobs:
+            row["jobs"] = parse_with_jobs(saved, cfg.data_path(cfg.data.test), jobs, Path(tmp))
     report = evaluate(gold, parsed, punct="include")
     row.update(
         sentences=timer.sentences,
@@ -107,14 +141,16 @@ def run_one(config: str, data_root: str, model_dir: str | None, quick: bool) -> 
     return row
 
 
-def bench_config(config: str, data_root: str, model_dir: str | None, quick: bool) -> dict:
+def bench_config(config: str, data_root: str, model_dir: str | None, quick: bool,
+                 jobs: list[int] | None = None) -> dict:
     """Run one config in a fresh single-threaded child process; its result row."""
     env = {**os.environ, **dict.fromkeys(THREAD_VARS, "1")}
     env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")])
     with tempfile.NamedTemporaryFile(suffix=".json") as out:
         cmd = [sys.executable, __file__, "--child", config, "--data", data_root,
                "--result", out.name, *(["--model-dir", model_dir] if model_dir else []),
-               *(["--quick"] if quick else [])]
+               *(["--quick"] if quick else []),
+               "--jobs", ",".join(map(str, jobs or []))]
         subprocess.run(cmd, env=env, check=True)
         return json.loads(Path(out.name).read_text(encoding="utf-8"))
 
@@ -147,30 +183,78 @@ def _seconds(value: float | None) -> str:
     return f"{value:.0f}s" if value >= 10 else f"{value:.1f}s"
 
 
-def format_report(rows: list[dict], quick: bool) -> str:
-    """The markdown report: the table, what it measured, and the machine."""
-    lines = [
-        "# dparse benchmark" + (" (--quick smoke run: data slices, one epoch)" if quick else ""),
+def decoder_section(rows: list[dict]) -> list[str]:
+    """Markdown lines of the third-order decoder rows (``cube_scaling.time_decoders``)."""
+    return [
+        "## Third-order decoders on random part scores (no model)",
         "",
-        "| " + " | ".join(COLUMNS) + " |",
-        "|" + "|".join("---" if i < 2 else "---:" for i in range(len(COLUMNS))) + "|",
+        *decoder_table(rows, [label for label, _ in DECODERS]),
+        "",
+        "Each word keeps 3-5 random candidate heads (the other arcs pruned); standard normal "
+        "arc, sib, grand, trisib and gsib scores, the same for every decoder (eisner2-sibgp gets "
+        "arc, sib and grand; first-order eisner, the same-run reference, arc); milliseconds "
+        "per sentence of decoding alone (array scorers built "
+        "outside the timing), and tokens/sec (n / time); the ratio columns are times relative "
+        "to cube k=5. Fitted exponents over more lengths: `make cube-scaling`.",
+        "",
     ]
+
+
+def jobs_section(row: dict) -> list[str]:
+    """Markdown lines of the ``dparse parse --jobs N`` rows of one config."""
+    base = row["jobs"][0]["tps"]
+    lines = [f"## Parsing with worker processes: {row['config']} (dparse parse --jobs N)", "",
+             "| jobs | parse tok/s | x jobs 1 | command time | output = jobs 1 |",
+             "|---:|---:|---:|---:|---|"]
+    for j in row["jobs"]:
+        lines.append(f"| {j['jobs']} | {j['tps']:,.0f} | {j['tps'] / base:.2f} | "
+                     f"{_seconds(j['command_seconds'])} | {'yes' if j['same'] else 'NO'} |")
+    return lines + [
+        "",
+        "The test file parsed by the CLI; tok/s for 1 job is its inference time, for N > 1 "
+        "the wall-clock span of the workers' parsing (first chunk started to last chunk done; "
+        "model loading excluded). Command time includes starting Python, loading the model "
+        "(once per worker), reading and writing. On a machine whose cores are busy with "
+        "other work the ratio is depressed.",
+        "",
+    ]
+
+
+def format_report(rows: list[dict], quick: bool, decoder_rows: list[dict] | None = None) -> str:
+    """The markdown report: the table of configs (if any), the decoder rows (if any), what
+    they measured, and the machine."""
+    quick_note = " (--quick smoke run: data slices, one epoch)" if quick else ""
+    lines = ["# dparse benchmark" + quick_note, ""]
+    if rows:
+        lines += [
+            "| " + " | ".join(COLUMNS) + " |",
+            "|" + "|".join("---" if i < 2 else "---:" for i in range(len(COLUMNS))) + "|",
+        ]
     for r in rows:
         cells = (r["config"], r["decoder"], _seconds(r["train_seconds"]), r["epochs"],
                  f"{r['parse_tps']:,.0f}", f"{r['score_tps']:,.0f}", f"{r['decode_tps']:,.0f}",
-                 f"{r['uas']:.2f}", f"{r['las']:.2f}", f"{r['peak_rss_mb']:,.0f}")
+                 format_score(r["uas"], 0), format_score(r["las"], 0), f"{r['peak_rss_mb']:,.0f}")
         lines.append("| " + " | ".join(cells) + " |")
+    if rows:
+        lines += [
+            "",
+            "Train time: wall clock of training (reading data, all epochs, dev evaluation each "
+            "epoch; '-' for a model reused from --model-dir). Parsing: the config's test file, "
+            + "; ".join(f"{r['config']}: {r['sentences']} sentences, {r['tokens']} tokens"
+                        for r in rows)
+            + ". Tokens/sec count inference only (encoding + scoring + decoding; model loading "
+            "and file reading excluded); scoring and decoding tok/s are tokens over the time of "
+            "that stage alone. UAS/LAS in percent, punctuation included, full DEPREL for LAS. "
+            "Peak RSS: ru_maxrss of the child process that trained (or loaded) and parsed the "
+            "config.",
+            "",
+        ]
+    for r in rows:
+        if r.get("jobs"):
+            lines += jobs_section(r)
+    if decoder_rows:
+        lines += decoder_section(decoder_rows)
     lines += [
-        "",
-        "Train time: wall clock of training (reading data, all epochs, dev evaluation each "
-        "epoch; '-' for a model reused from --model-dir). Parsing: the config's test file, "
-        + "; ".join(f"{r['config']}: {r['sentences']} sentences, {r['tokens']} tokens"
-                    for r in rows)
-        + ". Tokens/sec count inference only (encoding + scoring + decoding; model loading and "
-        "file reading excluded); scoring and decoding tok/s are tokens over the time of that "
-        "stage alone. UAS/LAS in percent, punctuation included, full DEPREL for LAS. Peak RSS: "
-        "ru_maxrss of the child process that trained (or loaded) and parsed the config.",
-        "",
         "Machine:",
         "",
         *machine_info(),
@@ -192,20 +276,36 @@ def main(argv: list[str] | None = None) -> None:
                         "(models not found there are trained and saved there)")
     parser.add_argument("--quick", action="store_true",
                         help="smoke run: first sentences of each split, one epoch")
+    parser.add_argument("--decoders-only", action="store_true",
+                        help="only the third-order decoder rows on random parts (no training)")
+    parser.add_argument("--no-decoders", action="store_true",
+                        help="leave out the third-order decoder rows")
+    parser.add_argument("--jobs", default="1,2",
+                        help="worker counts of the dparse parse --jobs rows, timed on the first "
+                        "config ('' for none) [default: 1,2]")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--result", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     data_root = str(Path(args.data).resolve())
+    jobs = [int(n) for n in args.jobs.split(",") if n.strip()]
     if args.child:
-        row = run_one(args.child, data_root, args.model_dir, args.quick)
+        row = run_one(args.child, data_root, args.model_dir, args.quick, jobs)
         write_text(Path(args.result), json.dumps(row))
         return
+    if args.decoders_only and args.no_decoders:
+        parser.error("--decoders-only and --no-decoders exclude each other")
     rows = []
-    for config in args.config or [str(REPO / c) for c in DEFAULT_CONFIGS]:
+    for config in [] if args.decoders_only else args.config or [str(REPO / c)
+                                                               for c in DEFAULT_CONFIGS]:
         print(f"bench: {config}", file=sys.stderr, flush=True)
         rows.append(bench_config(str(Path(config).resolve()), data_root, args.model_dir,
-                                 args.quick))
-    report = format_report(rows, args.quick)
+                                 args.quick, None if rows else jobs))
+    decoder_rows = None
+    if not args.no_decoders:
+        print("bench: third-order decoders on random parts", file=sys.stderr, flush=True)
+        lengths = BENCH_LENGTHS[:2] if args.quick else BENCH_LENGTHS
+        decoder_rows = time_decoders(lengths, 0.05 if args.quick else 0.3, seed=0)
+    report = format_report(rows, args.quick, decoder_rows)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     write_text(out, report)

@@ -29,7 +29,7 @@ import numpy as np
 from dparse.config import load_config
 from dparse.conll import Sentence, read_treebank
 from dparse.easyfirst import EasyFirstModel
-from dparse.metrics import evaluate
+from dparse.metrics import evaluate, format_score
 from dparse.model import CONFIG_FILE, ParseTimer
 from dparse.outputs import write_text
 from dparse.parsers import load_parser
@@ -82,8 +82,9 @@ def accuracy_tables(data: Path, parses: Path, models: Path, repeats: int) -> lis
             r = evaluate(gold, read_treebank(path, encoding=enc), punct="include")
             model = models / f"{name}-{system}"
             tps = speed(model, gold, None, repeats) if model.is_dir() else 0.0
-            rows.append(f"| {label} | {r.uas:.2f} | {r.root_accuracy:.2f} | "
-                        f"{r.complete_match:.2f} | {r.las:.2f} | {tps:,.0f} | "
+            cells = " | ".join(format_score(v, 0) for v in (r.uas, r.root_accuracy,
+                                                             r.complete_match, r.las))
+            rows.append(f"| {label} | {cells} | {tps:,.0f} | "
                         f"{train_seconds(parses / f'{name}-{system}.train.log')} |")
         if not rows:
             continue
@@ -109,8 +110,9 @@ def oracle_table(name: str, gold: list[Sentence], parses: Path, enc: str) -> lis
     return [f"Table 4 shape ({name}): oracle combination, choosing per sentence the parse with "
             "the most correct heads (`dparse oracle`; ties to NONDIR)", "",
             "| Combination | Accuracy | Complete |", "|---|---:|---:|",
-            f"| NonDir+Mst | {oracle['oracle_uas']:.2f} | {100 * complete:.2f} |", "",
-            f"Sentences picked: {picked}; equally good: {oracle['ties']:.1f}%.", ""]
+            f"| NonDir+Mst | {format_score(oracle['oracle_uas'], 0)} | {100 * complete:.2f} |", "",
+            f"Sentences picked: {picked}; equally good: "
+            f"{format_score(oracle['ties'], 0, 1, unit='%')}.", ""]
 
 
 def long_sentences(gold: list[Sentence], length: int, count: int) -> list[Sentence]:

@@ -37,7 +37,7 @@ from treebanks import TREEBANKS, config_for
 from dparse.config import ExperimentConfig, load_config
 from dparse.conll import Sentence, read_treebank
 from dparse.decoders import configured_decoder
-from dparse.metrics import evaluate
+from dparse.metrics import evaluate, format_score
 from dparse.model import ParseTimer, load_model
 from dparse.outputs import write_text
 from dparse.parsers import load_parser
@@ -80,7 +80,7 @@ def run(args: argparse.Namespace) -> dict:
         test_out, seconds = parse_timed(path, cfg, test)
         outputs[name] = (dev_out, test_out, seconds)
         result["alone"][name] = scores(test, test_out, seconds, args.punct, None)
-        log(f"{name}: test UAS {result['alone'][name]['uas']:.2f}")
+        log(f"{name}: test UAS {format_score(result['alone'][name]['uas'], 0)}")
     first = outputs[args.others[0]][1]
     # the greedy model alone and every ensemble, test scored once
     cfg = cfg_of(args.model)
@@ -101,7 +101,7 @@ def run(args: argparse.Namespace) -> dict:
             system = System("+".join(subset), plain.decoder, cfg.decoder.single_root,
                             (best["gamma1"], best["gamma2"]), [outputs[n][1] for n in subset])
             ensembles.append((subset, dev_uas, system))
-            log(f"{system.name}: gammas {system.gammas}, dev UAS {dev_uas:.2f}")
+            log(f"{system.name}: gammas {system.gammas}, dev UAS {format_score(dev_uas, 0)}")
     shared = run_model(model, test, [plain] + [s for _, _, s in ensembles])
     result["alone"][args.model] = scores(test, plain.parsed, shared + plain.seconds,
                                          args.punct, first)
@@ -127,18 +127,20 @@ def write_report(result: dict, path: Path) -> None:
              "## Parsers alone (test)", "",
              "| parser | UAS | LAS | U-UAS | tokens/sec |", "|---|---:|---:|---:|---:|"]
     for name, row in result["alone"].items():
-        lines.append(f"| {name} | {row['uas']:.2f} | {row['las']:.2f} | {row['u_uas']:.2f} | "
-                     f"{row['tokens_per_second']:,.0f} |")
+        scores_ = " | ".join(format_score(row[k], 0) for k in ("uas", "las", "u_uas"))
+        lines.append(f"| {name} | {scores_} | {row['tokens_per_second']:,.0f} |")
     lines += ["", f"## Ensembles of {result['model']} (test; gold(x, y) and SARC against "
               f"{first})", "",
               f"| other parsers | gamma1 | gamma2 | dev UAS | UAS | vs {first} | SARC | U-UAS | "
               "gold(x, y) | tokens/sec |", "|---|---:|---:|---:|---:|---:|---:|---:|---|---:|"]
     for row in result["ensembles"]:
-        gold = ", ".join(f"{v:.2f}" for v in row["gold_xy"])
+        gold = ", ".join(format_score(v, 0) for v in row["gold_xy"])
+        gain = None if row["uas"] is None or base is None else row["uas"] - base
+        cells = [format_score(row["dev_uas"], 0), format_score(row["uas"], 0),
+                 format_score(gain, 0, sign=True), format_score(row["sarc"], 0),
+                 format_score(row["u_uas"], 0)]
         lines.append(f"| {' + '.join(row['others'])} | {row['gamma1']:g} | {row['gamma2']:g} | "
-                     f"{row['dev_uas']:.2f} | {row['uas']:.2f} | {row['uas'] - base:+.2f} | "
-                     f"{row['sarc']:.2f} | {row['u_uas']:.2f} | ({gold}) | "
-                     f"{row['tokens_per_second']:,.0f} |")
+                     + " | ".join(cells) + f" | ({gold}) | {row['tokens_per_second']:,.0f} |")
     lines.append("")
     path.parent.mkdir(parents=True, exist_ok=True)
     write_text(path, "\n".join(lines))

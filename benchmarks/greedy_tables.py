@@ -54,7 +54,7 @@ from dparse.config import ExperimentConfig, load_config
 from dparse.conll import Sentence, read_treebank
 from dparse.decoders import Decoder, configured_decoder
 from dparse.ensemble import bias_parts, decode_scored
-from dparse.metrics import evaluate
+from dparse.metrics import evaluate, format_score
 from dparse.model import CONFIG_FILE, WEIGHTS_FILE, GraphModel, ParseTimer, load_model
 from dparse.outputs import write_text
 from dparse.parsers import train_parser
@@ -210,15 +210,15 @@ def table1(tb: str, orders: dict[str, dict]) -> list[str]:
              "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
     for order, res in orders.items():
         for name, row in res["rows"].items():
-            sarc = f"{row['sarc']:.2f}" if "sarc" in row else "-"
-            cells = [f"{row['uas']:.2f}", f"{row['tokens_per_second']:,.0f}", sarc,
-                     f"{row['u_uas']:.2f}"]
+            sarc = format_score(row["sarc"], 0) if "sarc" in row else "-"
+            cells = [format_score(row["uas"], 0), f"{row['tokens_per_second']:,.0f}", sarc,
+                     format_score(row["u_uas"], 0)]
             ens = res["ensembles"].get(name)
             if ens is None:
                 cells += ["-"] * 5
             else:
-                cells += [f"{ens['uas']:.2f}", f"{ens['tokens_per_second']:,.0f}",
-                          f"{ens['sarc']:.2f}", f"{ens['u_uas']:.2f}",
+                cells += [format_score(ens["uas"], 0), f"{ens['tokens_per_second']:,.0f}",
+                          format_score(ens["sarc"], 0), format_score(ens["u_uas"], 0),
                           ", ".join(f"{g:g}" for g in ens["gammas"])]
             lines.append(f"| {name} | {order} | " + " | ".join(cells) + " |")
     lines.append("")
@@ -226,7 +226,8 @@ def table1(tb: str, orders: dict[str, dict]) -> list[str]:
         if "gold_xy" in res:
             exact = EXACT[int(order)][0]
             a, b = res["gold_xy"]
-            lines.append(f"- order {order}: gold({GOLD_ROW}, {exact}) = ({a:.2f}%, {b:.2f}%)")
+            lines.append(f"- order {order}: gold({GOLD_ROW}, {exact}) = "
+                         f"({format_score(a, 0, unit='%')}, {format_score(b, 0, unit='%')})")
     return [*lines, ""]
 
 
@@ -237,20 +238,25 @@ def table2(results: list[dict], order: str) -> list[str]:
     first = done[0]["orders"][order]
     columns = [*first["rows"], *(f"{name}+e" for name in first["ensembles"])]
 
-    def cell(res: dict, column: str) -> float:
+    def cell(res: dict, column: str) -> float | None:
         if column.endswith("+e"):
             return res["ensembles"][column[:-2]]["uas"]
         return res["rows"][column]["uas"]
 
     lines = [f"### Order {order}", "", "| treebank | " + " | ".join(columns) + " |",
              "|---|" + "---:|" * len(columns)]
-    values = np.array([[cell(r["orders"][order], c) for c in columns] for r in done])
+    # None (n/a: no scored token) as NaN: never the best, n/a in an average
+    values = np.array([[cell(r["orders"][order], c) for c in columns] for r in done], dtype=float)
+
+    def text(v: float) -> str:
+        return format_score(None if np.isnan(v) else float(v), 0)
+
     for r, row in zip(done, values, strict=True):
-        best = row.max()
+        best = np.nanmax(row) if not np.isnan(row).all() else None
         lines.append(f"| {r['treebank']} | " + " | ".join(
-            f"**{v:.2f}**" if v == best else f"{v:.2f}" for v in row) + " |")
+            f"**{text(v)}**" if v == best else text(v) for v in row) + " |")
     if len(done) > 1:
-        lines.append("| average | " + " | ".join(f"{v:.2f}" for v in values.mean(0)) + " |")
+        lines.append("| average | " + " | ".join(text(v) for v in values.mean(0)) + " |")
     return [*lines, ""]
 
 
@@ -312,8 +318,9 @@ def main() -> None:
             result["orders"][str(order)] = res
             write_report(results, args.punct, Path(args.out))
             log(f"{tb.name} order {order}: " + ", ".join(
-                f"{k} {v['uas']:.2f}" for k, v in res["rows"].items()) + "; ensembles " + ", ".join(
-                f"{k} {v['uas']:.2f}" for k, v in res["ensembles"].items()))
+                f"{k} {format_score(v['uas'], 0)}" for k, v in res["rows"].items())
+                + "; ensembles " + ", ".join(
+                f"{k} {format_score(v['uas'], 0)}" for k, v in res["ensembles"].items()))
 
 
 if __name__ == "__main__":

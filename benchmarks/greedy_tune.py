@@ -41,7 +41,7 @@ from dparse.conll import Sentence, read_treebank
 from dparse.decoders import configured_decoder
 from dparse.ensemble import aligned, bias_parts, decode_scored
 from dparse.errors import DparseError
-from dparse.metrics import evaluate
+from dparse.metrics import evaluate, format_score
 from dparse.model import CONFIG_FILE, GraphModel, load_model
 from dparse.outputs import write_text
 
@@ -198,7 +198,7 @@ def tune(model_dir: Path, scores: DevScores, grid: Grid, others: list[list[Sente
             uas = evaluate(dev, parsed, punct=punct).uas
             rows.append({"setting": setting, "uas": uas,
                          "decode_tokens_per_second": report["tokens"] / max(seconds, 1e-9)})
-            log(f"{stage.name}: {setting} -> UAS {uas:.2f}")
+            log(f"{stage.name}: {setting} -> UAS {format_score(uas, 0)}")
         best = max(range(len(rows)), key=lambda i: (rows[i]["uas"], -i))
         chosen = rows[best]["setting"]
         options.update({k: v for k, v in chosen.items() if k not in GAMMAS})

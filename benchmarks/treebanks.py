@@ -8,23 +8,13 @@ the small UD sets of the CoNLL 2006/2007 languages train on dev (no model select
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
 
+from dparse.batch.grid import Treebank  # one setup: files relative to the data root
+
 CONFIGS = Path(__file__).resolve().parent.parent / "configs" / "en_ewt"
-
-
-@dataclass(frozen=True)
-class Treebank:
-    """One setup: files relative to the data root (``dev`` None: no model selection)."""
-
-    name: str
-    train: str
-    dev: str | None
-    test: str
-    encoding: str = "utf-8"
 
 
 TREEBANKS = [

@@ -27,6 +27,7 @@ from dparse._ext.umst import tree_from_edges
 from dparse.conll import read_treebank
 from dparse.outputs import write_text
 from dparse.prune import LengthDictionary, undirected_edges
+from dparse.reports.plots import fit_exponent
 
 LENGTHS = (10, 20, 40, 80, 160, 320)
 DENSITIES = (0.1, 0.25, 0.5, 1.0)
@@ -60,11 +61,6 @@ def seconds_per_call(fn, budget: float) -> float:
     return float(np.median(times))
 
 
-def fit_exponent(x: list[float], y: list[float]) -> float:
-    """b of the least-squares fit log y = a + b log x."""
-    return float(np.polyfit(np.log(x), np.log(y), 1)[0])
-
-
 def real_graphs(train: str, test: str, quantile: float, rng: np.random.Generator,
                 budget: float) -> list[dict]:
     """Per bin of pruned edge counts: mean edges, KKT and CLE (pruned, complete) seconds."""
@@ -96,6 +92,28 @@ def real_graphs(train: str, test: str, quantile: float, rng: np.random.Generator
     return rows
 
 
+def plot(rows: list[dict], stem: str) -> None:
+    """Log-log figures of the synthetic rows: time and words/sec against n on the complete
+    graphs (density 1), time against edges m on all of them, each decoder's exponent fitted."""
+    from dparse.reports.plots import plot_scaling
+
+    Path(stem).parent.mkdir(parents=True, exist_ok=True)
+    names = {"kkt": "KKT", "boruvka": "Boruvka", "cle": "CLE", "cle_full": "CLE complete"}
+    full = [r for r in rows if r["density"] == 1.0]
+    n = [r["n"] for r in full]
+    plot_scaling({name: (n, [r[k] for r in full]) for k, name in names.items()},
+                 f"{stem}-time-n", ylabel="decoding time per sentence (s)",
+                 title="Decoding time vs sentence length (complete graphs)")
+    plot_scaling({name: (n, [r["n"] / r[k] for r in full]) for k, name in names.items()},
+                 f"{stem}-speed-n", ylabel="words per second (decoding)",
+                 title="Decoding speed vs sentence length (complete graphs)")
+    plot_scaling({name: ([r["m"] for r in rows], [r[k] for r in rows])
+                  for k, name in names.items() if k != "cle_full"},
+                 f"{stem}-time-m", xlabel="undirected edges m",
+                 ylabel="decoding time per sentence (s)",
+                 title="Decoding time vs edges (all densities)")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", default="results/umst-scaling.md")
@@ -104,6 +122,9 @@ def main() -> None:
     ap.add_argument("--train", default=None, help="training file for the length dictionary")
     ap.add_argument("--treebank", default=None, help="test file whose pruned graphs to time")
     ap.add_argument("--quantile", type=float, default=0.99, help="length-dictionary quantile")
+    ap.add_argument("--plot", default=None, metavar="STEM",
+                    help="also draw STEM-time-n, STEM-speed-n and STEM-time-m (PNG and SVG, "
+                    "log-log with fitted exponents; needs matplotlib)")
     args = ap.parse_args()
     rng = np.random.default_rng(args.seed)
     rows = []
@@ -159,6 +180,8 @@ def main() -> None:
                                 ("cle_full", "CLE complete"))))
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     write_text(Path(args.out), "\n".join(lines) + "\n")
+    if args.plot:
+        plot(rows, args.plot)
     print("\n".join(lines))
 
 

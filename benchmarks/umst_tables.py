@@ -26,7 +26,7 @@ from treebanks import TREEBANKS, Treebank, config_for
 from dparse.config import load_config
 from dparse.conll import Sentence, read_treebank
 from dparse.decoders import get_decoder
-from dparse.metrics import evaluate
+from dparse.metrics import evaluate, format_score
 from dparse.model import ArcFactoredModel, ParseTimer
 from dparse.oracle import oracle
 from dparse.outputs import write_text
@@ -103,17 +103,18 @@ def write_report(results: list[dict], punct: str, path: Path) -> None:
              "## Table 1: directed / undirected UAS", "",
              "| model | " + " | ".join(names) + " |", "|---|" + "---:|" * len(names)]
     for key in MODELS:
-        cells = [f"{r['scores'][key]['uas']:.1f}/{r['scores'][key]['u_uas']:.1f}"
-                 for r in results]
+        cells = [f"{format_score(r['scores'][key]['uas'], 0, 1)}/"
+                 f"{format_score(r['scores'][key]['u_uas'], 0, 1)}" for r in results]
         lines.append(f"| {key} | " + " | ".join(cells) + " |")
     lines += ["", "## Table 2: % sentences parsed better, oracle UAS (+ gain over D-MST)", "",
               "| | " + " | ".join(names) + " |", "|---|" + "---:|" * len(names)]
-    lines.append("| D-MST | " + " | ".join(f"{r['oracle']['better'][0]:.1f}"
+    lines.append("| D-MST | " + " | ".join(format_score(r["oracle"]["better"][0], 0, 1)
                                           for r in results) + " |")
-    lines.append("| U-MST-uf-lep | " + " | ".join(f"{r['oracle']['better'][1]:.1f}"
+    lines.append("| U-MST-uf-lep | " + " | ".join(format_score(r["oracle"]["better"][1], 0, 1)
                                                  for r in results) + " |")
     lines.append("| Oracle | " + " | ".join(
-        f"{r['oracle']['oracle_uas']:.2f} (+{r['oracle']['oracle_gain']:.2f})"
+        f"{format_score(r['oracle']['oracle_uas'], 0)} "
+        f"({format_score(r['oracle']['oracle_gain'], 0, sign=True)})"
         for r in results) + " |")
     lines += ["", "## Length-dictionary pruning (test graphs) and speed", "",
               "| treebank | edges removed % | gold arcs kept % | LEP moves/sent | "
@@ -152,9 +153,10 @@ def main() -> None:
         results.append(run_treebank(tb, args.data, Path(args.models), args.epochs, args.punct,
                                     lambda msg: print(msg, flush=True)))
         write_report(results, args.punct, Path(args.out))
-        print(f"{tb.name}: " + ", ".join(f"{k} {v['uas']:.2f}/{v['u_uas']:.2f}"
+        print(f"{tb.name}: " + ", ".join(f"{k} {format_score(v['uas'], 0)}/"
+                                         f"{format_score(v['u_uas'], 0)}"
                                          for k, v in results[-1]["scores"].items())
-              + f"; oracle {results[-1]['oracle']['oracle_uas']:.2f}", flush=True)
+              + f"; oracle {format_score(results[-1]['oracle']['oracle_uas'], 0)}", flush=True)
 
 
 if __name__ == "__main__":

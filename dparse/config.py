@@ -24,7 +24,7 @@ from dparse.outputs import write_text
 
 DEFAULT_DATA_ROOT = "../shared/data"
 PUNCT_RULES = ("include", "conll", "ptb", "upos")
-PARSERS = ("graph", "easyfirst", "umst")
+PARSERS = ("graph", "easyfirst", "umst", "shiftreduce")
 
 
 @dataclass
@@ -52,6 +52,13 @@ class FeatureConfig:
     and grandparent parts (unless ``grandparents`` is false), with 2**sib_bits and
     2**grand_bits weights.
 
+    Third order (``order: 3``, dparse.thirdorder): labeled arcs (2**label_bits label rows)
+    plus the higher-order feature ``groups`` ("none" or a comma-separated subset of sib, grand,
+    trisib, gsib, sibgrand, valency, position) in 2**ho_bits weights, with the labels of
+    every arc of a part conjoined in if ``label_tuples``; each arc the pruner keeps enters the
+    chart with its ``labels_per_arc`` best labels; ``first_order_labels`` stacks the pruner's
+    best label of each arc as a label feature.
+
     The easy-first parser reads 2**arc_bits rows of action weights and the tag column ``tag``
     (``upos`` or ``xpos``), in which the space-separated ``prepositions`` and ``coordinators``
     tags are lexicalized (and prepositions fire the PP-attachment features).
@@ -64,6 +71,11 @@ class FeatureConfig:
     grand_bits: int = 22
     grandparents: bool = True
     siblings: bool = True
+    groups: str = "sib,grand,trisib,gsib,sibgrand,valency,position"
+    label_tuples: bool = True
+    labels_per_arc: int = 2
+    ho_bits: int = 22
+    first_order_labels: bool = False
     tag: str = "xpos"
     prepositions: str = "IN"
     coordinators: str = "CC"
@@ -109,6 +121,11 @@ class TrainingConfig:
     punct: str = "include"
     decoder: str | None = None
     decoder_options: dict = field(default_factory=dict)
+    # pa: what happens when the cost-augmented prediction does not outscore gold (a search
+    # error of an approximate decoder; PA's loss is then <= 0): "skip" the update (PA's own
+    # rule), or "keep" it, stepping as if the prediction had tied gold (loss = its cost).
+    # The perceptron updates on every wrong prediction either way.
+    invalid_updates: str = "skip"
 
 
 @dataclass
@@ -149,6 +166,20 @@ class EnsembleConfig:
 
 
 @dataclass
+class ShiftReduceConfig:
+    """The beam shift-reduce parser (``parser: shiftreduce``, dparse.transition): transition
+    ``system`` (nonspurious: Hayashi et al. 2013's arc-standard without spurious ambiguity, or
+    spurious: plain arc-standard), ``beam`` width, perceptron ``update`` (early or
+    max-violation), and ``force_gold``: keep the gold state in the beam when parsing (the
+    input's heads; for training forests that must contain the gold tree)."""
+
+    system: str = "nonspurious"
+    beam: int = 12
+    update: str = "early"
+    force_gold: bool = False
+
+
+@dataclass
 class ExperimentConfig:
     """A whole experiment: what to train on, with which features, decoder and learner."""
 
@@ -161,6 +192,7 @@ class ExperimentConfig:
     training: TrainingConfig = field(default_factory=TrainingConfig)
     umst: UmstConfig = field(default_factory=UmstConfig)
     ensemble: EnsembleConfig = field(default_factory=EnsembleConfig)
+    shiftreduce: ShiftReduceConfig = field(default_factory=ShiftReduceConfig)
     data_root: str = DEFAULT_DATA_ROOT
 
     def data_path(self, relative: str) -> Path:
@@ -183,6 +215,7 @@ SECTIONS = {
     "training": TrainingConfig,
     "umst": UmstConfig,
     "ensemble": EnsembleConfig,
+    "shiftreduce": ShiftReduceConfig,
 }
 
 
@@ -246,8 +279,12 @@ def validate(cfg: ExperimentConfig, source: str) -> None:
         raise ConfigError(f"{source}: parser must be one of {', '.join(PARSERS)}")
     if cfg.features.tag not in ("upos", "xpos"):
         raise ConfigError(f"{source}: features.tag must be 'upos' or 'xpos'")
-    if cfg.features.order not in (1, 2):
-        raise ConfigError(f"{source}: features.order must be 1 or 2")
+    if cfg.features.order not in (1, 2, 3):
+        raise ConfigError(f"{source}: features.order must be 1, 2 or 3")
+    if cfg.training.invalid_updates not in ("skip", "keep"):
+        raise ConfigError(f"{source}: training.invalid_updates must be skip or keep")
+    if cfg.features.order == 3:
+        _validate_third_order(cfg, source)
     if not cfg.features.siblings and cfg.features.order != 2:
         raise ConfigError(f"{source}: features.siblings: false is for second-order models "
                           "(features.order: 2)")
@@ -285,6 +322,13 @@ def validate(cfg: ExperimentConfig, source: str) -> None:
     if any(n not in EDGE_GROUPS for n in names) or len(set(names)) < len(names):
         raise ConfigError(f"{source}: umst.edge_templates: {u.edge_templates!r} must be none or "
                           f"a comma-separated subset of {', '.join(EDGE_GROUPS)}")
+    sr = cfg.shiftreduce
+    if sr.system not in ("nonspurious", "spurious") or sr.update not in ("early",
+                                                                          "max-violation"):
+        raise ConfigError(f"{source}: shiftreduce.system must be nonspurious or spurious, "
+                          "shiftreduce.update early or max-violation")
+    if sr.beam < 1:
+        raise ConfigError(f"{source}: shiftreduce.beam must be at least 1")
     e = cfg.ensemble
     if not (0.0 <= e.gamma1 < float("inf") and 0.0 <= e.gamma2 < float("inf")):
         raise ConfigError(f"{source}: ensemble.gamma1 and ensemble.gamma2 must be finite and >= 0")
@@ -302,6 +346,27 @@ def validate(cfg: ExperimentConfig, source: str) -> None:
                          cfg.training.decoder_options))
     for key, name, options_key, options in decoders:
         check_decoder(source, key, name, options_key, options)
+
+
+def _validate_third_order(cfg: ExperimentConfig, source: str) -> None:
+    """The third-order keys: groups, sizes, and decoders that can score the model."""
+    from dparse.errors import DparseError
+    from dparse.thirdorder import ThirdOrderSettings, check_decoder_fits
+
+    f = cfg.features
+    if f.labels_per_arc < 1 or not 10 <= f.ho_bits <= 30:
+        raise ConfigError(f"{source}: features.labels_per_arc must be >= 1 and ho_bits in 10..30")
+    try:
+        settings = ThirdOrderSettings.from_config(cfg)
+        for key, name in (("decoder.name", cfg.decoder.name),
+                          ("training.decoder", cfg.training.decoder)):
+            if name is not None:
+                try:
+                    check_decoder_fits(settings, name)
+                except DparseError as exc:
+                    raise ValueError(f"{key}: {exc}") from None
+    except ValueError as exc:
+        raise ConfigError(f"{source}: {exc}") from None
 
 
 def check_decoder(source: str, key: str, name: str, options_key: str, options: dict) -> None:

@@ -296,7 +296,7 @@ def detect_format(path: str | os.PathLike, first_line: str | None = None) -> str
     )
 
 
-def _line_breaks(data: bytes) -> int:
+def line_breaks(data: bytes) -> int:
     """Line breaks in ``data``: ``\\n``, ``\\r\\n`` and a lone ``\\r`` (as the reader splits)."""
     return data.count(b"\n") + data.count(b"\r") - data.count(b"\r\n")
 
@@ -336,7 +336,7 @@ class _Bytes(io.BufferedIOBase):
     def _count(self, data: bytes) -> bytes:
         if data:
             self._handed += len(data)
-            self._breaks += _line_breaks(data) - (self._cr and data[:1] == b"\n")
+            self._breaks += line_breaks(data) - (self._cr and data[:1] == b"\n")
             self._cr = data[-1:] == b"\r"
         return data
 
@@ -346,7 +346,7 @@ class _Bytes(io.BufferedIOBase):
         bad = exc.object
         if not isinstance(bad, bytes) or len(bad) > self._handed:
             return None
-        return self._breaks - _line_breaks(bad[exc.start :]) + 1
+        return self._breaks - line_breaks(bad[exc.start :]) + 1
 
 
 def _read_start(stream: BinaryIO, size: int) -> bytes:
@@ -405,47 +405,97 @@ def read_conll(
     name = os.fspath(path)
     if fmt is not None and fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}; expected one of {FORMATS}")
-    where = _display_name(name)
     with _open_read(name, encoding) as (f, data, gz):
-        lineno = 0
+        yield from _read_text(f, data, gz, name, fmt, encoding, require_heads, 1)
+
+
+def read_conll_block(
+    block: bytes,
+    path: str | os.PathLike,
+    fmt: str | None = None,
+    encoding: str = "utf-8",
+    require_heads: bool = True,
+    first_line: int = 1,
+) -> Iterator[Sentence]:
+    """:func:`read_conll` of ``block``, the bytes (gunzipped) of ``path`` from its line
+    ``first_line`` on: the start of the file, or the start of a sentence that follows a blank
+    line. Sentences and messages name ``path`` and its line numbers, as :func:`read_conll` of
+    the whole file would; a block with a byte-order mark or leading blank lines must be the
+    file's first (``first_line`` 1)."""
+    name = os.fspath(path)
+    if fmt is not None and fmt not in FORMATS:
+        raise ValueError(f"unknown format {fmt!r}; expected one of {FORMATS}")
+    data = _Bytes(io.BytesIO(block))
+    try:
+        text = io.TextIOWrapper(data, encoding=encoding, newline="")
+    except LookupError:
+        raise InputError(_display_name(name), None,
+                         f"unknown text encoding {encoding!r}") from None
+    with text:
+        yield from _read_text(text, data, False, name, fmt, encoding, require_heads, first_line)
+
+
+def read_input_bytes(path: str | os.PathLike, encoding: str = "utf-8",
+                     size: int = 1 << 18) -> Iterator[bytes]:
+    """The bytes :func:`read_conll` decodes from ``path`` (``-``: stdin; gunzipped), in
+    pieces of at most ``size``; InputError as :func:`read_conll` (unreadable file, unknown
+    ``encoding``, corrupt gzip data)."""
+    name = os.fspath(path)
+    with _open_read(name, encoding) as (_, data, gz):
         try:
-            lines: Iterator[str] = iter(f)
-            first = next(lines, "")
-            bom = _BOM if first.startswith(_BOM) else ""
-            first = first[len(bom) :]
-            if first.startswith(_BOM_AS_8BIT):
-                raise InputError(where, 1, f"the file starts with a UTF-8 byte-order mark but "
-                                 f"is read as {encoding}; pass --encoding utf-8")
-            head = [first]
-            if not first.strip():
-                for line in lines:
-                    head.append(line)
-                    if line.strip():
-                        break
-                else:
-                    return  # empty, or only blank lines: no sentences
-            try:
-                fmt = fmt or detect_format(name, head[-1])
-            except InputError as exc:  # the first non-blank line says no format
-                raise InputError(where, len(head), exc.problem) from None
-            reader = _SentenceReader(where, fmt, require_heads, bom)
-            for lineno, line in enumerate(itertools.chain(head, lines), 1):
-                sent = reader.feed(line, lineno)
-                if sent is not None:
-                    yield sent
-            yield from reader.close()
-        except UnicodeDecodeError as exc:
-            hint = ""
-            if codecs.lookup(encoding).name == "utf-8":
-                hint = "; if the file is ISO-8859-1, pass --encoding latin-1"
-            raise InputError(where, data.line_of_error(exc),
-                             f"cannot decode as {encoding} ({exc.reason}){hint}") from None
+            while piece := data.read(size):
+                yield piece
         except (OSError, EOFError, zlib.error) as exc:
-            if gz:
-                problem = f"corrupt or truncated gzip data ({exc})"
+            raise _read_error(_display_name(name), gz, exc) from None
+
+
+def _read_error(where: str, gz: bool, exc: BaseException) -> InputError:
+    """The InputError of a failed read (``gz``: of gzip data)."""
+    if gz:
+        return InputError(where, None, f"corrupt or truncated gzip data ({exc})")
+    return InputError(where, None, f"cannot read: {getattr(exc, 'strerror', None) or exc}")
+
+
+def _read_text(f: TextIO, data: _Bytes, gz: bool, name: str, fmt: str | None, encoding: str,
+               require_heads: bool, first_line: int) -> Iterator[Sentence]:
+    """The sentences of the text ``f`` decoded from ``data``, whose first line is line
+    ``first_line`` of ``name`` (see :func:`read_conll`)."""
+    where = _display_name(name)
+    try:
+        lines: Iterator[str] = iter(f)
+        first = next(lines, "")
+        bom = _BOM if first.startswith(_BOM) else ""
+        first = first[len(bom) :]
+        if first.startswith(_BOM_AS_8BIT):
+            raise InputError(where, first_line, f"the file starts with a UTF-8 byte-order "
+                             f"mark but is read as {encoding}; pass --encoding utf-8")
+        head = [first]
+        if not first.strip():
+            for line in lines:
+                head.append(line)
+                if line.strip():
+                    break
             else:
-                problem = f"cannot read: {getattr(exc, 'strerror', None) or exc}"
-            raise InputError(where, None, problem) from None
+                return  # empty, or only blank lines: no sentences
+        try:
+            fmt = fmt or detect_format(name, head[-1])
+        except InputError as exc:  # the first non-blank line says no format
+            raise InputError(where, first_line - 1 + len(head), exc.problem) from None
+        reader = _SentenceReader(where, fmt, require_heads, bom)
+        for lineno, line in enumerate(itertools.chain(head, lines), first_line):
+            sent = reader.feed(line, lineno)
+            if sent is not None:
+                yield sent
+        yield from reader.close()
+    except UnicodeDecodeError as exc:
+        hint = ""
+        if codecs.lookup(encoding).name == "utf-8":
+            hint = "; if the file is ISO-8859-1, pass --encoding latin-1"
+        line = data.line_of_error(exc)
+        raise InputError(where, None if line is None else first_line - 1 + line,
+                         f"cannot decode as {encoding} ({exc.reason}){hint}") from None
+    except (OSError, EOFError, zlib.error) as exc:
+        raise _read_error(where, gz, exc) from None
 
 
 class _SentenceReader:

@@ -40,19 +40,22 @@ Disallowed arcs: arcs scored -inf or NaN. They weigh 0, and so does every part t
 (it could only be in a tree with a disallowed arc); B holds only allowed arcs. They stay
 possible (a tree is always returned) but are taken only when no allowed arc remains possible;
 then every value is 0 and the first possible arc is taken. So the Section 3 identity holds for
-every tree of allowed arcs. Sibling and grandparent weights must be finite where all needed arcs
-are allowed (other entries are never read).
+every tree of allowed arcs. Disallowed arcs are used only when no tree avoids them (the
+decoders' contract): while the partial tree can still be completed with allowed arcs, an
+iteration chooses only among the allowed arcs after which it still can (``completable``; the
+paper's graphs are complete, so it never needs this). Sibling and grandparent weights must be
+finite where all needed arcs are allowed (other entries are never read).
 
 Beam search (Section 6) of width ``beam``: a beam of partial trees b^j, each with its value
-beamVal (the sum of its chosen v_e) and its count of disallowed arcs, best first. Each
-iteration expands every b^j (in beam order) with each of its possible arcs (its disallowed ones
-only when it has no allowed one), candidate value v_e^j = beamVal_j + v_e, and keeps the best
-``beam`` candidates in a list built in generation order (j, then arc index): a candidate
-moves before the entry in front of it while it has fewer disallowed arcs, or as many and a
-value lower by more than tol (below), and is dropped if that place is past the end. Duplicates:
-if the candidate's tree is already in the list before that place the candidate is dropped, else
-that entry is removed, so the beam never holds the same partial tree twice. The result is the
-first tree of the final list (fewest disallowed arcs, then lowest value).
+beamVal (the sum of its chosen v_e) and its count of disallowed arcs, best first. Each iteration
+expands every b^j (in beam order) with each of its choices (above: its completable allowed arcs,
+else its allowed ones, else its disallowed ones), candidate value v_e^j = beamVal_j + v_e, and
+keeps the best ``beam`` candidates in a list built in generation order (j, then arc index): a
+candidate moves before the entry in front of it while it has fewer disallowed arcs, or as many
+and a value lower by more than tol (below), and is dropped if that place is past the end.
+Duplicates: if the candidate's tree is already in the list before that place the candidate is
+dropped, else that entry is removed, so the beam never holds the same partial tree twice. The
+result is the first tree of the final list (fewest disallowed arcs, then lowest value).
 Width 1 is plain BGI / BGI-PP.
 
 Other choices where the paper is silent, documented: single_root=True (the DESIGN default) adds
@@ -219,6 +222,36 @@ def beam_search(
             lost |= {(0, x) for x in range(1, size) if x != v and (0, x) in st.alive}
         return lost
 
+    def completable(st: _State, e: Arc) -> bool:
+        """Whether st + e can still be completed with possible allowed arcs: every component
+        is reached from the root's (under single_root with no root arc yet, from one component
+        with a possible root arc, through arcs not leaving the root)."""
+        heads = st.heads.copy()
+        heads[e[1]] = e[0]
+        alive = {a for a in st.alive - lost_arcs(st, e) - {e} if allowed[a]}
+
+        def top(x: int) -> int:
+            while heads[x] >= 0:
+                x = int(heads[x])
+            return x
+
+        tops = {x for x in range(size) if heads[x] < 0}
+
+        def reached(start: int, arcs: set[Arc]) -> set[int]:
+            seen, stack = {start}, [start]
+            while stack:
+                c = stack.pop()
+                for x, y in arcs:
+                    if top(x) == c and y not in seen:
+                        seen.add(y)
+                        stack.append(y)
+            return seen
+
+        if single_root and not (heads[1:] == 0).any():
+            inner = {a for a in alive if a[0] != 0}
+            return any(reached(y, inner) | {0} == tops for x, y in alive if x == 0)
+        return reached(0, alive) == tops
+
     def residual(p: int, present: set[Arc]) -> float:
         """p_part | T: the product of p_a over the needed arcs not in ``present``."""
         value = 1.0
@@ -266,7 +299,8 @@ def beam_search(
         ranked: list[tuple[tuple[int, float], int, Arc, float, set[int], set[Arc], tuple]] = []
         for j, st in enumerate(states):
             arcs = sorted(st.alive, key=lambda a: a[0] * size + a[1])
-            choices = [e for e in arcs if allowed[e]] or arcs
+            allowed_arcs = [e for e in arcs if allowed[e]]
+            choices = [e for e in allowed_arcs if completable(st, e)] or allowed_arcs or arcs
             for e in choices:
                 value, decided, lost_a = evaluate(st, e)
                 key = (st.disallowed + (not allowed[e]), st.value + value)

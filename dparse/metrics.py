@@ -107,10 +107,11 @@ def percent(num: float, den: float) -> float | None:
     return 100.0 * float(num) / float(den) if den else None
 
 
-def format_score(value: float | None, width: int = 6, digits: int = 2, unit: str = "") -> str:
-    """A percentage for text reports, followed by ``unit`` and right-aligned in ``width``;
-    ``n/a`` (without the unit) for None."""
-    text = "n/a" if value is None else f"{value:.{digits}f}{unit}"
+def format_score(value: float | None, width: int = 6, digits: int = 2, unit: str = "",
+                 sign: bool = False) -> str:
+    """A percentage for text reports (with ``sign``: always signed, for differences), followed
+    by ``unit`` and right-aligned in ``width``; ``n/a`` (without the unit) for None."""
+    text = "n/a" if value is None else f"{value:{'+' if sign else ''}.{digits}f}{unit}"
     return f"{text:>{width}}"
 
 

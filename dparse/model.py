@@ -233,12 +233,17 @@ class ArcFactoredModel(GraphModel):
 
 
 def load_model(directory: Path) -> GraphModel:
-    """Load a first- or second-order model directory (the weights file says which), checked
-    against its manifest."""
+    """Load a first-, second- or third-order model directory (the weights file says which),
+    checked against its manifest."""
     check_model_dir(directory)
     require_model_files(directory, WEIGHTS_FILE)
     with np.load(directory / WEIGHTS_FILE) as data:
         second_order = "sib_bits" in data.files
+        third_order = "ho_bits" in data.files
+    if third_order:
+        from dparse.thirdorder import ThirdOrderModel
+
+        return ThirdOrderModel.read_files(directory)
     if second_order:
         from dparse.secondorder import SecondOrderModel
 

@@ -101,7 +101,7 @@ def format_oracle(report: OracleReport) -> str:
     """A Markdown table; for two systems the Table-2 layout of Levi et al. (2016): the share of
     sentences each system parses better, then the oracle UAS with its gain over the first."""
     f = format_score
-    gain = "n/a" if report.gain is None else f"+{report.gain:.2f}"
+    gain = f(report.gain, 0, sign=True)
     lines = [f"Per-sentence oracle, {report.sentences} sentences, {report.scored} tokens "
              f"({PUNCT_RULES[report.punct]})", ""]
     if len(report.systems) == 2:

@@ -2,7 +2,8 @@
 
 ``graph`` (the default) is the graph-based parser of :mod:`dparse.training` and
 :mod:`dparse.model`; ``easyfirst`` is the easy-first parser of :mod:`dparse.easyfirst`;
-``umst`` the undirected MST parser of :mod:`dparse.undirected`. The
+``umst`` the undirected MST parser of :mod:`dparse.undirected`; ``shiftreduce`` the beam
+shift-reduce parser of :mod:`dparse.transition.shiftreduce`. The
 command line trains and loads every type through :func:`train_parser` and :func:`load_parser`;
 a new type adds its two functions to ``TRAINERS`` and ``LOADERS``.
 """
@@ -23,10 +24,13 @@ from dparse.training import EpochReport
 
 @dataclass
 class LoadedParser:
-    """A trained parser ready to parse: ``parse(sentences, timer)`` yields parsed copies."""
+    """A trained parser ready to parse: ``parse(sentences, timer)`` yields parsed copies.
+    Parsers that build packed forests (shiftreduce) also have ``forest_fn(sentences, timer,
+    on_forest)``, calling ``on_forest(position, forest)`` for each non-empty sentence."""
 
     decoder_name: str
     parse_fn: Callable[[Iterable[Sentence], ParseTimer], Iterator[Sentence]]
+    forest_fn: Callable[..., Iterator[Sentence]] | None = None
 
     def parse(self, sentences: Iterable[Sentence], timer: ParseTimer) -> Iterator[Sentence]:
         return self.parse_fn(sentences, timer)
@@ -83,8 +87,32 @@ def _load_umst(directory: Path, cfg: ExperimentConfig, name: str) -> LoadedParse
     return LoadedParser("umst", load_undirected(directory, cfg).parse)
 
 
-TRAINERS = {"graph": _train_graph, "easyfirst": _train_easyfirst, "umst": _train_umst}
-LOADERS = {"graph": _load_graph, "easyfirst": _load_easyfirst, "umst": _load_umst}
+def _train_shiftreduce(cfg: ExperimentConfig, progress: bool,
+                       on_epoch: Callable[[EpochReport], None] | None) -> Any:
+    from dparse.transition.shiftreduce import train
+
+    return train(cfg, progress=progress, on_epoch=on_epoch)
+
+
+def _load_shiftreduce(directory: Path, cfg: ExperimentConfig, name: str) -> LoadedParser:
+    from dparse.transition.shiftreduce import DECODER_NAME, ShiftReduceModel
+
+    if name not in (DECODER_NAME, cfg.decoder.name):
+        raise ConfigError(f"{directory}: a shift-reduce model (parser: shiftreduce) decodes "
+                          f"with its own beam search only; --decoder {name} does not apply")
+    model = ShiftReduceModel.load(directory)
+    sc = cfg.shiftreduce
+    model.system, model.beam, model.single_root = sc.system, sc.beam, cfg.decoder.single_root
+    return LoadedParser(DECODER_NAME,
+                        lambda sents, timer: model.parse(sents, timer, sc.force_gold),
+                        lambda sents, timer, on_forest: model.parse(sents, timer, sc.force_gold,
+                                                                    on_forest))
+
+
+TRAINERS = {"graph": _train_graph, "easyfirst": _train_easyfirst, "umst": _train_umst,
+            "shiftreduce": _train_shiftreduce}
+LOADERS = {"graph": _load_graph, "easyfirst": _load_easyfirst, "umst": _load_umst,
+           "shiftreduce": _load_shiftreduce}
 
 
 def _entry(table: dict[str, Any], cfg: ExperimentConfig) -> Any:

@@ -20,7 +20,14 @@ the model disallows (score -inf): the decoder contract allows them only when no 
 arcs, so next to a finite gold score they flag a decoder stuck in its search. Their infinite
 gaps are left out of the mean score gap of the search errors.
 
-Scores are those of the part arrays the decoder sees: ``GraphModel.score_parts`` gives arc
+A model that scores whole trees itself (``search_scores``: the third-order model of
+dparse.thirdorder, whose parts are labeled and scored on the fly) compares labeled trees: its
+prediction against the gold tree with the gold labels (a gold label outside the arc's candidate
+labels, or a pruned gold arc, makes gold unreachable, ``disallowed``, its score still
+counted for ``unreachable_higher``); without label tuples (e.g. the unlabeled exact decoder
+eisner3-outermost's models) trees are compared unlabeled, gold taking each arc's best label.
+
+Otherwise scores are those of the part arrays the decoder sees: ``GraphModel.score_parts`` gives arc
 scores [n+1, n+1] and the higher-order arrays ("sib", "grand": [n+1]^3), and the decoder gets
 those among its ``parts`` (a first-order decoder on a second-order model sees arcs only).
 Trees are compared unlabeled, each arc under its best label: ``arc[h, m]`` is already the
@@ -56,6 +63,7 @@ __all__ = [
     "Counts",
     "SearchErrorReport",
     "bin_labels",
+    "compare_scores",
     "compare_trees",
     "format_report",
     "load_search_setup",
@@ -154,14 +162,31 @@ def compare_trees(
     if np.array_equal(gold, predicted):
         return Comparison("correct", gold_score, gold_score)
     predicted_parts = part_scores(predicted, arc, parts)
-    predicted_score = float(predicted_parts.sum())
+    finite = np.concatenate([gold_parts[np.isfinite(gold_parts)],
+                             predicted_parts[np.isfinite(predicted_parts)]])
+    return compare_scores(gold, float(predicted_parts.sum()), gold_score,
+                          float(np.abs(finite).sum()), decoder, single_root)
+
+
+def compare_scores(
+    gold: NDArray[np.integer],
+    predicted_score: float,
+    gold_score: float,
+    scale: float,
+    decoder: Decoder,
+    single_root: bool,
+) -> Comparison:
+    """Categorizes a sentence whose predicted tree differs from the gold tree ``gold`` (int
+    [n+1]) from the two trees' scores (for models that score trees themselves, e.g. the
+    third-order model's labeled trees); two scores tie when they differ by at most
+    ``RELATIVE_TOLERANCE`` times (1 + ``scale``, the size of the scores summed); non-finite
+    scores count as -inf."""
     if not np.isfinite(predicted_score):
         predicted_score = -np.inf
     reasons = tuple(unreachable_reasons(gold, gold_score, decoder, single_root))
     if not np.isfinite(gold_score):
         return Comparison("unreachable", -np.inf, predicted_score, reasons)
-    finite = np.concatenate([gold_parts, predicted_parts[np.isfinite(predicted_parts)]])
-    tolerance = RELATIVE_TOLERANCE * (1.0 + float(np.abs(finite).sum()))
+    tolerance = RELATIVE_TOLERANCE * (1.0 + scale)
     gap = gold_score - predicted_score
     if abs(gap) <= tolerance:
         gold_score = predicted_score  # a tie: report equal scores (a gap of 0)
@@ -241,6 +266,7 @@ class SearchErrorReport:
     parts: tuple[str, ...]
     gold: str
     bin_edges: tuple[int, ...] = DEFAULT_BINS
+    labeled: bool = False  # trees compared with their labels (else each arc's best label)
     total: Counts = field(default_factory=Counts)
     bins: dict[str, Counts] = field(default_factory=dict)
     reasons: dict[str, int] = field(default_factory=lambda: dict.fromkeys(REASONS, 0))
@@ -265,6 +291,7 @@ class SearchErrorReport:
             "options": self.options,
             "single_root": self.single_root,
             "parts": list(self.parts),
+            "labeled": self.labeled,
             "gold": self.gold,
             **self.total.as_dict(),
             "unreachable_reasons": dict(self.reasons),
@@ -281,7 +308,9 @@ def format_report(report: SearchErrorReport) -> str:
         f"search errors of {report.decoder} ({kind}; options: {options}; "
         f"{'single root' if report.single_root else 'several root children allowed'}) "
         f"on {report.gold}",
-        f"scores: parts {', '.join(report.parts)}; trees unlabeled, each arc under its best label",
+        f"scores: parts {', '.join(report.parts)}; "
+        + ("trees labeled, gold with its own labels" if report.labeled
+           else "trees unlabeled, each arc under its best label"),
         "",
         f"{'length':>8} {'sentences':>10} {'correct':>8} {'search err':>11} {'ties':>6} "
         f"{'model err':>10} {'unreachable':>12}",
@@ -368,6 +397,23 @@ def search_errors(
         except ValueError as exc:
             raise InputError(sent.source, sent.lineno,
                              f"gold sentence is not a tree: {exc}") from None
+        if hasattr(model, "search_scores"):  # a model scoring whole (labeled) trees itself
+            report.labeled = model.compares_labels(dec)
+            predicted, same, gold_score, predicted_score, scale, reachable = \
+                model.search_scores(enc, dec, single_root)
+            check_tree(predicted, single_root=single_root, projective=dec.projective)
+            if same:
+                comparison = Comparison("correct", gold_score, gold_score)
+            else:
+                comparison = compare_scores(enc.heads, predicted_score, gold_score, scale, dec,
+                                            single_root)
+                if not reachable:
+                    comparison = Comparison("unreachable", comparison.gold_score,
+                                            comparison.predicted_score,
+                                            (*comparison.reasons, "disallowed"))
+            report.add(len(enc), comparison)
+            seen.update(model.part_names)
+            continue
         arc, _, parts = model.score_parts(enc, None, False)
         parts = {k: v for k, v in parts.items() if k in dec.parts}
         seen.update(parts)

@@ -56,8 +56,12 @@ class Pruner:
         threshold, at most top_k of them (always the best one); the root keeps at least its
         best child, so that a single-rooted tree exists.
         """
-        arc, _ = self.model.score(enc)
-        n = len(enc)
+        return self.allowed_from_scores(self.model.score(enc)[0])
+
+    def allowed_from_scores(self, arc: np.ndarray) -> np.ndarray:
+        """``allowed`` from the first-order model's arc scores float64 [n+1, n+1] (for a
+        caller that needs them, or its labels, anyway)."""
+        n = arc.shape[0] - 1
         scores = arc[:, 1:]
         finite = np.isfinite(scores)
         shifted = np.where(finite, scores - scores.max(axis=0, keepdims=True), -np.inf)

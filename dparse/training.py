@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 from tqdm import tqdm
@@ -25,8 +26,8 @@ from dparse.conll import Sentence
 from dparse.decoders import Decoder, configured_decoder
 from dparse.errors import DparseError
 from dparse.gold import read_gold
-from dparse.learning import AveragedLearner
-from dparse.metrics import evaluate
+from dparse.learning import AveragedLearner, combine
+from dparse.metrics import evaluate, format_score
 from dparse.model import CONFIG_FILE, ArcFactoredModel, GraphModel, ParseTimer
 from dparse.modeldir import writing_model_dir
 from dparse.vocab import EncodedSentence, Vocabulary
@@ -36,14 +37,33 @@ log = logging.getLogger(__name__)
 
 @dataclass
 class EpochReport:
-    """What one epoch did: training accuracy, dev scores, time by stage (seconds)."""
+    """What one epoch did: training accuracy, dev scores, time by stage (seconds). None: not
+    applicable (no dev file, no scored dev token, or no labels: ``las_note`` says why)."""
 
     epoch: int
     train_uas: float
-    train_las: float
+    train_las: float | None
     dev_uas: float | None
     dev_las: float | None
     seconds: dict[str, float]
+    las_note: ClassVar[str] = ""
+
+    def summary(self, dev_file: str | None, punct: str) -> str:
+        """One line: train and dev UAS and LAS (``n/a`` and why where not applicable) and the
+        seconds by stage; ``dev_file`` and ``punct`` as the config's data.dev and
+        training.punct."""
+        las_why = f" ({self.las_note})" if self.las_note else ""
+        if self.dev_uas is not None:
+            dev = f"dev UAS {format_score(self.dev_uas, 0)} LAS {format_score(self.dev_las, 0)}"
+            dev += las_why if self.dev_las is None else ""
+        elif dev_file:
+            dev = f"dev {dev_file}: no scored tokens (punct {punct})"
+        else:
+            dev = "no dev file"
+        train_las = format_score(self.train_las, 0) + (las_why if self.train_las is None else "")
+        secs = " ".join(f"{k} {v:.1f}s" for k, v in self.seconds.items())
+        return (f"epoch {self.epoch}: train UAS {self.train_uas:.2f} LAS {train_las}; {dev}; "
+                f"{secs}")
 
 
 @dataclass
@@ -111,9 +131,12 @@ def run_epoch(
     single_root: bool,
     desc: str,
     progress: bool = True,
+    keep_invalid: bool = False,
 ) -> EpochStats:
     """One online pass: predict each sentence with the current weights (cost-augmented when
-    the learner needs it) and learn from every wrong prediction."""
+    the learner needs it) and learn from every wrong prediction. An invalid update (the
+    prediction does not outscore gold: a search error of an approximate decoder) is skipped,
+    or with ``keep_invalid`` made as if the prediction had tied gold."""
     stats = EpochStats()
     bar = tqdm(sentences, desc=desc, unit="sent", disable=not progress, leave=False,
                dynamic_ncols=True)
@@ -130,6 +153,9 @@ def run_epoch(
             idx, val = model.delta(enc, heads, labels)
             # Labeled Hamming cost: 2 for a wrong head, 1 for a right head with a wrong label.
             cost = 2.0 * int((~right_head).sum()) + float(len(enc) - n_right)
+            if keep_invalid:
+                idx, val = combine(idx, val)
+                cost += max(0.0, float(learner.w[idx] @ val))
             learner.update(idx, val, cost)
         learner.tick()
         stats.update_seconds += time.perf_counter() - t0
@@ -142,14 +168,18 @@ def run_epoch(
 def new_model(
     cfg: ExperimentConfig, vocab: Vocabulary, encoded: list[EncodedSentence], progress: bool
 ) -> GraphModel:
-    """An untrained model of the configured order (a second-order model first trains its
-    first-order pruner on the same data)."""
+    """An untrained model of the configured order (a second- or third-order model first
+    trains its first-order pruner on the same data)."""
     space = FeatureSpace(cfg.features.arc_bits, cfg.features.label_bits, len(vocab.labels))
     if cfg.features.order == 1:
         return ArcFactoredModel(vocab, space, np.zeros(space.size, dtype=np.float32))
     from dparse.secondorder import SecondOrderModel, train_pruner
 
     pruner = train_pruner(cfg, vocab, encoded, progress)
+    if cfg.features.order == 3:
+        from dparse.thirdorder import ThirdOrderModel
+
+        return ThirdOrderModel.untrained(vocab, cfg, pruner)
     return SecondOrderModel.untrained(vocab, space, cfg, pruner)
 
 
@@ -200,7 +230,8 @@ def train(
     for epoch in range(1, tc.epochs + 1):
         order = rng.permutation(len(encoded)) if tc.shuffle else np.arange(len(encoded))
         stats = run_epoch(model, learner, [encoded[i] for i in order], decoder, single_root,
-                          desc=f"epoch {epoch}/{tc.epochs}", progress=progress)
+                          desc=f"epoch {epoch}/{tc.epochs}", progress=progress,
+                          keep_invalid=tc.invalid_updates == "keep")
         seconds = {"score": stats.timer.score, "decode": stats.timer.decode,
                    "update": stats.update_seconds}
         model.weights = learner.averaged()

@@ -30,6 +30,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 from tqdm import tqdm
@@ -204,9 +205,11 @@ class UndirectedEpoch(EpochReport):
     """One training epoch. The model is unlabeled and undirected: ``train_uas`` is the share of
     training words whose gold edge the (cost-augmented) tree has, ``dev_uas`` the directed dev
     UAS of the oriented tree without LEP, ``dev_u_uas`` the dev U-UAS (model selection); the
-    LAS fields are NaN."""
+    LAS fields are None (n/a, ``las_note``)."""
 
     dev_u_uas: float | None = None
+    las_note: ClassVar[str] = ("unlabeled: the undirected model labels every arc dep; "
+                               "labels come from umst.directed_model when parsing")
 
 
 @dataclass
@@ -292,8 +295,8 @@ def train_undirected(
             dev_u_uas, dev_uas = report.u_uas, report.uas
             seconds["dev"] = time.perf_counter() - t0
         best.offer(epoch, model.weights, dev_u_uas)
-        rep = UndirectedEpoch(epoch, 100 * correct / n_tokens, float("nan"), dev_uas,
-                              None if dev_uas is None else float("nan"), seconds, dev_u_uas)
+        rep = UndirectedEpoch(epoch, 100 * correct / n_tokens, None, dev_uas, None, seconds,
+                              dev_u_uas)
         result.epochs.append(rep)
         if on_epoch is not None:
             on_epoch(rep)

@@ -104,32 +104,35 @@ def tree_score2(
 ) -> float:
     """Score of one tree (int [n+1]) under arc [n+1, n+1], sibling and grandparent scores
     [n+1, n+1, n+1] (None: no such parts), naively summed over :func:`second_order_parts`."""
-    sib_parts, grand_parts = second_order_parts(heads)
     total = sum(float(arc[heads[m], m]) for m in range(1, len(heads)))
-    if sib is not None:
-        total += sum(float(sib[p]) for p in sib_parts)
-    if grand is not None:
-        total += sum(float(grand[p]) for p in grand_parts)
-    return total
+    return total + _parts_score((sib, grand), second_order_parts(heads))
+
+
+def _parts_score(arrays: tuple[NDArray[np.floating] | None, ...],
+                 parts: tuple[list[tuple[int, ...]], ...]) -> float:
+    """The sum of ``array[p]`` over each kind's parts p, for the kinds whose array is given."""
+    return sum(sum(float(a[p]) for p in kind) for a, kind in zip(arrays, parts, strict=True)
+               if a is not None)
 
 
 @functools.cache
-def _second_order_index(
-    n: int, projective: bool, single_root: bool
+def _part_index(
+    n: int, projective: bool, single_root: bool, order: int
 ) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
-    """Flat indices into [n+1, n+1, n+1] arrays of each tree's sibling parts [T, n] and
-    grandparent parts [T, n]; arcs out of the root point one past the end (a zero pad)."""
+    """Flat indices of each tree's parts of the two kinds of ``order``: 2, sibling and
+    grandparent parts into [n+1]^3 arrays; 3, tri-sibling and grand-sibling parts into [n+1]^4
+    arrays. [T, n] each (a tree has at most n parts of a kind), padded with one past the end
+    (a zero pad)."""
     trees = all_trees(n, projective, single_root)
-    size = (n + 1) ** 3
-    sib_index = np.empty((len(trees), n), dtype=np.intp)
-    grand_index = np.full((len(trees), n), size, dtype=np.intp)
+    parts_of, dims = (second_order_parts, 3) if order == 2 else (third_order_parts, 4)
+    index = (np.full((len(trees), n), (n + 1) ** dims, dtype=np.intp),
+             np.full((len(trees), n), (n + 1) ** dims, dtype=np.intp))
     for t, heads in enumerate(trees):
-        sib_parts, grand_parts = second_order_parts(heads)
-        sib_index[t] = np.ravel_multi_index(tuple(np.array(sib_parts).T), (n + 1,) * 3)
-        if grand_parts:
-            flat = np.ravel_multi_index(tuple(np.array(grand_parts).T), (n + 1,) * 3)
-            grand_index[t, : len(flat)] = flat
-    return sib_index, grand_index
+        for flat, parts in zip(index, parts_of(heads), strict=True):
+            if parts:
+                flat[t, : len(parts)] = np.ravel_multi_index(tuple(np.array(parts).T),
+                                                             (n + 1,) * dims)
+    return index
 
 
 def best_score2(
@@ -141,15 +144,7 @@ def best_score2(
     single_root: bool,
 ) -> float:
     """Maximum :func:`tree_score2` over :func:`all_trees` (None: no such parts)."""
-    n = arc.shape[0] - 1
-    flat = np.ascontiguousarray(arc, dtype=np.float64).ravel()
-    scores = flat[_arc_index(n, projective, single_root)].sum(axis=1)
-    sib_index, grand_index = _second_order_index(n, projective, single_root)
-    for part, index in ((sib, sib_index), (grand, grand_index)):
-        if part is not None:
-            padded = np.append(np.asarray(part, dtype=np.float64).ravel(), 0.0)
-            scores += padded[index].sum(axis=1)
-    return float(scores.max())
+    return best_score3(arc, sib, grand, projective=projective, single_root=single_root)
 
 
 # -- generalized Eisner (cube pruning) parts ------------------------------------------------------
@@ -262,30 +257,8 @@ def tree_score3(
     """Score of one tree (int [n+1]) under arc [n+1, n+1], sib and grand [n+1]^3, trisib and
     gsib [n+1]^4 (None: no such parts), naively summed over :func:`second_order_parts` and
     :func:`third_order_parts`."""
-    total = tree_score2(heads, arc, sib, grand)
-    trisib_parts, gsib_parts = third_order_parts(heads)
-    if trisib is not None:
-        total += sum(float(trisib[p]) for p in trisib_parts)
-    if gsib is not None:
-        total += sum(float(gsib[p]) for p in gsib_parts)
-    return total
-
-
-@functools.cache
-def _third_order_index(
-    n: int, projective: bool, single_root: bool
-) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
-    """Flat indices into [n+1]^4 arrays of each tree's tri-sibling parts and grand-sibling parts:
-    [T, n] each, padded with one past the end (a zero pad)."""
-    trees = all_trees(n, projective, single_root)
-    size = (n + 1) ** 4
-    index = (np.full((len(trees), n), size, dtype=np.intp),
-             np.full((len(trees), n), size, dtype=np.intp))
-    for t, heads in enumerate(trees):
-        for flat, parts in zip(index, third_order_parts(heads), strict=True):
-            if parts:
-                flat[t, : len(parts)] = np.ravel_multi_index(tuple(np.array(parts).T), (n + 1,) * 4)
-    return index
+    return tree_score2(heads, arc, sib, grand) + _parts_score((trisib, gsib),
+                                                              third_order_parts(heads))
 
 
 def best_score3(
@@ -302,11 +275,12 @@ def best_score3(
     n = arc.shape[0] - 1
     flat = np.ascontiguousarray(arc, dtype=np.float64).ravel()
     scores = flat[_arc_index(n, projective, single_root)].sum(axis=1)
-    indices = _second_order_index(n, projective, single_root) + _third_order_index(
-        n, projective, single_root
-    )
-    for part, index in zip((sib, grand, trisib, gsib), indices, strict=True):
-        if part is not None:
-            padded = np.append(np.asarray(part, dtype=np.float64).ravel(), 0.0)
-            scores += padded[index].sum(axis=1)
+    for order, arrays in ((2, (sib, grand)), (3, (trisib, gsib))):
+        if all(a is None for a in arrays):
+            continue
+        for part, index in zip(arrays, _part_index(n, projective, single_root, order),
+                               strict=True):
+            if part is not None:
+                padded = np.append(np.asarray(part, dtype=np.float64).ravel(), 0.0)
+                scores += padded[index].sum(axis=1)
     return float(scores.max())

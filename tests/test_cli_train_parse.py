@@ -117,6 +117,19 @@ def test_train_reads_the_data_root_from_the_environment(folder: Path, tmp_path: 
     assert run.stderr.startswith("trained tiny") and "epoch 1:" not in run.stderr
 
 
+def test_train_dev_without_scored_tokens_says_so(folder: Path, tmp_path: Path) -> None:
+    """A dev file whose every token the punctuation rule excludes is not a missing dev file."""
+    _write(folder, "punct-dev.conllu",
+           "1\t.\t.\tPUNCT\t.\t_\t0\troot\t_\t_\n2\t!\t!\tPUNCT\t.\t_\t1\tpunct\t_\t_\n\n")
+    run = dparse("train", str(folder / "tiny.yaml"), "-o", str(tmp_path / "m"),
+                 "--data-root", str(folder), "--set", "data.dev=punct-dev.conllu",
+                 "--set", "training.punct=upos")
+    assert run.returncode == 0, run.stderr
+    assert "no dev file" not in run.stderr
+    assert re.search(r"^epoch 1: .*dev punct-dev\.conllu: no scored tokens \(punct upos\)",
+                     run.stderr, re.M), run.stderr
+
+
 def test_parse_file_and_stdin_give_the_same_output(folder: Path, model: Path,
                                                    tmp_path: Path) -> None:
     text = (folder / "dev.conllu").read_text(encoding="utf-8")

@@ -28,8 +28,9 @@ from dparse.training import parsing_decoder, training_decoder
 
 REPO = Path(__file__).resolve().parents[1]
 # experiment configs (not the tuning grids *-grid.yaml of benchmarks/greedy_tune.py)
+# experiment configs; not decoder-tuning grids (*-grid.yaml) nor dparse grid files (configs/grids)
 SHIPPED = sorted(p for p in (REPO / "configs").rglob("*.yaml")
-                 if not p.name.endswith("-grid.yaml"))
+                 if not p.name.endswith("-grid.yaml") and p.parent.name != "grids")
 MINIMAL = "data:\n  train: en_ewt/train.conllu\n"
 
 
@@ -370,3 +371,13 @@ def test_siblings_option_defaults_on_and_can_be_switched_off_at_second_order() -
 def test_bad_siblings_settings_name_the_key(features: dict, message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         load_config(raw=_raw(features=features))
+
+
+def test_shipped_grid_files_load(tmp_path: Path) -> None:
+    from dparse.batch.grid import load_grid
+
+    grids = sorted((REPO / "configs" / "grids").glob("*.yaml"))
+    assert grids
+    for path in grids:
+        cells = load_grid(path).cells(tmp_path, str(REPO.parent / "shared" / "data"))
+        assert cells and all(c.config for c in cells), path

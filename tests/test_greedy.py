@@ -192,6 +192,33 @@ def test_greedy_pruned_arcs() -> None:
                            single_root=single_root)
 
 
+@pytest.mark.parametrize("pp", [False, True])
+def test_greedy_avoids_pruned_arcs_when_a_finite_tree_exists(pp: bool) -> None:
+    """-inf arcs are used only when no tree avoids them (decoders.py contract): on random
+    pruned graphs where brute force finds a tree of finite arcs, the C search and the reference
+    return one, for every part order, single_root, beams 1 and 3."""
+    rng = np.random.default_rng([SEED, 17, pp])
+    checked = 0
+    for case in range(160):
+        n = 2 + case % 6
+        single_root = bool(case % 2)
+        arc = random_arc(rng, n, KINDS[case % 3])
+        arc[rng.random(arc.shape) < rng.uniform(0.4, 0.75)] = -np.inf
+        if not np.isfinite(best_score(arc, projective=False, single_root=single_root)):
+            continue
+        checked += 1
+        sib, grand = order_parts(ORDERS[case % 4], *random_parts(rng, n, KINDS[case % 3]))
+        alpha, beta = rng.uniform(0.0, 2.5), rng.uniform(0.0, 1.0)
+        for beam in (1, 3):
+            heads, _ = c_greedy(arc, sib, grand, single_root, pp, alpha, beta, beam)
+            expected, _ = greedy(arc, sib, grand, single_root=single_root, pp=pp, alpha=alpha,
+                                 beta=beta, beam=beam)
+            assert heads.tolist() == expected.tolist(), (case, beam)
+            check_tree(heads, single_root=single_root)
+            assert np.isfinite(arc[heads[1:], np.arange(1, n + 1)]).all(), (case, beam)
+    assert checked >= 60
+
+
 # -- the paper's accounting (Section 3) and the beam ----------------------------------------------
 
 

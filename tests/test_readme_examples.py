@@ -43,6 +43,9 @@ NOT_RUN = {
     "dparse data jackknife": "needs an external POS tagger",
     "dparse data conll-layout --conll2006": "needs the licensed CoNLL 2006/2007 data",
     "dparse data ptb2dep --wsj-root": "needs the licensed WSJ treebank",
+    "dparse grid configs/grids/smoke.yaml --cluster slurm": "needs a SLURM cluster (make "
+    "slurm-check starts one)",
+    "dparse grid configs/grids/smoke.yaml --scheduler": "needs a running Dask scheduler",
 }
 # Files examples read without any example writing them first: made by parsing en_ewt test.
 PARSER_OUTPUTS = ("test.parsed.conllu", "test.eisner.conllu", "dd.conllu", "eisner2.conllu",

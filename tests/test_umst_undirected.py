@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +22,7 @@ from dparse.trees import check_tree
 from dparse.undirected import UndirectedModel
 from dparse.vocab import Vocabulary
 
+REPO = Path(__file__).resolve().parents[1]
 TREES = [
     (["the", "dog", "barks"], [2, 3, 0], ["DET", "NOUN", "VERB"], ["det", "nsubj", "root"]),
     (["a", "cat", "sleeps", "here"], [2, 3, 0, 3], ["DET", "NOUN", "VERB", "ADV"],
@@ -89,22 +93,64 @@ def test_umst_undirected_config_errors(config: Path) -> None:
         load_config(config, ["umst.prune_quantile=0"])
 
 
-def test_umst_undirected_cli_train_and_parse(config: Path, tmp_path: Path) -> None:
+@pytest.fixture
+def cli_trained(config: Path, tmp_path: Path) -> tuple[Path, str]:
+    """``dparse train`` on the tiny config: the model directory and what the command printed."""
+    from click.testing import CliRunner
+
+    from dparse.cli import cli
+
+    out = tmp_path / "cli-model"
+    res = CliRunner().invoke(cli, ["train", str(config), "--out", str(out),
+                                   "--data-root", str(tmp_path)])
+    assert res.exit_code == 0, res.output
+    return out, res.output
+
+
+def test_umst_undirected_cli_train_and_parse(cli_trained: tuple[Path, str],
+                                            tmp_path: Path) -> None:
     from click.testing import CliRunner
 
     from dparse.cli import cli
 
     runner = CliRunner()
-    out = tmp_path / "cli-model"
-    res = runner.invoke(cli, ["train", str(config), "--out", str(out), "-q",
-                              "--data-root", str(tmp_path)])
-    assert res.exit_code == 0, res.output
+    out = cli_trained[0]
     parsed = tmp_path / "parsed.conllu"
     res = runner.invoke(cli, ["parse", str(out), str(tmp_path / "train.conllu"), "-o",
                               str(parsed)])
     assert res.exit_code == 0, res.output
     res = runner.invoke(cli, ["eval", str(tmp_path / "train.conllu"), str(parsed), "--json"])
     assert res.exit_code == 0 and '"uas"' in res.output
+
+
+def test_umst_undirected_parse_with_another_decoder_exits_2(cli_trained: tuple[Path, str],
+                                                            tmp_path: Path) -> None:
+    """``dparse parse UNDIRECTED_MODEL --decoder X``: exit status 2, the message names the model
+    directory and both decoders, no traceback, no output file."""
+    out = cli_trained[0]
+    parsed = tmp_path / "parsed.conllu"
+    run = subprocess.run([sys.executable, "-m", "dparse", "parse", str(out),
+                          str(tmp_path / "train.conllu"), "-o", str(parsed), "--decoder", "cle"],
+                         capture_output=True, text=True, cwd=REPO, timeout=120,
+                         env={**os.environ, "PYTHONPATH": str(REPO), "DPARSE_DEBUG": ""})
+    assert run.returncode == 2, run.stderr
+    assert str(out) in run.stderr and "--decoder cle" in run.stderr and "'umst'" in run.stderr
+    assert "Traceback" not in run.stderr and not parsed.exists()
+
+
+def test_umst_undirected_epoch_reports_las_as_not_applicable(config: Path, tmp_path: Path,
+                                                            cli_trained: tuple[Path, str]) -> None:
+    """The undirected model alone is unlabeled (every arc "dep"): its epochs report LAS as
+    n/a with the reason, never nan, and UAS as numbers."""
+    cfg = load_config(config, data_root=str(tmp_path))
+    epochs = []
+    train_parser(cfg, progress=False, on_epoch=epochs.append)
+    assert all(ep.train_las is None and ep.dev_las is None for ep in epochs)
+    assert all(ep.dev_uas is not None for ep in epochs)
+    output = cli_trained[1]
+    lines = [line for line in output.splitlines() if line.startswith("epoch ")]
+    assert len(lines) == 3 and "nan" not in output
+    assert all("LAS n/a (unlabeled" in line and "dev UAS " in line for line in lines), lines
 
 
 def test_umst_undirected_edge_templates_score_what_training_updates(config: Path,

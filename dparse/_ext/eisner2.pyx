@@ -68,6 +68,7 @@ from libc.stdlib cimport free, malloc
 
 cimport numpy as cnp
 
+from dparse._ext.bounds cimport BoundsC, bounds_init, widen
 from dparse._ext.types cimport (
     DECODE_NO_MEMORY,
     DECODE_OK,
@@ -88,30 +89,6 @@ cdef Py_ssize_t MAX_WORDS = 65535
 
 # -- disallowed parts -----------------------------------------------------------------------------
 
-cdef struct BoundsC:
-    score_t lo             # smallest allowed (finite) score seen, +inf if none
-    score_t hi             # largest allowed score seen, -inf if none
-    bint pruned            # some score seen is disallowed (-inf or NaN)
-
-
-cdef int note(BoundsC* b, const score_t* x, Py_ssize_t start, Py_ssize_t stop) noexcept nogil:
-    """Widens ``b`` by the scores x[start:stop]; DECODE_POSITIVE_INF on +inf."""
-    cdef Py_ssize_t i
-    cdef score_t a
-    for i in range(start, stop):
-        a = x[i]
-        if a > -INFINITY:  # false for -inf and NaN
-            if a == INFINITY:
-                return DECODE_POSITIVE_INF
-            if a < b.lo:
-                b.lo = a
-            if a > b.hi:
-                b.hi = a
-        else:
-            b.pruned = True
-    return DECODE_OK
-
-
 cdef int part_floor(const score_t* arc, const score_t* sib, const score_t* grand, Py_ssize_t n,
                     bint single_root, score_t* floor, score_t* sibT) noexcept nogil:
     """Scans the parts that some projective tree can contain and sets ``floor``, the stand-in
@@ -129,13 +106,11 @@ cdef int part_floor(const score_t* arc, const score_t* sib, const score_t* grand
     cdef Py_ssize_t N = n + 1, N2 = N * N, h, m, g, s, base, start, stop
     cdef bint sib_pruned
     cdef BoundsC b
-    b.lo = INFINITY
-    b.hi = -INFINITY
-    b.pruned = False
+    bounds_init(&b, INFINITY, -INFINITY)
     if sib != NULL:
         for h in range(N):
             base = h * N2 + h * N  # sib[h, h, s]: s in 1..n, s != h
-            if note(&b, sib, base + 1, base + h) or note(&b, sib, base + h + 1, base + N):
+            if widen(&b, sib, base + 1, base + h) or widen(&b, sib, base + h + 1, base + N):
                 return DECODE_POSITIVE_INF
             if h == 0 and single_root:
                 continue
@@ -145,24 +120,24 @@ cdef int part_floor(const score_t* arc, const score_t* sib, const score_t* grand
                 base = h * N2 + m * N
                 start = base + (1 if m < h else m + 1)
                 stop = base + (m if m < h else N)
-                if note(&b, sib, start, stop):
+                if widen(&b, sib, start, stop):
                     return DECODE_POSITIVE_INF
                 if sibT != NULL:
                     for s in range(start - base, stop - base):
                         sibT[h * N2 + s * N + m] = sib[base + s]
     sib_pruned = b.pruned
     for h in range(N):  # arc[h, m]: m in 1..n, m != h
-        if note(&b, arc, h * N + 1, h * N + h) or note(&b, arc, h * N + h + 1, h * N + N):
+        if widen(&b, arc, h * N + 1, h * N + h) or widen(&b, arc, h * N + h + 1, h * N + N):
             return DECODE_POSITIVE_INF
     if grand != NULL:
         for g in range(N):  # grand[g, h, m], h and m >= 1 on the same side of g
             for h in range(1, N):
                 base = g * N2 + h * N
-                if h > g and (note(&b, grand, base + g + 1, base + h)
-                              or note(&b, grand, base + h + 1, base + N)):
+                if h > g and (widen(&b, grand, base + g + 1, base + h)
+                              or widen(&b, grand, base + h + 1, base + N)):
                     return DECODE_POSITIVE_INF
-                if h < g and (note(&b, grand, base + 1, base + h)
-                              or note(&b, grand, base + h + 1, base + g)):
+                if h < g and (widen(&b, grand, base + 1, base + h)
+                              or widen(&b, grand, base + h + 1, base + g)):
                     return DECODE_POSITIVE_INF
     if b.lo > 0.0:
         b.lo = 0.0

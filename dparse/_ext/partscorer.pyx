@@ -36,6 +36,7 @@ from libc.math cimport INFINITY
 from libc.stdint cimport uint64_t
 from libc.stdlib cimport free, malloc
 
+from dparse._ext.bounds cimport BoundsC, bounds_init, widen
 from dparse._ext.types cimport score_t
 
 KINDS = ("arc", "sib", "grand", "trisib", "gsib")
@@ -96,28 +97,6 @@ cdef class PartScorer:
 
 
 # -- dense arrays ---------------------------------------------------------------------------------
-
-cdef struct BoundsC:
-    score_t lo             # smallest allowed (finite) score seen, +inf if none
-    score_t hi             # largest allowed score seen, -inf if none
-
-
-cdef bint widen(BoundsC* b, const score_t* x, Py_ssize_t start, Py_ssize_t stop) noexcept nogil:
-    """Widens ``b`` by the allowed scores x[start:stop] (an empty range if stop <= start); True
-    if one of them is +inf."""
-    cdef Py_ssize_t i
-    cdef score_t a
-    for i in range(start, stop):
-        a = x[i]
-        if a > -INFINITY:  # false for -inf and NaN
-            if a == INFINITY:
-                return True
-            if a < b.lo:
-                b.lo = a
-            if a > b.hi:
-                b.hi = a
-    return False
-
 
 cdef inline void sibling_range(Py_ssize_t h, Py_ssize_t m, Py_ssize_t N, Py_ssize_t* lo,
                                Py_ssize_t* hi) noexcept nogil:
@@ -246,8 +225,7 @@ cdef class ArrayPartScorer(PartScorer):
         self.trisib_data = array_data(trisib, self.N, 4, "trisib")
         self.gsib_data = array_data(gsib, self.N, 4, "gsib")
         self.arrays = (arc, sib, grand, trisib, gsib)
-        b.lo = INFINITY
-        b.hi = -INFINITY
+        bounds_init(&b, INFINITY, -INFINITY)
         with nogil:
             status = scan_parts(self, &b)
         if status:
@@ -313,8 +291,7 @@ cdef class HashedPartScorer(PartScorer):
         self.arc_scores = arc
         self.seed = seed
         self.scale = scale
-        b.lo = -scale
-        b.hi = scale
+        bounds_init(&b, -scale, scale)
         for h in range(N):
             if widen(&b, self.arc_data, h * N + 1, h * N + h) or widen(
                     &b, self.arc_data, h * N + h + 1, (h + 1) * N):

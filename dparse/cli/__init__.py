@@ -32,6 +32,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
                  "Parse biased towards another parser's output (parser combination)."),
     "search-errors": ("dparse.cli.search_errors", "search_errors_command",
                       "Count sentences whose gold tree outscores the decoder's output."),
+    "grid": ("dparse.cli.grid", "grid",
+             "Train, parse and score a grid of experiments on a Dask cluster."),
+    "show": ("dparse.cli.show", "show", "Draw trees as arc diagrams (SVG, or an HTML page)."),
+    "forest": ("dparse.cli.forest", "forest_command",
+               "Statistics and oracles (forest, k-best) of packed forest files."),
 }
 
 

@@ -18,7 +18,15 @@ _FILE = click.Path(exists=True, dir_okay=False, allow_dash=True)
 @click.command("eval", context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("gold", type=_FILE)
 @click.argument("system", type=_FILE)
-@click.option("--other", type=_FILE, help="A second system's output: adds SARC and gold(x, y).")
+@click.option(
+    "--other",
+    "others",
+    type=_FILE,
+    multiple=True,
+    help="Another system's output (repeatable): adds SARC and gold(x, y) against the first "
+    "--other; with --detail or --plot, every system's breakdowns side by side and significance "
+    "tests of SYSTEM against each other one.",
+)
 @click.option(
     "--punct",
     type=click.Choice(list(PUNCT_RULES)),
@@ -29,7 +37,22 @@ _FILE = click.Path(exists=True, dir_okay=False, allow_dash=True)
     "upos = leave out gold UPOS PUNCT. Always decided on the gold file.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
-@click.option("--detail", is_flag=True, help="Add per-DEPREL and per-arc-length breakdowns.")
+@click.option(
+    "--detail",
+    is_flag=True,
+    help="Add breakdowns: per DEPREL and arc length; by sentence length, arc length and "
+    "direction (precision and recall), gold label, head and dependent UPOS, root, projectivity; "
+    "a sign test and a paired bootstrap (seed 0) between systems.",
+)
+@click.option(
+    "--plot",
+    "plot_dir",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Write figures (PNG and SVG) of the breakdowns into this directory: accuracy by "
+    "sentence length, arc precision/recall by length, LAS per label, an overview (needs "
+    "matplotlib: pip install 'dparse[plot]').",
+)
 @click.option("--encoding", default="utf-8", show_default=True, help="Encoding of all input files.")
 @skip_invalid_trees_option
 @click.option(
@@ -43,10 +66,11 @@ _FILE = click.Path(exists=True, dir_okay=False, allow_dash=True)
 def eval_command(
     gold: str,
     system: str,
-    other: str | None,
+    others: tuple[str, ...],
     punct: str,
     as_json: bool,
     detail: bool,
+    plot_dir: str | None,
     encoding: str,
     fmt: str,
     skip_invalid_trees: bool,
@@ -62,19 +86,39 @@ def eval_command(
       dparse eval ../shared/data/en_ewt/test.conllu test.parsed.conllu --punct upos --detail
       dparse eval ../shared/data/en_ewt/test.conllu test.parsed.conllu --other test.eisner.conllu
       dparse eval ../shared/data/en_ewt/test.conllu test.parsed.conllu --json
+      dparse eval ../shared/data/en_ewt/test.conllu test.parsed.conllu --other test.eisner.conllu \
+          --other dd.conllu --punct upos --detail
     """
     kw = {"fmt": None if fmt == "auto" else fmt, "encoding": encoding}
     gold_sentences = read_treebank(gold, **kw)
-    parses = [read_treebank(path, **kw) for path in (system, other) if path]
+    names = [system, *others]
+    parses = [read_treebank(path, **kw) for path in names]
     gold_trees, parses = keep_gold_trees(gold_sentences, parses, skip_invalid_trees)
     report = evaluate(
         gold_trees,
         parses[0],
         punct=punct,
-        other=parses[1] if other else None,
+        other=parses[1] if others else None,
         detail=detail,
     )
+    comparison = None
+    if detail or plot_dir:
+        # imported here: plain eval needs none of the reports
+        from dparse.reports.breakdowns import compare_systems, format_comparison
+
+        comparison = compare_systems(gold_trees, list(zip(names, parses, strict=True)), punct)
+    if plot_dir:
+        from dparse.reports.plots import plot_comparison  # matplotlib only with --plot
+
+        written = plot_comparison(comparison, plot_dir)
+        click.echo(f"dparse eval: wrote {len(written)} plot files to {plot_dir}", err=True)
     if as_json:
-        click.echo(json.dumps(report.as_dict(), indent=2))
+        data = report.as_dict()
+        if detail:
+            data["breakdowns"] = comparison.as_dict()
+        click.echo(json.dumps(data, indent=2))
     else:
-        click.echo(format_table(report))
+        text = format_table(report)
+        if detail:
+            text += "\n\n" + format_comparison(comparison)
+        click.echo(text)

@@ -64,6 +64,7 @@ PARSE_TIME_KEYS: Mapping[str, Sequence[str]] = {
     "graph": ("decoder.name", "decoder.single_root", "decoder.options"),
     "easyfirst": ("decoder.name", "decoder.single_root"),
     "umst": ("decoder.single_root", "umst.lep_steps", "umst.directed_model", "umst.method"),
+    "shiftreduce": ("decoder.single_root", "shiftreduce.beam", "shiftreduce.force_gold"),
 }
 ENSEMBLE_KEYS: Mapping[str, Sequence[str]] = {"graph": ("decoder.single_root", "ensemble")}
 

@@ -7,10 +7,19 @@ from pathlib import Path
 
 import click
 
+from dparse.batch.parallel_parse import (
+    DEFAULT_CHUNK,
+    ParserSpec,
+    Shard,
+    count_sentences,
+    parse_with_workers,
+)
 from dparse.cli.options import PARSE_TIME_KEYS, check_model_overrides, model_set_option
 from dparse.config import load_config
 from dparse.conll import read_conll, write_conll
 from dparse.decoders import available_decoders, get_decoder
+from dparse.errors import ConfigError
+from dparse.hypergraph.forest_io import forest_writer
 from dparse.model import CONFIG_FILE, ParseTimer
 from dparse.modeldir import check_model_dir
 from dparse.parsers import load_parser
@@ -28,9 +37,21 @@ from dparse.parsers import load_parser
               default="auto", show_default=True, help="Input format.")
 @click.option("--encoding", default="utf-8", show_default=True, help="Input and output encoding.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON on stderr.")
+@click.option("--jobs", "-j", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Worker processes, each loading the model once; output identical to one "
+              "job's, in input order.")
+@click.option("--shard", "shard_text", metavar="I/N", default=None,
+              help="Parse only the I-th of N contiguous pieces of INPUT (a file): the outputs "
+              "of shards 1..N concatenated in order are the whole output (a job array).")
+@click.option("--chunk-size", type=click.IntRange(min=1), default=DEFAULT_CHUNK,
+              show_default=True, help="Sentences sent to a worker at a time (with --jobs).")
+@click.option("--forest", "forest_path", default=None, metavar="FILE",
+              help="Also write each sentence's packed forest to FILE (dparse.hypergraph "
+              "forest format, gzip if it ends in .gz); shift-reduce models only.")
 @model_set_option
 def parse(model_dir: str, input: str, output: str, decoder_name: str | None, fmt: str,
-          encoding: str, as_json: bool, overrides: tuple[str, ...]) -> None:
+          encoding: str, as_json: bool, jobs: int, shard_text: str | None, chunk_size: int,
+          forest_path: str | None, overrides: tuple[str, ...]) -> None:
     """Parse INPUT (a CoNLL-X, CoNLL-U or Malt-TAB file; stdin by default) with MODEL_DIR.
 
     Writes every sentence back in order with its comments, multiword-token lines and empty
@@ -43,14 +64,31 @@ def parse(model_dir: str, input: str, output: str, decoder_name: str | None, fmt
       dparse parse models/en_ewt-o1-cle --decoder eisner < ../shared/data/en_ewt/dev.conllu \\
           > dev.parsed.conllu
       dparse parse models/en_ewt-o1-cle ../shared/data/en_ewt/test.conllu --json > /dev/null
+      dparse parse models/en_ewt-o1-cle ../shared/data/en_ewt/dev.conllu --jobs 2 \
+          -o dev.parsed.conllu
+      dparse parse models/en_ewt-o1-cle ../shared/data/en_ewt/dev.conllu --shard 3/8 \
+          -o dev.parsed.3-of-8.conllu
+      dparse parse models/en_ewt-sr-nonsp-b12 ../shared/data/en_ewt/dev.conllu -o dev.sr.conllu \\
+          --forest dev.forests.gz
     """
     directory = Path(model_dir)
     check_model_dir(directory)  # before its config is read
     check_model_overrides(directory, overrides, PARSE_TIME_KEYS)
     cfg = load_config(directory / CONFIG_FILE, overrides)
+    shard = Shard.parse(shard_text) if shard_text is not None else None
+    in_fmt = None if fmt == "auto" else fmt
+    sentences = read_conll(input, fmt=in_fmt, encoding=encoding, require_heads=False)
+    if shard is not None:
+        sentences = shard.select(sentences, count_sentences(input, in_fmt, encoding))
+    if forest_path is not None and jobs > 1:
+        raise click.UsageError("--forest writes one forest file: use it with --jobs 1")
+    if jobs > 1:
+        spec = ParserSpec(model_dir, tuple(overrides), decoder_name)
+        source = sentences if shard is not None else input  # a file: read by the workers
+        click.echo(parse_with_workers(spec, source, output, encoding, jobs, chunk_size,
+                                      as_json, in_fmt), err=True)
+        return
     parser = load_parser(directory, cfg, decoder_name)
-    sentences = read_conll(input, fmt=None if fmt == "auto" else fmt, encoding=encoding,
-                           require_heads=False)
     timer = ParseTimer()
     # An approximate decoder that certifies optimality (dd2) counts its certified sentences.
     registered = parser.decoder_name in available_decoders()
@@ -58,8 +96,15 @@ def parse(model_dir: str, input: str, output: str, decoder_name: str | None, fmt
     counting = hasattr(decoder, "certified_share")
     if counting:
         decoder.reset_stats()
-    parsed = parser.parse(sentences, timer)
-    write_conll(parsed, output, encoding=encoding)
+    if forest_path is None:
+        write_conll(parser.parse(sentences, timer), output, encoding=encoding)
+    elif parser.forest_fn is None:
+        raise ConfigError(f"{directory}: --forest needs a model that builds packed forests "
+                          "(parser: shiftreduce)")
+    else:
+        with forest_writer(forest_path) as forests:
+            write_conll(parser.forest_fn(sentences, timer, lambda i, f: forests.write(f, i)),
+                        output, encoding=encoding)
     summary: dict[str, object] = {**timer.summary(), "decoder": parser.decoder_name}
     certified = ""
     if counting:

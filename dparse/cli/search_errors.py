@@ -50,7 +50,8 @@ def search_errors_command(model_dir: str, gold: str, decoder_name: str | None,
     higher), or gold unreachable: the decoder cannot output the gold tree (non-projective gold
     for a projective decoder, several root children under single-root decoding, or a gold arc
     the model's pruner removed), which is never a search error. Scores are those of the part
-    arrays the decoder accepts; trees are compared unlabeled, each arc under its best label.
+    arrays the decoder accepts; trees are compared unlabeled, each arc under its best label
+    (labeled, gold with its own labels, for a third-order model decoded by cube).
     Counts are also split by sentence length.
 
     --decoder other than the model's starts from no decoder options; --set applies to the

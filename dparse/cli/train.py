@@ -50,13 +50,8 @@ def train(config: str, out: str | None, overrides: tuple[str, ...], data_root: s
     out_dir = Path(out) if out else Path("models") / cfg.name
 
     def report(ep: EpochReport) -> None:
-        if quiet:
-            return
-        dev = (f"dev UAS {ep.dev_uas:.2f} LAS {ep.dev_las:.2f}" if ep.dev_uas is not None
-               else "no dev file")
-        secs = " ".join(f"{k} {v:.1f}s" for k, v in ep.seconds.items())
-        click.echo(f"epoch {ep.epoch}: train UAS {ep.train_uas:.2f} LAS {ep.train_las:.2f}; "
-                   f"{dev}; {secs}", err=True)
+        if not quiet:
+            click.echo(ep.summary(cfg.data.dev, cfg.training.punct), err=True)
 
     result = train_parser(cfg, progress=show_progress(quiet, progress), on_epoch=report)
     save_model(result, cfg, out_dir)

@@ -1,0 +1,71 @@
+"""The benchmarks' report writers print a score that is not applicable (None: no scored token)
+as ``n/a`` through dparse.metrics.format_score, never crash on it."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from dparse.metrics import format_score
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+import bench  # noqa: E402
+import greedy_ensemble  # noqa: E402
+import greedy_tables  # noqa: E402
+import umst_tables  # noqa: E402
+
+
+def test_format_score_signs_and_na() -> None:
+    assert format_score(None, 0, sign=True) == "n/a"
+    assert format_score(1.5, 0, sign=True) == "+1.50"
+    assert format_score(-0.25, 0, 1, sign=True) == "-0.2"
+    assert format_score(3.0, 0, unit="%") == "3.00%"
+
+
+def test_greedy_tables_print_na() -> None:
+    row = {"uas": None, "las": None, "u_uas": 80.0, "tokens_per_second": 10.0, "sarc": None}
+    scored = {**row, "uas": 81.234}
+    orders = {"1": {"rows": {"BGI": row, greedy_tables.GOLD_ROW: scored},
+                    "ensembles": {"BGI": {**row, "gammas": [0.1]}}, "gold_xy": [None, 2.0]}}
+    text = "\n".join(greedy_tables.table1("tb", orders))
+    assert "| BGI | 1 | n/a | 10 | n/a | 80.00 | n/a | 10 | n/a | 80.00 | 0.1 |" in text
+    assert "= (n/a, 2.00%)" in text
+    results = [{"treebank": "a", "orders": orders}, {"treebank": "b", "orders": orders}]
+    text = "\n".join(greedy_tables.table2(results, "1"))
+    assert "| a | n/a | **81.23** | n/a |" in text and "| average | n/a | 81.23 | n/a |" in text
+
+
+def test_greedy_ensemble_report_prints_na(tmp_path: Path) -> None:
+    none = {"uas": None, "las": None, "u_uas": None, "tokens_per_second": 5.0}
+    result = {"treebank": "tb", "model": "m", "punct": "upos", "others": ["x"],
+              "alone": {"x": none, "m": {**none, "uas": 70.0}},
+              "ensembles": [{**none, "others": ["x"], "gamma1": 0.1, "gamma2": 0.2,
+                             "dev_uas": None, "uas": 71.0, "sarc": None, "gold_xy": [None, 1.0]}]}
+    greedy_ensemble.write_report(result, tmp_path / "r.md")
+    text = (tmp_path / "r.md").read_text()
+    assert "| x | n/a | n/a | n/a | 5 |" in text
+    assert "| x | 0.1 | 0.2 | n/a | 71.00 | n/a | n/a | n/a | (n/a, 1.00) | 5 |" in text
+    assert json.loads((tmp_path / "r.json").read_text())["alone"]["x"]["uas"] is None
+
+
+def test_umst_tables_report_prints_na(tmp_path: Path) -> None:
+    scores = {k: {"uas": None, "u_uas": 50.0, "las": None, "tokens_per_second": 1.0}
+              for k in umst_tables.MODELS}
+    results = [{"treebank": "tb", "scores": scores,
+                "oracle": {"better": [None, 2.0], "oracle_uas": None, "oracle_gain": None}}]
+    umst_tables.write_report(results, "upos", tmp_path / "u.md")
+    text = (tmp_path / "u.md").read_text()
+    assert "| D-MST | n/a/50.0 |" in text and "| D-MST | n/a |" in text
+    assert "| U-MST-uf-lep | 2.0 |" in text and "| Oracle | n/a (n/a) |" in text
+
+
+@pytest.mark.parametrize("las", [None, 85.5])
+def test_bench_report_prints_na(las: float | None) -> None:
+    row = {"config": "c", "decoder": "cle", "train_seconds": 12.0, "epochs": "1", "parse_tps": 1.0,
+           "score_tps": 2.0, "decode_tps": 3.0, "uas": None, "las": las, "peak_rss_mb": 9.0,
+           "sentences": 1, "tokens": 2}
+    text = bench.format_report([row], quick=True)
+    assert f"| n/a | {format_score(las, 0)} | 9 |" in text
