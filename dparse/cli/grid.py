@@ -56,7 +56,7 @@ def grid(grid_file: str, out: str | None, kind: str, scheduler: str | None,
     to resume a grid), a failed one is recorded with its error and run again next time, a
     cell whose worker is lost is rerun on another. Writes OUT/cells/<key>/ (model, parsed
     test file, cell.log, result.json) and OUT/results.md, .json and .csv (UAS, LAS,
-    tokens/sec, training time per cell). Exit status 1 if a cell failed.
+    tokens/sec, training time per cell). Exit status 2 if a cell failed.
 
     \b
     Examples:
@@ -100,5 +100,5 @@ def grid(grid_file: str, out: str | None, kind: str, scheduler: str | None,
     ok = sum(r.get("status") == "ok" for r in records)
     click.echo(f"grid {spec.name}: {ok} of {len(records)} cells done, {len(records) - ok} "
                f"failed; tables in {out_dir}/results.md", err=True)
-    if ok < len(records):
-        raise SystemExit(1)
+    if ok < len(records):  # a user-level failure (its error is in the tables): status 2, not 1
+        raise SystemExit(2)
