@@ -236,6 +236,15 @@ def test_unknown_decoder_exits_2(folder: Path, model: Path) -> None:
     assert "Traceback" not in run.stderr and run.stdout == ""
 
 
+def test_forest_of_a_graph_model_exits_2(folder: Path, model: Path, tmp_path: Path) -> None:
+    forests, out = tmp_path / "f.forests", tmp_path / "out.conllu"
+    run = dparse("parse", str(model), str(folder / "dev.conllu"), "--forest", str(forests),
+                 "-o", str(out))
+    assert run.returncode == 2 and "Traceback" not in run.stderr
+    assert str(model) in run.stderr and "parser: shiftreduce" in run.stderr
+    assert not forests.exists() and not out.exists()
+
+
 def test_not_a_model_directory_exits_2(folder: Path, tmp_path: Path) -> None:
     run = dparse("parse", str(tmp_path), str(folder / "dev.conllu"))
     assert run.returncode == 2 and str(tmp_path) in run.stderr
