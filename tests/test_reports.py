@@ -410,11 +410,31 @@ def test_model_certificates_count_each_gold_sentence(tmp_path: Path) -> None:
     assert 0 < report.total["iterations"] <= 20 * 40
 
 
+# The README's picture: a sentence made up for it, as parsed (one wrong head, one wrong label)
+# and gold; rows are (form, upos, parsed head, parsed label, gold head, gold label).
+README_SENTENCE = [("She", "PRON", 2, "nsubj", 2, "nsubj"), ("saw", "VERB", 0, "root", 0, "root"),
+                   ("the", "DET", 4, "det", 4, "det"), ("comet", "NOUN", 2, "iobj", 2, "obj"),
+                   ("with", "ADP", 8, "case", 8, "case"), ("a", "DET", 8, "det", 8, "det"),
+                   ("small", "ADJ", 8, "amod", 8, "amod"),
+                   ("telescope", "NOUN", 4, "nmod", 2, "obl"),
+                   (".", "PUNCT", 2, "punct", 2, "punct")]
+
+
+def _readme_conllu(gold: bool) -> str:
+    lines = ["# sent_id = comet-1", "# text = She saw the comet with a small telescope."]
+    for i, (form, upos, head, label, gold_head, gold_label) in enumerate(README_SENTENCE, 1):
+        h, lab = (gold_head, gold_label) if gold else (head, label)
+        misc = "SpaceAfter=No" if form == "telescope" else "_"
+        lines.append(f"{i}\t{form}\t{form.lower()}\t{upos}\t_\t_\t{h}\t{lab}\t_\t{misc}")
+    return "\n".join(lines) + "\n\n"
+
+
 def test_readme_tree_picture_is_what_dparse_show_draws(tmp_path: Path) -> None:
     docs = Path(__file__).resolve().parents[1] / "docs"
-    out = tmp_path / "tree.svg"
-    result = CliRunner().invoke(show, [str(docs / "tree-example.conllu"), "--gold",
-                                       str(docs / "tree-example.gold.conllu"), "-o", str(out)])
+    parsed, gold, out = tmp_path / "parsed.conllu", tmp_path / "gold.conllu", tmp_path / "t.svg"
+    parsed.write_text(_readme_conllu(gold=False), encoding="utf-8")
+    gold.write_text(_readme_conllu(gold=True), encoding="utf-8")
+    result = CliRunner().invoke(show, [str(parsed), "--gold", str(gold), "-o", str(out)])
     assert result.exit_code == 0, result.output
     assert out.read_text(encoding="utf-8") == (docs / "tree-example.svg").read_text(
         encoding="utf-8")
