@@ -27,11 +27,14 @@ from dparse.config import ExperimentConfig
 from dparse.conll import Sentence
 from dparse.errors import ConfigError, DparseError
 from dparse.learning import AveragedLearner
-from dparse.metrics import evaluate
 from dparse.model import VOCAB_FILE, WEIGHTS_FILE, ParseTimer, require_model_files
 from dparse.modeldir import SavedModel, save_arrays
-from dparse.projectivize import ProjectivizeReport, projectivize
-from dparse.training import BestEpoch, EpochReport, read_split
+from dparse.training import (
+    EpochReport,
+    PerceptronTrainResult,
+    read_projective_training,
+    run_perceptron_epochs,
+)
 from dparse.vocab import EncodedSentence, Vocabulary
 
 DECODERS = {"easyfirst-scan": False, "easyfirst-heap": True}  # name -> use_heap
@@ -137,18 +140,6 @@ class EasyFirstModel(SavedModel):
         return model
 
 
-@dataclass
-class EasyFirstTrainResult:
-    """The selected model, the history of the run and what projectivization changed."""
-
-    model: EasyFirstModel
-    best_epoch: int
-    projectivized: ProjectivizeReport
-    epochs: list[EpochReport] = field(default_factory=list)
-    counts: list[dict[str, int]] = field(default_factory=list)
-    seconds: float = 0.0
-
-
 def train_epoch(
     model: EasyFirstModel,
     learner: AveragedLearner,
@@ -183,7 +174,7 @@ def train(
     cfg: ExperimentConfig,
     progress: bool = True,
     on_epoch: Callable[[EpochReport], None] | None = None,
-) -> EasyFirstTrainResult:
+) -> PerceptronTrainResult:
     """Train an easy-first parser as the config says; returns the best epoch's averaged model.
 
     The reported training "UAS" is the share of attachments whose first choice was valid (the
@@ -191,13 +182,8 @@ def train(
     classifier chose right before learning from it.
     """
     start = time.perf_counter()
-    tc = cfg.training
-    if tc.learner != "perceptron":
-        raise ConfigError("the easy-first parser trains with training.learner: perceptron")
     use_heap(cfg.decoder.name)  # a bad decoder name fails before training
-    train_sents, proj = projectivize(
-        s for s in read_split(cfg, cfg.data.train) if not (s.heads[1:] < 0).any())
-    dev_sents = read_split(cfg, cfg.data.dev) if cfg.data.dev else []
+    train_sents, proj, dev_sents = read_projective_training(cfg, "easy-first")
     vocab = Vocabulary.build(train_sents)
     flags = tag_flags(vocab, cfg)
     action_bits, label_bits = cfg.features.arc_bits, cfg.features.label_bits
@@ -205,33 +191,17 @@ def train(
     learner = AveragedLearner(size, "perceptron")
     model = EasyFirstModel(vocab, learner.w, action_bits, label_bits, cfg.features.tag, flags)
     encoded = [vocab.encode(s) for s in train_sents]
-    rng = np.random.default_rng(tc.seed)
-    result = EasyFirstTrainResult(model=model, best_epoch=0, projectivized=proj)
-    best = BestEpoch()
-    for epoch in range(1, tc.epochs + 1):
-        order = rng.permutation(len(encoded)) if tc.shuffle else np.arange(len(encoded))
-        t0 = time.perf_counter()
+
+    def epoch(order: np.ndarray, desc: str) -> tuple[dict[str, int], float, float]:
         counts = train_epoch(model, learner, encoded, order, cfg.decoder.single_root, progress,
-                             f"epoch {epoch}/{tc.epochs}")
-        seconds = {"train": time.perf_counter() - t0}
-        model.weights = learner.averaged()
-        dev_uas = dev_las = None
-        if dev_sents:
-            t0 = time.perf_counter()
-            parsed = list(model.parse(dev_sents, cfg.decoder.name, cfg.decoder.single_root))
-            report = evaluate(dev_sents, parsed, punct=tc.punct)
-            dev_uas, dev_las = report.uas, report.las
-            seconds["dev"] = time.perf_counter() - t0
-        best.offer(epoch, model.weights, dev_las if tc.select_by == "las" else dev_uas)
+                             desc)
         steps = max(counts["steps"], 1)
-        rep = EpochReport(epoch, 100 * counts["first_valid"] / steps,
-                          100 * counts["label_correct"] / steps, dev_uas, dev_las, seconds)
-        result.epochs.append(rep)
-        result.counts.append(counts)
-        if on_epoch is not None:
-            on_epoch(rep)
-    model.weights = best.weights
-    result.best_epoch = best.epoch
-    result.seconds = time.perf_counter() - start
-    return result
+        return (counts, 100 * counts["first_valid"] / steps,
+                100 * counts["label_correct"] / steps)
+
+    def parse_dev(sents: list[Sentence]) -> list[Sentence]:
+        return list(model.parse(sents, cfg.decoder.name, cfg.decoder.single_root))
+
+    return run_perceptron_epochs(cfg, PerceptronTrainResult(model, 0, proj), learner,
+                                 len(encoded), epoch, parse_dev, dev_sents, on_epoch, start)
 

@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 from tqdm import tqdm
@@ -24,12 +24,13 @@ from dparse._ext.arcfeatures import FeatureSpace
 from dparse.config import ExperimentConfig, save_config
 from dparse.conll import Sentence
 from dparse.decoders import Decoder, configured_decoder
-from dparse.errors import DparseError
+from dparse.errors import ConfigError, DparseError
 from dparse.gold import read_gold
 from dparse.learning import AveragedLearner, combine
 from dparse.metrics import evaluate, format_score
 from dparse.model import CONFIG_FILE, ArcFactoredModel, GraphModel, ParseTimer
 from dparse.modeldir import writing_model_dir
+from dparse.projectivize import ProjectivizeReport, projectivize
 from dparse.vocab import EncodedSentence, Vocabulary
 
 log = logging.getLogger(__name__)
@@ -102,6 +103,75 @@ def read_split(cfg: ExperimentConfig, relative: str) -> list[Sentence]:
     role = ("training (data.train)" if relative == cfg.data.train
             else "model selection (data.dev; null for none)")
     return read_gold(path, role, cfg.data.format, cfg.data.encoding, cfg.data.skip_invalid_trees)
+
+
+@dataclass
+class PerceptronTrainResult:
+    """A perceptron-trained parser (easy-first, shift-reduce): the selected model, the history
+    of the run (epoch reports and the parser's own counts) and what projectivization changed."""
+
+    model: Any
+    best_epoch: int
+    projectivized: ProjectivizeReport
+    epochs: list[EpochReport] = field(default_factory=list)
+    counts: list[dict[str, int]] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+def read_projective_training(
+    cfg: ExperimentConfig, parser: str
+) -> tuple[list[Sentence], ProjectivizeReport, list[Sentence]]:
+    """For a projective parser trained by the perceptron: checks ``training.learner``, reads
+    the training sentences (those with every head annotated) projectivized, and the dev
+    sentences (empty without a dev file)."""
+    if cfg.training.learner != "perceptron":
+        raise ConfigError(f"the {parser} parser trains with training.learner: perceptron")
+    train_sents, proj = projectivize(
+        s for s in read_split(cfg, cfg.data.train) if not (s.heads[1:] < 0).any())
+    dev_sents = read_split(cfg, cfg.data.dev) if cfg.data.dev else []
+    return train_sents, proj, dev_sents
+
+
+def run_perceptron_epochs(
+    cfg: ExperimentConfig,
+    result: PerceptronTrainResult,
+    learner: AveragedLearner,
+    n_sentences: int,
+    epoch: Callable[[np.ndarray, str], tuple[dict[str, int], float, float]],
+    parse_dev: Callable[[list[Sentence]], list[Sentence]],
+    dev_sents: list[Sentence],
+    on_epoch: Callable[[EpochReport], None] | None,
+    start: float,
+) -> PerceptronTrainResult:
+    """The epochs of a perceptron-trained parser: each visits the ``n_sentences`` training
+    sentences in a seeded order through ``epoch(order, desc)`` (its counts, train UAS and
+    LAS), then the averaged weights parse dev (``parse_dev``) and the best epoch on dev is
+    kept in ``result.model``; ``result.seconds`` counts from ``start`` (a perf_counter)."""
+    tc, model = cfg.training, result.model
+    rng = np.random.default_rng(tc.seed)
+    best = BestEpoch()
+    for number in range(1, tc.epochs + 1):
+        order = rng.permutation(n_sentences) if tc.shuffle else np.arange(n_sentences)
+        t0 = time.perf_counter()
+        counts, train_uas, train_las = epoch(order, f"epoch {number}/{tc.epochs}")
+        seconds = {"train": time.perf_counter() - t0}
+        model.weights = learner.averaged()
+        dev_uas = dev_las = None
+        if dev_sents:
+            t0 = time.perf_counter()
+            report = evaluate(dev_sents, parse_dev(dev_sents), punct=tc.punct)
+            dev_uas, dev_las = report.uas, report.las
+            seconds["dev"] = time.perf_counter() - t0
+        best.offer(number, model.weights, dev_las if tc.select_by == "las" else dev_uas)
+        rep = EpochReport(number, train_uas, train_las, dev_uas, dev_las, seconds)
+        result.epochs.append(rep)
+        result.counts.append(counts)
+        if on_epoch is not None:
+            on_epoch(rep)
+    model.weights = best.weights
+    result.best_epoch = best.epoch
+    result.seconds = time.perf_counter() - start
+    return result
 
 
 @dataclass

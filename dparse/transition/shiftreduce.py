@@ -37,11 +37,15 @@ from dparse.conll import Sentence
 from dparse.errors import ConfigError, DparseError
 from dparse.hypergraph.forest import Forest
 from dparse.learning import AveragedLearner
-from dparse.metrics import evaluate
 from dparse.model import VOCAB_FILE, WEIGHTS_FILE, ParseTimer, require_model_files
 from dparse.modeldir import SavedModel, save_arrays
-from dparse.projectivize import ProjectivizeReport, projectivize, projectivize_heads
-from dparse.training import BestEpoch, EpochReport, read_split
+from dparse.projectivize import projectivize_heads
+from dparse.training import (
+    EpochReport,
+    PerceptronTrainResult,
+    read_projective_training,
+    run_perceptron_epochs,
+)
 from dparse.vocab import EncodedSentence, Vocabulary
 
 SYSTEMS = {"spurious": 0, "nonspurious": 1}
@@ -165,18 +169,6 @@ class ShiftReduceModel(SavedModel):
         return model
 
 
-@dataclass
-class ShiftReduceTrainResult:
-    """The selected model and the history of the run."""
-
-    model: ShiftReduceModel
-    best_epoch: int
-    projectivized: ProjectivizeReport
-    epochs: list[EpochReport] = field(default_factory=list)
-    counts: list[dict[str, int]] = field(default_factory=list)
-    seconds: float = 0.0
-
-
 def train_epoch(
     model: ShiftReduceModel,
     learner: AveragedLearner,
@@ -218,7 +210,7 @@ def train(
     cfg: ExperimentConfig,
     progress: bool = True,
     on_epoch: Callable[[EpochReport], None] | None = None,
-) -> ShiftReduceTrainResult:
+) -> PerceptronTrainResult:
     """Train a shift-reduce parser as the config says; returns the best epoch's averaged model.
 
     The reported training "UAS" is the share of words whose head the beam's best tree got
@@ -226,13 +218,9 @@ def train(
     before learning from them.
     """
     start = time.perf_counter()
-    tc, sc = cfg.training, cfg.shiftreduce
-    if tc.learner != "perceptron":
-        raise ConfigError("the shift-reduce parser trains with training.learner: perceptron")
+    sc = cfg.shiftreduce
     system_id(sc.system)
-    train_sents, proj = projectivize(
-        s for s in read_split(cfg, cfg.data.train) if not (s.heads[1:] < 0).any())
-    dev_sents = read_split(cfg, cfg.data.dev) if cfg.data.dev else []
+    train_sents, proj, dev_sents = read_projective_training(cfg, "shift-reduce")
     vocab = Vocabulary.build(train_sents)
     action_bits, label_bits = cfg.features.arc_bits, cfg.features.label_bits
     learner = AveragedLearner(layout_size(action_bits, label_bits, len(vocab.labels)),
@@ -242,33 +230,15 @@ def train(
     encoded = [vocab.encode(s) for s in train_sents]
     if cfg.decoder.single_root:  # trees with several root dependents have no derivation
         encoded = [e for e in encoded if int((e.heads[1:] == 0).sum()) == 1]
-    rng = np.random.default_rng(tc.seed)
-    result = ShiftReduceTrainResult(model=model, best_epoch=0, projectivized=proj)
-    best = BestEpoch()
-    for epoch in range(1, tc.epochs + 1):
-        order = rng.permutation(len(encoded)) if tc.shuffle else np.arange(len(encoded))
+
+    def epoch(order: np.ndarray, desc: str) -> tuple[dict[str, int], float, float]:
         model.weights = learner.w
-        t0 = time.perf_counter()
-        counts = train_epoch(model, learner, encoded, order, sc.update, progress,
-                             f"epoch {epoch}/{tc.epochs}")
-        seconds = {"train": time.perf_counter() - t0}
-        model.weights = learner.averaged()
-        dev_uas = dev_las = None
-        if dev_sents:
-            t0 = time.perf_counter()
-            parsed = list(model.parse(dev_sents))
-            report = evaluate(dev_sents, parsed, punct=tc.punct)
-            dev_uas, dev_las = report.uas, report.las
-            seconds["dev"] = time.perf_counter() - t0
-        best.offer(epoch, model.weights, dev_las if tc.select_by == "las" else dev_uas)
+        counts = train_epoch(model, learner, encoded, order, sc.update, progress, desc)
         words = max(counts["words"], 1)
-        rep = EpochReport(epoch, 100 * counts["correct"] / words,
-                          100 * counts["label_correct"] / words, dev_uas, dev_las, seconds)
-        result.epochs.append(rep)
-        result.counts.append(counts)
-        if on_epoch is not None:
-            on_epoch(rep)
-    model.weights = best.weights
-    result.best_epoch = best.epoch
-    result.seconds = time.perf_counter() - start
-    return result
+        return counts, 100 * counts["correct"] / words, 100 * counts["label_correct"] / words
+
+    def parse_dev(sents: list[Sentence]) -> list[Sentence]:
+        return list(model.parse(sents))
+
+    return run_perceptron_epochs(cfg, PerceptronTrainResult(model, 0, proj), learner,
+                                 len(encoded), epoch, parse_dev, dev_sents, on_epoch, start)
