@@ -24,7 +24,7 @@ from dparse.outputs import write_text
 
 DEFAULT_DATA_ROOT = "../shared/data"
 PUNCT_RULES = ("include", "conll", "ptb", "upos")
-PARSERS = ("graph", "easyfirst", "umst", "shiftreduce")
+PARSERS = ("graph", "easyfirst", "umst", "shiftreduce", "rerank")
 
 
 @dataclass
@@ -180,6 +180,31 @@ class ShiftReduceConfig:
 
 
 @dataclass
+class RerankConfig:
+    """Forest reranking (``parser: rerank``, dparse.rerank; Hayashi, Kondo and Matsumoto 2013,
+    Sections 5-6): ``first_stage`` names the shift-reduce config (a path relative to this
+    config's file) whose packed forests are reranked; the training forests come from ``folds``
+    jackknifed first-stage models (gold state forced into the beam), kept in ``work`` (null:
+    the model directory's path + ``.work``; reused by later runs). ``features`` is ``local``
+    (Viterbi over the forest) or ``nonlocal`` (cube pruning, ``k`` items per vertex when
+    parsing, ``train_k`` when training); ``guide`` adds the first-stage 1-best tree's arcs as
+    features; ``beta`` scales the first-stage score at parse time (null: tuned on dev by a line
+    search over ``beta_grid``); ``labels`` scores each arc under its best label too (label rows
+    of 2**features.label_bits, the first stage's label set)."""
+
+    first_stage: str = ""
+    folds: int = 20
+    work: str | None = None
+    features: str = "local"
+    k: int = 3
+    train_k: int = 5
+    guide: bool = True
+    labels: bool = False
+    beta: float | None = None
+    beta_grid: str = "0:4:0.1"
+
+
+@dataclass
 class ExperimentConfig:
     """A whole experiment: what to train on, with which features, decoder and learner."""
 
@@ -193,6 +218,7 @@ class ExperimentConfig:
     umst: UmstConfig = field(default_factory=UmstConfig)
     ensemble: EnsembleConfig = field(default_factory=EnsembleConfig)
     shiftreduce: ShiftReduceConfig = field(default_factory=ShiftReduceConfig)
+    rerank: RerankConfig = field(default_factory=RerankConfig)
     data_root: str = DEFAULT_DATA_ROOT
 
     def data_path(self, relative: str) -> Path:
@@ -216,6 +242,7 @@ SECTIONS = {
     "umst": UmstConfig,
     "ensemble": EnsembleConfig,
     "shiftreduce": ShiftReduceConfig,
+    "rerank": RerankConfig,
 }
 
 
@@ -263,6 +290,9 @@ def _build(cls: type, raw: Any, where: str) -> Any:
             value = float(value) if ok else value
         elif isinstance(default, dict):
             ok = isinstance(value, dict)
+        elif fields[name].type == "float | None":
+            ok = value is None or isinstance(value, int | float) and not isinstance(value, bool)
+            value = float(value) if ok and value is not None else value
         else:
             ok = value is None or isinstance(value, str)
         if not ok:
@@ -329,6 +359,8 @@ def validate(cfg: ExperimentConfig, source: str) -> None:
                           "shiftreduce.update early or max-violation")
     if sr.beam < 1:
         raise ConfigError(f"{source}: shiftreduce.beam must be at least 1")
+    if cfg.parser == "rerank":
+        _validate_rerank(cfg, source)
     e = cfg.ensemble
     if not (0.0 <= e.gamma1 < float("inf") and 0.0 <= e.gamma2 < float("inf")):
         raise ConfigError(f"{source}: ensemble.gamma1 and ensemble.gamma2 must be finite and >= 0")
@@ -346,6 +378,38 @@ def validate(cfg: ExperimentConfig, source: str) -> None:
                          cfg.training.decoder_options))
     for key, name, options_key, options in decoders:
         check_decoder(source, key, name, options_key, options)
+
+
+def _validate_rerank(cfg: ExperimentConfig, source: str) -> None:
+    """The rerank keys (the first-stage config itself is read when training)."""
+    r = cfg.rerank
+    if not r.first_stage:
+        raise ConfigError(f"{source}: rerank.first_stage must name the shift-reduce config")
+    if r.folds < 2 or r.k < 1 or r.train_k < 1:
+        raise ConfigError(f"{source}: rerank.folds must be >= 2, rerank.k and train_k >= 1")
+    if r.features not in ("local", "nonlocal"):
+        raise ConfigError(f"{source}: rerank.features must be local or nonlocal")
+    if r.beta is not None and not 0.0 <= r.beta < float("inf"):
+        raise ConfigError(f"{source}: rerank.beta must be null or a finite number >= 0")
+    try:
+        beta_grid(r.beta_grid)
+    except ValueError as exc:
+        raise ConfigError(f"{source}: rerank.beta_grid: {exc}") from None
+
+
+def beta_grid(spec: str) -> list[float]:
+    """The betas of ``start:stop:step`` (stop included), e.g. ``0:4:0.1``."""
+    parts = spec.split(":")
+    try:
+        start, stop, step = (float(p) for p in parts)
+    except ValueError:
+        raise ValueError(f"{spec!r} is not start:stop:step") from None
+    if not (0.0 <= start <= stop < float("inf") and step > 0.0):
+        raise ValueError(f"{spec!r} needs 0 <= start <= stop and step > 0")
+    count = int(round((stop - start) / step)) + 1
+    if count > 10000:
+        raise ValueError(f"{spec!r} has more than 10000 values")
+    return [round(start + i * step, 10) for i in range(count)]
 
 
 def _validate_third_order(cfg: ExperimentConfig, source: str) -> None:
@@ -420,6 +484,9 @@ def load_config(
         data_root=data_root or os.environ.get("DPARSE_DATA") or DEFAULT_DATA_ROOT,
         **{key: _build(cls, raw.get(key), f"{source}: {key}") for key, cls in SECTIONS.items()},
     )
+    first = cfg.rerank.first_stage
+    if first and path is not None and not Path(first).is_absolute():
+        cfg.rerank.first_stage = os.path.normpath(Path(path).parent / first)
     validate(cfg, source)
     return cfg
 

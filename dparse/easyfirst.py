@@ -108,11 +108,7 @@ class EasyFirstModel(SavedModel):
             t1 = time.perf_counter()
             heads, labels, _ = self.parse_encoded(enc, single_root, heap)
             deprels = [""] + [names[i] for i in labels[1:].tolist()]
-            t2 = time.perf_counter()
-            timer.encode += t1 - t0
-            timer.decode += t2 - t1
-            timer.sentences += 1
-            timer.tokens += len(sent)
+            timer.record(len(sent), t1 - t0, time.perf_counter() - t1)
             yield sent.with_parse(heads, deprels)
 
     def write_files(self, directory: Path) -> None:

@@ -37,6 +37,13 @@ class ParseTimer:
     score: float = 0.0
     decode: float = 0.0
 
+    def record(self, tokens: int, encode: float, decode: float) -> None:
+        """Count one parsed sentence of ``tokens`` words and its encoding and decoding seconds."""
+        self.sentences += 1
+        self.tokens += tokens
+        self.encode += encode
+        self.decode += decode
+
     @property
     def seconds(self) -> float:
         """Inference time: encoding, scoring and decoding (reading and writing excluded)."""

@@ -3,7 +3,8 @@
 ``graph`` (the default) is the graph-based parser of :mod:`dparse.training` and
 :mod:`dparse.model`; ``easyfirst`` is the easy-first parser of :mod:`dparse.easyfirst`;
 ``umst`` the undirected MST parser of :mod:`dparse.undirected`; ``shiftreduce`` the beam
-shift-reduce parser of :mod:`dparse.transition.shiftreduce`. The
+shift-reduce parser of :mod:`dparse.transition.shiftreduce`; ``rerank`` the forest reranker
+over its forests (:mod:`dparse.rerank`). The
 command line trains and loads every type through :func:`train_parser` and :func:`load_parser`;
 a new type adds its two functions to ``TRAINERS`` and ``LOADERS``.
 """
@@ -109,10 +110,28 @@ def _load_shiftreduce(directory: Path, cfg: ExperimentConfig, name: str) -> Load
                                                                     on_forest))
 
 
+def _train_rerank(cfg: ExperimentConfig, progress: bool,
+                  on_epoch: Callable[[EpochReport], None] | None, jobs: int = 1) -> Any:
+    from dparse.rerank.model import train
+
+    return train(cfg, progress=progress, on_epoch=on_epoch, jobs=jobs)
+
+
+def _load_rerank(directory: Path, cfg: ExperimentConfig, name: str) -> LoadedParser:
+    from dparse.rerank.model import DECODER_NAME, RerankModel
+
+    if name not in (DECODER_NAME, cfg.decoder.name):
+        raise ConfigError(f"{directory}: a forest reranker (parser: rerank) decodes with its "
+                          f"own two stages only; --decoder {name} does not apply")
+    model = RerankModel.load(directory)
+    return LoadedParser(DECODER_NAME, model.parse,
+                        lambda sents, timer, on_forest: model.parse(sents, timer, on_forest))
+
+
 TRAINERS = {"graph": _train_graph, "easyfirst": _train_easyfirst, "umst": _train_umst,
-            "shiftreduce": _train_shiftreduce}
+            "shiftreduce": _train_shiftreduce, "rerank": _train_rerank}
 LOADERS = {"graph": _load_graph, "easyfirst": _load_easyfirst, "umst": _load_umst,
-           "shiftreduce": _load_shiftreduce}
+           "shiftreduce": _load_shiftreduce, "rerank": _load_rerank}
 
 
 def _entry(table: dict[str, Any], cfg: ExperimentConfig) -> Any:
@@ -126,10 +145,12 @@ def train_parser(
     cfg: ExperimentConfig,
     progress: bool = True,
     on_epoch: Callable[[EpochReport], None] | None = None,
+    **options: Any,
 ) -> Any:
     """Train the config's parser type; the result has ``model`` (with ``save(directory)``),
-    ``best_epoch`` and ``seconds``."""
-    return _entry(TRAINERS, cfg)(cfg, progress, on_epoch)
+    ``best_epoch`` and ``seconds``. ``options`` go to the trainers that take them (rerank:
+    ``jobs``)."""
+    return _entry(TRAINERS, cfg)(cfg, progress, on_epoch, **options)
 
 
 def load_parser(directory: Path, cfg: ExperimentConfig, decoder_name: str | None) -> LoadedParser:

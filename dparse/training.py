@@ -119,15 +119,15 @@ class PerceptronTrainResult:
 
 
 def read_projective_training(
-    cfg: ExperimentConfig, parser: str
+    cfg: ExperimentConfig, parser: str, sentences: list[Sentence] | None = None
 ) -> tuple[list[Sentence], ProjectivizeReport, list[Sentence]]:
     """For a projective parser trained by the perceptron: checks ``training.learner``, reads
-    the training sentences (those with every head annotated) projectivized, and the dev
-    sentences (empty without a dev file)."""
+    the training sentences (those with every head annotated; of ``sentences`` instead of
+    data.train when given) projectivized, and the dev sentences (empty without a dev file)."""
     if cfg.training.learner != "perceptron":
         raise ConfigError(f"the {parser} parser trains with training.learner: perceptron")
-    train_sents, proj = projectivize(
-        s for s in read_split(cfg, cfg.data.train) if not (s.heads[1:] < 0).any())
+    source = read_split(cfg, cfg.data.train) if sentences is None else sentences
+    train_sents, proj = projectivize(s for s in source if not (s.heads[1:] < 0).any())
     dev_sents = read_split(cfg, cfg.data.dev) if cfg.data.dev else []
     return train_sents, proj, dev_sents
 

@@ -1,7 +1,29 @@
 # cython: language_level=3
-"""The layout of the first-order weight vector, shared with the higher-order extractors."""
+"""The first-order features of arcfeatures.pyx shared with other extractors: the encoded sentence
+(``SentC``), the hashed features of one arc, and the layout of the first-order weight vector."""
 
-from libc.stdint cimport int64_t
+from libc.stdint cimport int32_t, int64_t, uint64_t
+
+
+ctypedef struct SentC:
+    int n
+    const int32_t* tok       # [n+1, NCOLS]
+    const int32_t* morph_ptr # [n+2]
+    const int32_t* morph     # [nnz]
+    uint64_t* umask          # sparse table of UPOS bit masks [MAX_LEVELS, n+1]
+    uint64_t* xmask          # sparse table of XPOS bit masks [MAX_LEVELS, n+1]
+    uint64_t* hpart          # head-side key of every template at every token [n+1, NT]
+    uint64_t* mpart          # modifier-side key of every template at every token [n+1, NT]
+    uint64_t* mkeys          # keys of each morphological feature occurrence [nnz, 3]
+
+
+cdef int init_sentence(SentC* s, const int32_t[:, ::1] tokens, const int32_t[::1] morph_ptr,
+                       const int32_t[::1] morph) except -1
+cdef void free_sentence(SentC* s) noexcept nogil
+cdef int max_arc_features(const SentC* s) noexcept nogil
+# Upper bound on the number of indices ``arc_features`` writes for one arc.
+cdef int arc_features(const SentC* s, int h, int m, uint64_t* out, int bits) noexcept nogil
+# The weight indices (< 2**bits) of the unlabeled arc h -> m; returns their count.
 
 
 cdef class FeatureSpace:

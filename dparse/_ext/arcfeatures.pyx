@@ -50,18 +50,6 @@ cdef enum:
 N_COLS = NCOLS
 SPECIAL_IDS = {"unk": UNK_ID, "root": ROOT_ID, "bos": BOS_ID, "eos": EOS_ID}
 
-ctypedef struct SentC:
-    int n
-    const int32_t* tok       # [n+1, NCOLS]
-    const int32_t* morph_ptr # [n+2]
-    const int32_t* morph     # [nnz]
-    uint64_t* umask          # sparse table of UPOS bit masks [MAX_LEVELS, n+1]
-    uint64_t* xmask          # sparse table of XPOS bit masks [MAX_LEVELS, n+1]
-    uint64_t* hpart          # head-side key of every template at every token [n+1, NT]
-    uint64_t* mpart          # modifier-side key of every template at every token [n+1, NT]
-    uint64_t* mkeys          # keys of each morphological feature occurrence [nnz, 3]
-
-
 cdef inline int att(const SentC* s, int i, int col) noexcept nogil:
     """Attribute ``col`` of position i, with BOS/EOS ids outside 0..n."""
     return token_attr(s.tok, s.n, i, col)
@@ -208,7 +196,7 @@ cdef int init_sentence(SentC* s, const int32_t[:, ::1] tokens, const int32_t[::1
     return 0
 
 
-cdef inline void free_sentence(SentC* s) noexcept nogil:
+cdef void free_sentence(SentC* s) noexcept nogil:
     free(s.umask)
     free(s.xmask)
     free(s.hpart)
@@ -224,7 +212,7 @@ cdef int max_morph(const SentC* s) noexcept nogil:
     return best
 
 
-cdef inline int max_arc_features(const SentC* s) noexcept nogil:
+cdef int max_arc_features(const SentC* s) noexcept nogil:
     """Upper bound on the number of indices ``arc_features`` writes for one arc."""
     return 2 * (N_ARC + 1 + 2 * 64 + 3 * max_morph(s))
 

@@ -60,49 +60,6 @@ from dparse._ext.weights cimport add_row, gather_sum
 GROUPS = ("sib", "grand", "trisib", "gsib", "sibgrand", "valency", "position")
 EXACT_GROUPS = ("sib", "grand", "trisib", "gsib")   # what eisner3-outermost can score
 
-cdef enum:
-    G_SIB = 1
-    G_GRAND = 2
-    G_TRISIB = 4
-    G_GSIB = 8
-    G_SIBGRAND = 16
-    G_VALENCY = 32
-    G_POSITION = 64
-    # attribute codes of a template role
-    A_NONE = 0
-    A_W = 1
-    A_L = 2
-    A_U = 3
-    A_X = 4
-    A_X3 = 5      # XPOS of i-1, i, i+1
-    A_XR = 6      # XPOS of i, i+1
-    A_XL = 7      # XPOS of i-1, i
-    START_ID = 0x7FFFFFF0
-    MAX_ROLES = 4
-    # templates per kind
-    T_LABEL = 20
-    T_SIB = 12
-    T_GRAND = 10
-    T_TRISIB = 6
-    T_GSIB = 6
-    T_SIBGRAND = 5
-    T_VALENCY = 4
-    T_POSITION = 5
-    # kinds (share blocks)
-    K_LABEL = 0
-    K_SIB = 1
-    K_GRAND = 2
-    K_TRISIB = 3
-    K_GSIB = 4
-    K_SIBGRAND = 5
-    K_VALENCY = 6
-    K_POSITION = 7
-    N_KINDS = 8
-    # most features one step can have
-    MAX_STEP_FEATS = 2 * (T_SIB + 2 * T_GRAND + T_TRISIB + 2 * T_GSIB + 2 * T_SIBGRAND
-                          + 2 * T_VALENCY + T_POSITION)
-    MAX_LABEL_ROWS = 2 * T_LABEL + 2
-
 # Templates: for each kind, T rows of MAX_ROLES attribute codes (roles in the order of the
 # part's words as listed in the module docstring; unused roles A_NONE).
 cdef int LABEL_SPEC[T_LABEL][MAX_ROLES]
@@ -163,18 +120,6 @@ cdef inline const int* spec_row(int kind, int t) noexcept nogil:
     if kind == K_VALENCY:
         return VALENCY_SPEC[t]
     return POSITION_SPEC[t]
-
-
-ctypedef struct O3C:
-    # One sentence under one feature configuration.
-    int n                  # words; nodes 0..n, row n+1 of ``share`` is the start symbol
-    int groups             # G_* bits of the higher-order groups in use
-    bint label_tuples      # labels conjoined into higher-order features
-    int label_shift        # 64 - label_bits
-    int ho_shift           # 64 - ho_bits
-    int slots              # share slots per word (sum over kinds of T * MAX_ROLES)
-    int kind_start[N_KINDS]  # first slot of each kind
-    uint64_t* share        # [n+2, slots]: each word's key in each (kind, template, role)
 
 
 cdef uint64_t attribute(const int32_t* tok, int n, int i, int code) noexcept nogil:

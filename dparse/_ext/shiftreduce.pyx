@@ -906,6 +906,18 @@ cdef int best_label(const SentC* s, const int32_t* heads, const int32_t* lmost,
     return best
 
 
+cdef void label_all(const SentC* s, const int32_t* heads, int32_t* labels, int32_t* lm,
+                    int32_t* rm, const floating* W, int shift, int L,
+                    floating* acc) noexcept nogil:
+    """labels[1..n] = the classifier's label of each word's arc in the tree ``heads``; lm, rm:
+    work space of n + 1 entries each, acc of L."""
+    cdef uint64_t rows[MAX_LABEL_FEATURES]
+    cdef int k, nr
+    outer_children(s.n, heads, lm, rm)
+    for k in range(1, s.n + 1):
+        labels[k] = best_label(s, heads, lm, rm, k, W, shift, L, acc, rows, &nr)
+
+
 # ---------------------------------------------------------------------------------------------
 # Python entry points
 
@@ -1112,13 +1124,12 @@ def parse(const int32_t[:, ::1] tokens, const floating[::1] weights, int action_
     With ``gold_heads`` (a projective tree) the gold state is forced into every beam."""
     cdef Chart chart = Chart()
     cdef SearchC* S = &chart.S
-    cdef int n = tokens.shape[0] - 1, status, m, k, nr
+    cdef int n = tokens.shape[0] - 1, status, m, k
     cdef int32_t* pairs
     cdef int32_t* todo
     cdef int32_t* lm
     cdef int32_t* rm
     cdef floating* acc
-    cdef uint64_t rows[MAX_LABEL_FEATURES]
     cdef int32_t[::1] ga, gp
     if beam < 1:
         raise ValueError("beam must be at least 1")
@@ -1149,11 +1160,8 @@ def parse(const int32_t[:, ::1] tokens, const floating[::1] weights, int action_
                 heads[k] = -1
                 labels[k] = -1
             heads_of(S, pairs, m, &heads[0])
-            outer_children(n, &heads[0], lm, rm)
-            for k in range(1, n + 1):
-                labels[k] = best_label(&S.s, &heads[0], lm, rm, k,
-                                       &weights[N_ACTIONS * (1 << action_bits)],
-                                       64 - label_bits, n_labels, acc, rows, &nr)
+            label_all(&S.s, &heads[0], &labels[0], lm, rm,
+                      &weights[N_ACTIONS * (1 << action_bits)], 64 - label_bits, n_labels, acc)
     free(pairs); free(todo); free(lm); free(acc)
     S.gold_act = NULL
     S.gold_pred = NULL
@@ -1162,6 +1170,29 @@ def parse(const int32_t[:, ::1] tokens, const floating[::1] weights, int action_
     if keep_chart:
         return chart
     return chart.best_score
+
+
+def label_tree(const int32_t[:, ::1] tokens, const floating[::1] weights, int action_bits,
+               int label_bits, int n_labels, int tagcol, const int32_t[::1] heads):
+    """The label ids (int32 [n+1], entry 0 -1) the arc classifier gives the arcs of the tree
+    ``heads`` (int32 [n+1], any tree, e.g. a reranker's): what :func:`parse` does with its own
+    tree."""
+    cdef SentC s
+    cdef int n = tokens.shape[0] - 1
+    if heads.shape[0] != n + 1 or n < 1:
+        raise ValueError("heads must have n + 1 entries, n >= 1")
+    memset(&s, 0, sizeof(SentC))
+    s.n = n
+    s.tok = &tokens[0, 0]
+    s.tagcol = tagcol
+    labels = np.full(n + 1, -1, dtype=np.int32)
+    cdef int32_t[::1] lv = labels
+    cdef int32_t[::1] work = np.empty(2 * (n + 1), dtype=np.int32)
+    cdef floating[::1] acc = np.empty(max(n_labels, 1), dtype=np.asarray(weights).dtype)
+    with nogil:
+        label_all(&s, &heads[0], &lv[0], &work[0], &work[n + 1],
+                  &weights[N_ACTIONS * (1 << action_bits)], 64 - label_bits, n_labels, &acc[0])
+    return labels
 
 
 def train_sentence(const int32_t[:, ::1] tokens, const int32_t[::1] gold_heads,

@@ -25,12 +25,27 @@ from dparse.training import EpochReport, save_model
     "--out", "-o", "out", type=click.Path(file_okay=False), default=None,
     help="Model directory to write [default: models/<config name>].",
 )
+@click.option(
+    "--work", type=click.Path(file_okay=False), default=None,
+    help="Forest reranker (parser: rerank): the directory of its first-stage model and "
+         "jackknifed forests, reused by later runs [default: rerank.work, else <out>.work].",
+)
+@click.option(
+    "--jobs", "-j", type=click.IntRange(min=1), default=1, show_default=True,
+    help="Forest reranker: jackknife folds trained at a time, each in its own process.",
+)
+@click.option(
+    "--fold", type=click.IntRange(min=1), default=None,
+    help="Forest reranker: make only this fold's jackknifed forests and stop (one fold per "
+         "job of a cluster array); a later run without --fold trains the reranker.",
+)
 @set_option
 @data_root_option
 @quiet_option
 @progress_option
-def train(config: str, out: str | None, overrides: tuple[str, ...], data_root: str | None,
-          quiet: bool, progress: bool) -> None:
+def train(config: str, out: str | None, work: str | None, jobs: int, fold: int | None,
+          overrides: tuple[str, ...], data_root: str | None, quiet: bool,
+          progress: bool) -> None:
     """Train a parser from the YAML experiment CONFIG.
 
     Reads the training and dev treebanks named in the config, trains for the configured
@@ -43,17 +58,33 @@ def train(config: str, out: str | None, overrides: tuple[str, ...], data_root: s
       dparse train configs/en_ewt/o1-cle.yaml --out models/o1-cle-small \\
           --set training.epochs=2 --set data.train=en_ewt/dev.conllu --set data.dev=null
       dparse train configs/en_ewt/easyfirst.yaml --data-root ../shared/data -q
+      dparse train configs/en_ewt/rerank-nonlocal.yaml --out models/rerank --jobs 2
+      dparse train configs/en_ewt/rerank-local.yaml --work models/rerank.work --fold 3
     """
     cfg = load_config(config, overrides, data_root)
     if not quiet:
         logging.basicConfig(level=logging.INFO, format="%(message)s")
     out_dir = Path(out) if out else Path("models") / cfg.name
+    options = {}
+    if cfg.parser == "rerank":
+        if work is not None or cfg.rerank.work is None:
+            cfg.rerank.work = work or f"{out_dir}.work"
+        options["jobs"] = jobs
+    elif work is not None or jobs != 1 or fold is not None:
+        raise click.UsageError("--work, --jobs and --fold apply to forest rerankers "
+                               f"(parser: rerank); {config} is a {cfg.parser} config")
+    if fold is not None:
+        from dparse.rerank.model import make_fold
+
+        click.echo(make_fold(cfg, fold, show_progress(quiet, progress)), err=True)
+        return
 
     def report(ep: EpochReport) -> None:
         if not quiet:
             click.echo(ep.summary(cfg.data.dev, cfg.training.punct), err=True)
 
-    result = train_parser(cfg, progress=show_progress(quiet, progress), on_epoch=report)
+    result = train_parser(cfg, progress=show_progress(quiet, progress), on_epoch=report,
+                          **options)
     save_model(result, cfg, out_dir)
     click.echo(f"trained {cfg.name} in {result.seconds:.1f}s; best epoch {result.best_epoch}; "
                f"model written to {out_dir}", err=True)

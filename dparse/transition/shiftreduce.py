@@ -49,6 +49,15 @@ from dparse.training import (
 from dparse.vocab import EncodedSentence, Vocabulary
 
 SYSTEMS = {"spurious": 0, "nonspurious": 1}
+#: The config keys (section, key) that :func:`train` and the search read: a model trained from
+#: a config depends on these and on the content of data.train and data.dev only (what the
+#: stamps of dparse.rerank.jackknife key on; keep this list in step with ``train``).
+CONFIG_KEYS = (("data", "format"), ("data", "encoding"), ("data", "skip_invalid_trees"),
+               ("features", "arc_bits"), ("features", "label_bits"), ("features", "tag"),
+               ("decoder", "single_root"), ("shiftreduce", "system"), ("shiftreduce", "beam"),
+               ("shiftreduce", "update"), ("training", "learner"), ("training", "epochs"),
+               ("training", "seed"), ("training", "shuffle"), ("training", "select_by"),
+               ("training", "punct"))
 TAG_COLUMNS = {"upos": 2, "xpos": 3}  # the encoded token columns (dparse.vocab)
 DECODER_NAME = "shiftreduce"
 
@@ -58,6 +67,19 @@ def system_id(name: str) -> int:
     if name not in SYSTEMS:
         raise ConfigError(f"shiftreduce.system must be one of {', '.join(SYSTEMS)}, got {name!r}")
     return SYSTEMS[name]
+
+
+def unforceable(sent: Sentence, single_root: bool) -> str | None:
+    """Why the gold tree of ``sent`` cannot be forced into the beam (``no words``, ``missing
+    heads``, or ``several root dependents`` with ``single_root``), None if it can: then its
+    projectivized heads have a derivation (projectivizing a single-rooted tree keeps it so)."""
+    if len(sent) == 0:
+        return "no words"
+    if (sent.heads[1:] < 0).any():
+        return "missing heads"
+    if single_root and int((sent.heads[1:] == 0).sum()) != 1:
+        return "several root dependents"
+    return None
 
 
 @dataclass
@@ -105,14 +127,14 @@ class ShiftReduceModel(SavedModel):
     def _gold(self, sent: Sentence, force_gold: bool, index: int) -> np.ndarray | None:
         if not force_gold or len(sent) == 0:
             return None
-        heads = np.asarray(sent.heads, dtype=np.int32)
-        if (heads[1:] < 0).any():
+        problem = unforceable(sent, self.single_root)
+        if problem == "missing heads":
             raise DparseError(f"sentence {index + 1} of the input: force_gold needs the "
                               "input's heads, and some are missing")
-        if self.single_root and int((heads[1:] == 0).sum()) != 1:
+        if problem is not None:
             raise DparseError(f"sentence {index + 1} of the input: force_gold with "
                               "decoder.single_root needs exactly one root dependent")
-        return projectivize_heads(heads).astype(np.int32)
+        return projectivize_heads(sent.heads).astype(np.int32)
 
     def parse(
         self,
@@ -137,11 +159,7 @@ class ShiftReduceModel(SavedModel):
             else:
                 heads, labels, _ = self.parse_encoded(enc, gold)
             deprels = [""] + [names[i] for i in labels[1:].tolist()]
-            t2 = time.perf_counter()
-            timer.encode += t1 - t0
-            timer.decode += t2 - t1
-            timer.sentences += 1
-            timer.tokens += len(sent)
+            timer.record(len(sent), t1 - t0, time.perf_counter() - t1)
             yield sent.with_parse(heads, deprels)
 
     def write_files(self, directory: Path) -> None:
@@ -210,8 +228,11 @@ def train(
     cfg: ExperimentConfig,
     progress: bool = True,
     on_epoch: Callable[[EpochReport], None] | None = None,
+    sentences: list[Sentence] | None = None,
 ) -> PerceptronTrainResult:
-    """Train a shift-reduce parser as the config says; returns the best epoch's averaged model.
+    """Train a shift-reduce parser as the config says (on ``sentences`` instead of data.train
+    when given, as the jackknife of :mod:`dparse.rerank.jackknife` does); returns the best
+    epoch's averaged model.
 
     The reported training "UAS" is the share of words whose head the beam's best tree got
     right before the update; "LAS" the share of gold arcs the label classifier labeled right
@@ -220,7 +241,7 @@ def train(
     start = time.perf_counter()
     sc = cfg.shiftreduce
     system_id(sc.system)
-    train_sents, proj, dev_sents = read_projective_training(cfg, "shift-reduce")
+    train_sents, proj, dev_sents = read_projective_training(cfg, "shift-reduce", sentences)
     vocab = Vocabulary.build(train_sents)
     action_bits, label_bits = cfg.features.arc_bits, cfg.features.label_bits
     learner = AveragedLearner(layout_size(action_bits, label_bits, len(vocab.labels)),
