@@ -116,8 +116,8 @@ def main() -> None:
     systems = args.systems.split(",")
     beams = [int(b) for b in args.beams.split(",")]
     label = {"nonsp": "non-sp.", "sp": "spurious"}
-    lines = [f"# Forest reranking (Hayashi, Kondo and Matsumoto 2013), Tables 4-7 and 9-10 "
-             f"shapes: {args.test}", "",
+    lines = [f"# Forest reranking (Hayashi, Kondo and Matsumoto 2013), table shapes: "
+             f"{args.test.parent.name}/{args.test.name}", "",
              f"Measured {datetime.date.today()} on this machine (2 cores shared with other "
              "jobs: CPU seconds; speeds next to a reference measured in the same run). Gold POS. "
              "UAS in percent with punctuation, without it in parentheses (UD rule: UPOS PUNCT). "
