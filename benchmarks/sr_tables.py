@@ -36,7 +36,7 @@ from dparse.transition.shiftreduce import ShiftReduceModel
 def load(model_dir: Path, beam: int | None = None) -> ShiftReduceModel:
     cfg = load_config(model_dir / CONFIG_FILE)
     model = ShiftReduceModel.load(model_dir)
-    model.system, model.single_root = cfg.shiftreduce.system, cfg.decoder.single_root
+    model.configure(cfg)
     model.beam = beam or cfg.shiftreduce.beam
     return model
 

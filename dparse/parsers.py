@@ -101,9 +101,8 @@ def _load_shiftreduce(directory: Path, cfg: ExperimentConfig, name: str) -> Load
     if name not in (DECODER_NAME, cfg.decoder.name):
         raise ConfigError(f"{directory}: a shift-reduce model (parser: shiftreduce) decodes "
                           f"with its own beam search only; --decoder {name} does not apply")
-    model = ShiftReduceModel.load(directory)
+    model = ShiftReduceModel.load(directory).configure(cfg)
     sc = cfg.shiftreduce
-    model.system, model.beam, model.single_root = sc.system, sc.beam, cfg.decoder.single_root
     return LoadedParser(DECODER_NAME,
                         lambda sents, timer: model.parse(sents, timer, sc.force_gold),
                         lambda sents, timer, on_forest: model.parse(sents, timer, sc.force_gold,

@@ -207,10 +207,7 @@ class RerankModel(SavedModel):
         first_dir = directory / FIRST_STAGE_DIR
         require_model_files(first_dir, CONFIG_FILE)
         first_cfg = load_config(first_dir / CONFIG_FILE)
-        first = ShiftReduceModel.read_files(first_dir)
-        sc = first_cfg.shiftreduce
-        first.system, first.beam, first.single_root = (sc.system, sc.beam,
-                                                       first_cfg.decoder.single_root)
+        first = ShiftReduceModel.read_files(first_dir).configure(first_cfg)
         with np.load(directory / WEIGHTS_FILE) as data:
             if "ho_bits" not in data:
                 raise DparseError(f"{directory}: not a forest reranker model")
@@ -262,10 +259,7 @@ def first_stage_model(first_cfg: ExperimentConfig, work: Path, progress: bool,
             write_text(staging / STAMP_FILE, json.dumps(key, sort_keys=True))
         log(f"first stage: trained on the whole training file in "
             f"{time.perf_counter() - t0:.1f}s (best epoch {result.best_epoch}) -> {directory}")
-    model = ShiftReduceModel.load(directory)
-    sc = first_cfg.shiftreduce
-    model.system, model.beam, model.single_root = sc.system, sc.beam, first_cfg.decoder.single_root
-    return model
+    return ShiftReduceModel.load(directory).configure(first_cfg)
 
 
 @dataclass

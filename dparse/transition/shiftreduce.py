@@ -100,6 +100,12 @@ class ShiftReduceModel(SavedModel):
     def size(self) -> int:
         return layout_size(self.action_bits, self.label_bits, len(self.vocab.labels))
 
+    def configure(self, cfg: ExperimentConfig) -> ShiftReduceModel:
+        """Take the search settings (system, beam, single root) of ``cfg``; returns self."""
+        sc = cfg.shiftreduce
+        self.system, self.beam, self.single_root = sc.system, sc.beam, cfg.decoder.single_root
+        return self
+
     def _search(self, enc: EncodedSentence, gold: np.ndarray | None, keep_chart: bool):
         heads = np.full(len(enc) + 1, -1, dtype=np.int32)
         labels = np.full(len(enc) + 1, -1, dtype=np.int32)
