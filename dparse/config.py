@@ -190,7 +190,8 @@ class RerankConfig:
     parsing, ``train_k`` when training); ``guide`` adds the first-stage 1-best tree's arcs as
     features; ``beta`` scales the first-stage score at parse time (null: tuned on dev by a line
     search over ``beta_grid``); ``labels`` scores each arc under its best label too (label rows
-    of 2**features.label_bits, the first stage's label set)."""
+    of 2**features.label_bits, the first stage's label set). Parse-time keys of a trained model:
+    ``k``, ``beta`` (null: the tuned one) and ``first_stage_beam`` (0: the first stage's own)."""
 
     first_stage: str = ""
     folds: int = 20
@@ -202,6 +203,7 @@ class RerankConfig:
     labels: bool = False
     beta: float | None = None
     beta_grid: str = "0:4:0.1"
+    first_stage_beam: int = 0
 
 
 @dataclass
@@ -385,8 +387,9 @@ def _validate_rerank(cfg: ExperimentConfig, source: str) -> None:
     r = cfg.rerank
     if not r.first_stage:
         raise ConfigError(f"{source}: rerank.first_stage must name the shift-reduce config")
-    if r.folds < 2 or r.k < 1 or r.train_k < 1:
-        raise ConfigError(f"{source}: rerank.folds must be >= 2, rerank.k and train_k >= 1")
+    if r.folds < 2 or r.k < 1 or r.train_k < 1 or r.first_stage_beam < 0:
+        raise ConfigError(f"{source}: rerank.folds must be >= 2, rerank.k and train_k >= 1, "
+                          "rerank.first_stage_beam >= 0")
     if r.features not in ("local", "nonlocal"):
         raise ConfigError(f"{source}: rerank.features must be local or nonlocal")
     if r.beta is not None and not 0.0 <= r.beta < float("inf"):

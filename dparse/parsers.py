@@ -123,6 +123,10 @@ def _load_rerank(directory: Path, cfg: ExperimentConfig, name: str) -> LoadedPar
         raise ConfigError(f"{directory}: a forest reranker (parser: rerank) decodes with its "
                           f"own two stages only; --decoder {name} does not apply")
     model = RerankModel.load(directory)
+    rc = cfg.rerank  # the parse-time keys (dparse.config.RerankConfig)
+    model.k = rc.k
+    model.beta = model.beta if rc.beta is None else rc.beta
+    model.first.beam = rc.first_stage_beam or model.first.beam
     return LoadedParser(DECODER_NAME, model.parse,
                         lambda sents, timer, on_forest: model.parse(sents, timer, on_forest))
 

@@ -198,6 +198,19 @@ def test_rerank_trains_from_nothing_and_parses_on_a_slice(tmp_path, data, caplog
         check_tree(p.heads, single_root=True, projective=True)
         assert p.heads.tolist() == q.heads.tolist() and p.deprels == q.deprels
         assert set(p.deprels[1:]) <= set(model.first.vocab.labels)
+    # parse-time keys: k, beta and the first stage's beam; training keys are refused
+    result = runner.invoke(cli, ["parse", str(model_dir), str(tmp_path / "dev.conllu"), "-o",
+                                 str(tmp_path / "wide.parsed"), "--set", "rerank.k=5",
+                                 "--set", "rerank.first_stage_beam=8", "--set", "rerank.beta=0"])
+    assert result.exit_code == 0, result.output
+    model.k, model.beta, model.first.beam = 5, 0.0, 8
+    wide = [s.heads.tolist() for s in model.parse(dev)]
+    assert [s.heads.tolist() for s in read_conll(tmp_path / "wide.parsed")] == wide
+    result = runner.invoke(cli, ["parse", str(model_dir), str(tmp_path / "dev.conllu"),
+                                 "--set", "rerank.folds=5"])
+    assert isinstance(result.exception, ConfigError)
+    assert "rerank.first_stage_beam" in str(result.exception)
+    model = RerankModel.load(model_dir)
     reranked = evaluate(dev, parsed)
     first = evaluate(dev, list(model.first.parse(dev)))
     assert reranked.uas >= 70.0 and reranked.las >= 60.0

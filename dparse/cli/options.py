@@ -65,6 +65,7 @@ PARSE_TIME_KEYS: Mapping[str, Sequence[str]] = {
     "easyfirst": ("decoder.name", "decoder.single_root"),
     "umst": ("decoder.single_root", "umst.lep_steps", "umst.directed_model", "umst.method"),
     "shiftreduce": ("decoder.single_root", "shiftreduce.beam", "shiftreduce.force_gold"),
+    "rerank": ("rerank.k", "rerank.beta", "rerank.first_stage_beam"),
 }
 ENSEMBLE_KEYS: Mapping[str, Sequence[str]] = {"graph": ("decoder.single_root", "ensemble")}
 
