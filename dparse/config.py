@@ -454,6 +454,18 @@ def check_decoder(source: str, key: str, name: str, options_key: str, options: d
                           f"{exc}") from None
 
 
+def read_yaml(path: str | os.PathLike) -> Any:
+    """The YAML document in ``path``; ConfigError naming the file if it cannot be read or
+    parsed."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            return yaml.safe_load(f)
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: not valid YAML: {exc}") from None
+
+
 def load_config(
     path: str | os.PathLike | None = None,
     overrides: list[str] | tuple[str, ...] = (),
@@ -465,13 +477,7 @@ def load_config(
     if raw is None:
         if path is None:
             raise ConfigError("no config given")
-        try:
-            with open(path, encoding="utf-8") as f:
-                raw = yaml.safe_load(f) or {}
-        except OSError as exc:
-            raise ConfigError(f"{source}: cannot read: {exc.strerror}") from exc
-        except yaml.YAMLError as exc:
-            raise ConfigError(f"{source}: not valid YAML: {exc}") from exc
+        raw = read_yaml(path) or {}
     if not isinstance(raw, dict):
         raise ConfigError(f"{source}: the config must be a mapping")
     apply_overrides(raw, list(overrides), source)

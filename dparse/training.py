@@ -90,6 +90,24 @@ class BestEpoch:
         if dev_score is None or self.score is None or dev_score > self.score:
             self.score, self.epoch, self.weights = dev_score, epoch, weights
 
+    def close_epoch(self, result: Any, report: EpochReport, weights: np.ndarray,
+                    dev_score: float | None,
+                    on_epoch: Callable[[EpochReport], None] | None) -> None:
+        """The end of an epoch of any trainer: offer its weights, keep its report in
+        ``result.epochs`` and pass it to ``on_epoch``."""
+        self.offer(report.epoch, weights, dev_score)
+        result.epochs.append(report)
+        if on_epoch is not None:
+            on_epoch(report)
+
+    def finish(self, model: Any, result: Any, start: float) -> Any:
+        """The end of training: the best epoch's weights into ``model``, its number and the
+        seconds since ``start`` (a perf_counter) into ``result``; returns ``result``."""
+        model.weights = self.weights
+        result.best_epoch = self.epoch
+        result.seconds = time.perf_counter() - start
+        return result
+
 
 def read_split(cfg: ExperimentConfig, relative: str) -> list[Sentence]:
     """Read one treebank file of the config's data section: gold trees (:mod:`dparse.gold`),
@@ -122,12 +140,17 @@ def read_projective_training(
     cfg: ExperimentConfig, parser: str, sentences: list[Sentence] | None = None
 ) -> tuple[list[Sentence], ProjectivizeReport, list[Sentence]]:
     """For a projective parser trained by the perceptron: checks ``training.learner``, reads
-    the training sentences (those with every head annotated; of ``sentences`` instead of
-    data.train when given) projectivized, and the dev sentences (empty without a dev file)."""
+    the training sentences (those with every head annotated, the others counted in the log;
+    of ``sentences`` instead of data.train when given) projectivized, and the dev sentences
+    (empty without a dev file)."""
     if cfg.training.learner != "perceptron":
         raise ConfigError(f"the {parser} parser trains with training.learner: perceptron")
     source = read_split(cfg, cfg.data.train) if sentences is None else sentences
-    train_sents, proj = projectivize(s for s in source if not (s.heads[1:] < 0).any())
+    annotated = [s for s in source if not (s.heads[1:] < 0).any()]
+    if len(annotated) < len(source):
+        log.info("%s: %d of %d training sentences left out: some of their heads are not "
+                 "annotated", parser, len(source) - len(annotated), len(source))
+    train_sents, proj = projectivize(annotated)
     dev_sents = read_split(cfg, cfg.data.dev) if cfg.data.dev else []
     return train_sents, proj, dev_sents
 
@@ -162,16 +185,11 @@ def run_perceptron_epochs(
             report = evaluate(dev_sents, parse_dev(dev_sents), punct=tc.punct)
             dev_uas, dev_las = report.uas, report.las
             seconds["dev"] = time.perf_counter() - t0
-        best.offer(number, model.weights, dev_las if tc.select_by == "las" else dev_uas)
-        rep = EpochReport(number, train_uas, train_las, dev_uas, dev_las, seconds)
-        result.epochs.append(rep)
         result.counts.append(counts)
-        if on_epoch is not None:
-            on_epoch(rep)
-    model.weights = best.weights
-    result.best_epoch = best.epoch
-    result.seconds = time.perf_counter() - start
-    return result
+        best.close_epoch(result, EpochReport(number, train_uas, train_las, dev_uas, dev_las,
+                                             seconds), model.weights,
+                         dev_las if tc.select_by == "las" else dev_uas, on_epoch)
+    return best.finish(model, result, start)
 
 
 @dataclass
@@ -312,16 +330,10 @@ def train(
             report = evaluate(dev_sents, parsed, punct=tc.punct)
             dev_uas, dev_las = report.uas, report.las
             seconds["dev"] = time.perf_counter() - t0
-        best.offer(epoch, model.weights, dev_las if tc.select_by == "las" else dev_uas)
-        rep = EpochReport(epoch, stats.uas, stats.las, dev_uas, dev_las, seconds)
-        result.epochs.append(rep)
-        if on_epoch is not None:
-            on_epoch(rep)
-
-    model.weights = best.weights
-    result.best_epoch = best.epoch
-    result.seconds = time.perf_counter() - start
-    return result
+        best.close_epoch(result, EpochReport(epoch, stats.uas, stats.las, dev_uas, dev_las,
+                                             seconds), model.weights,
+                         dev_las if tc.select_by == "las" else dev_uas, on_epoch)
+    return best.finish(model, result, start)
 
 
 def save_model(result: TrainResult, cfg: ExperimentConfig, directory: Path) -> None:

@@ -294,16 +294,10 @@ def train_undirected(
             report = evaluate(dev_sents, list(parser.parse(dev_sents)), punct=tc.punct)
             dev_u_uas, dev_uas = report.u_uas, report.uas
             seconds["dev"] = time.perf_counter() - t0
-        best.offer(epoch, model.weights, dev_u_uas)
-        rep = UndirectedEpoch(epoch, 100 * correct / n_tokens, None, dev_uas, None, seconds,
-                              dev_u_uas)
-        result.epochs.append(rep)
-        if on_epoch is not None:
-            on_epoch(rep)
-    model.weights = best.weights
-    result.best_epoch = best.epoch
-    result.seconds = time.perf_counter() - start
-    return result
+        best.close_epoch(result, UndirectedEpoch(epoch, 100 * correct / n_tokens, None,
+                                                 dev_uas, None, seconds, dev_u_uas),
+                         model.weights, dev_u_uas, on_epoch)
+    return best.finish(model, result, start)
 
 
 def load_parser(

@@ -39,10 +39,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from dparse.batch.cells import Cell, cell_key, is_finished, read_result, record_failure, run_cell
 from dparse.batch.cluster import ClusterOptions
+from dparse.config import read_yaml
 from dparse.errors import ConfigError, DparseError
 from dparse.outputs import write_text
 
@@ -102,7 +101,7 @@ class GridSpec:
                       "seed": "" if seed is None else str(seed), "set": set_name}
             try:
                 if path not in raws:  # read once: many cells share a config
-                    raws[path] = _read_yaml(path)
+                    raws[path] = read_yaml(path) or {}
                 cfg = load_config(path, overrides, root, raw=copy.deepcopy(raws[path]))
             except DparseError as exc:
                 raise ConfigError(f"{self.source}: cell {labels}: {exc}") from None
@@ -113,17 +112,6 @@ class GridSpec:
             cells.append(Cell(key, labels, config, root, self.punct,
                               str((out_dir / "cells" / key).resolve()), files))
         return cells
-
-
-def _read_yaml(path: Path) -> Any:
-    """A config file's mapping; a ConfigError naming the file if it cannot be read or
-    parsed."""
-    try:
-        return yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: not valid YAML: {exc}") from None
 
 
 def _list(raw: dict[str, Any], key: str, source: str, kind: type | tuple[type, ...]) -> list:
@@ -158,12 +146,7 @@ def load_grid(path: str | Path) -> GridSpec:
     from dparse.punct import PUNCT_RULES
 
     source = str(path)
-    try:
-        raw = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ConfigError(f"{source}: cannot read: {exc.strerror or exc}") from None
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{source}: not valid YAML: {exc}") from None
+    raw = read_yaml(path)
     if not isinstance(raw, dict):
         raise ConfigError(f"{source}: a grid file is a mapping")
     unknown = sorted(set(raw) - set(GRID_KEYS))
