@@ -59,7 +59,7 @@ def run(model: RerankModel, gold: list[Sentence], beam: int, rerank: bool
         enc = first.vocab.encode(sent)
         best, _, forest = first.forest_encoded(enc)
         t1 = time.process_time()
-        item = Reranked.of(enc, model.classes.of(sent), forest, best)
+        item = Reranked.of(enc, model.classes.of(enc), forest, best)
         heads = model.rerank(item, model.weights, model.beta, model.k) if rerank else best
         t2 = time.process_time()
         t_first += t1 - t0

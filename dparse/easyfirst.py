@@ -53,14 +53,10 @@ def use_heap(decoder_name: str) -> bool:
 def tag_flags(vocab: Vocabulary, cfg: ExperimentConfig) -> np.ndarray:
     """uint8 [n_tags]: per id of the ``features.tag`` vocabulary, TAG_LEXICAL for the
     prepositions and coordinators (lexicalized t_p) and TAG_PREPOSITION for the prepositions."""
-    table = vocab.index[cfg.features.tag]
     preps = set((cfg.features.prepositions or "").split())
     coords = set((cfg.features.coordinators or "").split())
-    flags = np.zeros(len(table) + 4, dtype=np.uint8)
-    for tag, i in table.items():
-        flags[i] = (TAG_LEXICAL if tag in preps | coords else 0) | (
-            TAG_PREPOSITION if tag in preps else 0)
-    return flags
+    return vocab.tag_classes(cfg.features.tag, {TAG_LEXICAL: preps | coords,
+                                                TAG_PREPOSITION: preps})
 
 
 @dataclass

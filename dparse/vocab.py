@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -110,6 +110,18 @@ class Vocabulary:
             heads=np.asarray(sent.heads, dtype=np.int32),
             labels=labels,
         )
+
+    def tag_classes(self, column: str, classes: Mapping[int, Iterable[str]]) -> np.ndarray:
+        """uint8 [ids]: per id of the ``column`` vocabulary (``upos`` or ``xpos``), the OR of
+        the flags (keys of ``classes``) whose tag sets (values) hold its tag; 0 for the special
+        ids and for tags in no set. Index it with an encoded tag column."""
+        table = self.index[column]
+        out = np.zeros(len(table) + FIRST_ID, dtype=np.uint8)
+        for flag, tags in classes.items():
+            for tag in tags:
+                if tag in table:
+                    out[table[tag]] |= flag
+        return out
 
     def save(self, path: Path) -> None:
         """Write the vocabulary as JSON (a file of a model directory)."""

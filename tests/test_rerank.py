@@ -51,7 +51,7 @@ def random_forest(rng: np.random.Generator, n: int, system: int, beam: int):
 def sentence(rng, tokens, guide, nonlocal_features, labels=0):
     n = tokens.shape[0] - 1
     morph_ptr = np.zeros(n + 2, dtype=np.int32)
-    word_class = rng.integers(0, 3, size=n + 1).astype(np.int8)
+    word_class = rng.integers(0, 4, size=n + 1).astype(np.uint8)  # flags: both classes too
     return RerankSentence(tokens, morph_ptr, np.zeros(0, dtype=np.int32), word_class, guide,
                           ARC_BITS, HO_BITS, nonlocal_features, LABEL_BITS, labels)
 

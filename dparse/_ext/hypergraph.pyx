@@ -97,6 +97,25 @@ cdef void oracle_c(const HypergraphC* g, const score_t* edge_score, const int32_
         best[v] = b
 
 
+ctypedef pair[int32_t, int32_t] VertexRank   # a vertex and the rank of one of its derivations
+
+
+cdef inline void expand_edge(const HypergraphC* g, int32_t e, int32_t rank0, int32_t rank1,
+                             int32_t* heads, int32_t* labels,
+                             vector[VertexRank]* stack) noexcept nogil:
+    """One step of walking a ranked derivation: hyperedge e's arc into heads/labels, and its
+    tails onto ``stack`` with the ranks of the derivations used for them."""
+    cdef int32_t m = g.arc[2 * e + 1], t = g.tails[2 * e]
+    if m >= 0:
+        heads[m] = g.arc[2 * e]
+        labels[m] = g.label[e] if g.label != NULL else -1
+    if t >= 0:
+        stack.push_back(VertexRank(t, rank0))
+        t = g.tails[2 * e + 1]
+        if t >= 0:
+            stack.push_back(VertexRank(t, rank1))
+
+
 cdef void derivation_tree(const HypergraphC* g, const int32_t* best, int32_t v, int32_t* heads,
                           int32_t* labels, int32_t* stack) noexcept nogil:
     cdef int32_t size = 1, u, e, m
@@ -498,28 +517,18 @@ cdef class LazyKBest:
                    int32_t* edges) noexcept nogil:
         """The arcs (into heads/labels) and the hyperedges (into edges, preorder) of the goal's
         derivation of ``rank``."""
-        cdef const HypergraphC* g = &self.graph.c
-        cdef vector[pair[int32_t, int32_t]] stack
-        cdef pair[int32_t, int32_t] top
+        cdef vector[VertexRank] stack
+        cdef VertexRank top
         cdef DerivC d
-        cdef int32_t m, t, used = 0
-        stack.push_back(pair[int32_t, int32_t](g.goal, rank))
+        cdef int32_t used = 0
+        stack.push_back(VertexRank(self.graph.c.goal, rank))
         while not stack.empty():
             top = stack.back()
             stack.pop_back()
             d = self.found[top.first][top.second]
             edges[used] = d.edge
             used += 1
-            m = g.arc[2 * d.edge + 1]
-            if m >= 0:
-                heads[m] = g.arc[2 * d.edge]
-                labels[m] = g.label[d.edge] if g.label != NULL else -1
-            t = g.tails[2 * d.edge]
-            if t >= 0:
-                stack.push_back(pair[int32_t, int32_t](t, d.j0))
-                t = g.tails[2 * d.edge + 1]
-                if t >= 0:
-                    stack.push_back(pair[int32_t, int32_t](t, d.j1))
+            expand_edge(&self.graph.c, d.edge, d.j0, d.j1, heads, labels, &stack)
         edges[used] = -1
 
     def _walk(self, int rank):
@@ -625,26 +634,15 @@ cdef class ForestCube:
 
     cdef void walk(self, int32_t v, int32_t rank, int32_t* heads, int32_t* labels) noexcept nogil:
         """The arcs of item ``rank`` of vertex v into heads/labels."""
-        cdef const HypergraphC* g = &self.graph.c
-        cdef vector[pair[int32_t, int32_t]] stack
-        cdef pair[int32_t, int32_t] top
+        cdef vector[VertexRank] stack
+        cdef VertexRank top
         cdef const CandidateC* c
-        cdef int32_t m, t
-        stack.push_back(pair[int32_t, int32_t](v, rank))
+        stack.push_back(VertexRank(v, rank))
         while not stack.empty():
             top = stack.back()
             stack.pop_back()
             c = &self.items[top.first][top.second]
-            m = g.arc[2 * c.edge + 1]
-            if m >= 0:
-                heads[m] = g.arc[2 * c.edge]
-                labels[m] = g.label[c.edge] if g.label != NULL else -1
-            t = g.tails[2 * c.edge]
-            if t >= 0:
-                stack.push_back(pair[int32_t, int32_t](t, c.i))
-                t = g.tails[2 * c.edge + 1]
-                if t >= 0:
-                    stack.push_back(pair[int32_t, int32_t](t, c.j))
+            expand_edge(&self.graph.c, c.edge, c.i, c.j, heads, labels, &stack)
 
     def kbest(self, int k, ForestCombiner combiner=None, bint recombination=False,
               int n_fields=0, scores=None):

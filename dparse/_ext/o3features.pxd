@@ -60,6 +60,23 @@ ctypedef struct O3C:
     uint64_t* share        # [n+2, slots]: each word's key in each (kind, template, role)
 
 
+cdef inline int outer_modifiers(const int32_t* heads, int head, int x, int end, int step,
+                                int* last, int* last2) noexcept nogil:
+    """Walks the nodes x, x + step, ... up to ``end`` (excluded) of a tree ``heads``: the
+    modifiers of ``head`` met, the last one into ``last`` and the one before it into ``last2``
+    (-1: none); returns how many. From head + step towards m: h's modifiers just inside m; from
+    m + step to the sentence end: m's outermost modifiers on that side."""
+    cdef int count = 0
+    last[0] = last2[0] = -1
+    while x != end:
+        if heads[x] == head:
+            last2[0] = last[0]
+            last[0] = x
+            count += 1
+        x += step
+    return count
+
+
 cdef int init_core(O3C* c, const int32_t[:, ::1] tokens, int groups, bint label_tuples,
                    int label_bits, int ho_bits) except -1
 # Fills c (c.share malloc'ed: the caller frees it).

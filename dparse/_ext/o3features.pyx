@@ -716,7 +716,7 @@ cdef int tree_steps(O3Sentence sent, const int32_t* heads, const int32_t* labels
     label; their number into ``row_count``). Sides are taken by position, so that a
     non-projective (gold) tree has parts too."""
     cdef const O3C* c = &sent.core
-    cdef int n = c.n, h, m, d, i, k = 0, r = 0, nr, count, gc, gc2, s, s2, step, x, out
+    cdef int n = c.n, h, m, d, i, k = 0, r = 0, nr, count, gc, gc2, s, s2, step, out
     cdef int64_t L = sent.num_labels
     cdef uint64_t lrows[MAX_LABEL_ROWS]
     cdef PartContextC p
@@ -731,15 +731,7 @@ cdef int tree_steps(O3Sentence sent, const int32_t* heads, const int32_t* labels
         p.label = labels[m]
         # h's modifiers strictly between h and m, from h outwards: s the last, s2 before it
         step = 1 if m > h else -1
-        s = s2 = -1
-        count = 0
-        x = h + step
-        while x != m:
-            if heads[x] == h:
-                s2 = s
-                s = x
-                count += 1
-            x += step
+        count = outer_modifiers(heads, h, h + step, m, step, &s, &s2)
         p.sibling = s
         p.sibling_label = labels[s] if s >= 0 else -1
         p.sibling2 = s2
@@ -749,15 +741,7 @@ cdef int tree_steps(O3Sentence sent, const int32_t* heads, const int32_t* labels
             # d == 0: m's inner side (towards h), rule (b); d == 1: its outer side, rule (a).
             # m's modifiers on that side from m outwards: gc the outermost, gc2 inside it.
             out = -step if d == 0 else step
-            gc = gc2 = -1
-            count = 0
-            x = m + out
-            while 1 <= x <= n:
-                if heads[x] == m:
-                    gc2 = gc
-                    gc = x
-                    count += 1
-                x += out
+            count = outer_modifiers(heads, m, m + out, n + 1 if out > 0 else 0, out, &gc, &gc2)
             p.grandchild = gc
             p.grandchild_label = labels[gc] if gc >= 0 else -1
             p.grandchild2 = gc2

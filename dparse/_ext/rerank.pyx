@@ -38,7 +38,7 @@ label rows (``label_offset = ho_offset + 2**ho_bits``).
 """
 
 from libc.math cimport NAN, isnan
-from libc.stdint cimport int8_t, int32_t, int64_t, uint64_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
 from libc.stdlib cimport free, malloc
 
 import numpy as np
@@ -52,7 +52,7 @@ from dparse._ext.hashing cimport bucket, fmix, mix
 from dparse._ext.hypergraph cimport ForestCombiner, ForestCube, Hypergraph, HypergraphC
 from dparse._ext.o3features cimport (
     MAX_LABEL_ROWS, O3C, T_GRAND, T_GSIB, T_SIB, T_TRISIB, T_VALENCY, grand_feats, gsib_feats,
-    init_core, label_rows, sib_feats, trisib_feats, valency_feats,
+    init_core, label_rows, outer_modifiers, sib_feats, trisib_feats, valency_feats,
 )
 from dparse._ext.tokens cimport UPOS, WORD, XPOS, token_attr
 from dparse._ext.types cimport score_t
@@ -61,7 +61,7 @@ from dparse._ext.weights cimport gather_sum
 cdef enum:
     F_GUIDE = 1
     F_NONLOCAL = 2
-    # word classes (``word_class``)
+    # word class flags (``word_class``)
     C_PREP = 1
     C_CONJ = 2
     # most higher-order features of one arc: local; per modifier of m; valency
@@ -76,7 +76,7 @@ WORD_CLASSES = {"preposition": C_PREP, "conjunction": C_CONJ}
 cdef struct RerankC:
     int n
     const int32_t* tok        # [n+1, NCOLS]
-    const int8_t* wclass      # [n+1]: C_PREP, C_CONJ or 0
+    const uint8_t* wclass     # [n+1]: C_PREP | C_CONJ flags
     const int32_t* guide      # [n+1] the first stage's 1-best heads (NULL: no guide features)
     int flags
     int arc_bits
@@ -111,7 +111,7 @@ cdef int local_feats(const RerankC* r, int h, int m, int s, int s2, int lcm, int
             k += grand_feats(&r.core, h, m, lcm, -1, -1, out + k)
         if rcm >= 0:
             k += grand_feats(&r.core, h, m, rcm, -1, -1, out + k)
-    if r.wclass[m] == C_PREP:
+    if r.wclass[m] & C_PREP:
         out[k] = hashed(r, 0x9901, attr(r, h, XPOS), attr(r, m, WORD), attr(r, rcm, XPOS))
         out[k + 1] = hashed(r, 0x9902, attr(r, h, UPOS), attr(r, m, WORD), attr(r, rcm, UPOS))
         k += 2
@@ -144,7 +144,7 @@ cdef int nonlocal_feats(const RerankC* r, int h, int m, const int32_t* heads, in
     for i in range(nl + nr):
         has_cc[kids[i]] = 0
     for d in range(lo, hi + 1):
-        if r.wclass[d] == C_CONJ and heads[d] >= 0 and heads[d] != m:
+        if r.wclass[d] & C_CONJ and heads[d] >= 0 and heads[d] != m:
             x = heads[d]
             if lo <= x <= hi and heads[x] == m:
                 has_cc[x] = 1
@@ -157,8 +157,8 @@ cdef int nonlocal_feats(const RerankC* r, int h, int m, const int32_t* heads, in
             nxt = kids[i + 1] if i + 1 < last else -1
             k += grand_feats(&r.core, h, m, c, -1, -1, out + k)
             k += gsib_feats(&r.core, h, m, prev, c, -1, -1, -1, out + k)
-            if (has_cc[c] or (prev >= 0 and r.wclass[prev] == C_CONJ)
-                    or (nxt >= 0 and r.wclass[nxt] == C_CONJ)):
+            if (has_cc[c] or (prev >= 0 and r.wclass[prev] & C_CONJ)
+                    or (nxt >= 0 and r.wclass[nxt] & C_CONJ)):
                 out[k] = hashed(r, 0x9921, attr(r, h, XPOS), attr(r, m, XPOS), attr(r, c, XPOS))
                 out[k + 1] = hashed(r, 0x9922, attr(r, h, UPOS), attr(r, m, UPOS),
                                     attr(r, c, UPOS))
@@ -175,26 +175,26 @@ cdef void tree_context(const int32_t* heads, int n, int m, int* s, int* s2, int*
                        int* rcm) noexcept nogil:
     """For the arc heads[m] -> m of a whole tree: the modifiers s, s2 of its head just inside
     m, and m's outermost modifiers (-1: none)."""
-    cdef int h = heads[m], step = 1 if m < h else -1, x = m + step
-    s[0] = s2[0] = lcm[0] = rcm[0] = -1
-    while x != h and s2[0] < 0:  # from m towards h: the first two modifiers of h
-        if heads[x] == h:
-            if s[0] < 0:
-                s[0] = x
-            else:
-                s2[0] = x
-        x += step
-    for x in range(1, m):
-        if heads[x] == m:
-            lcm[0] = x
-            break
-    for x in range(n, m, -1):
-        if heads[x] == m:
-            rcm[0] = x
-            break
+    cdef int h = heads[m], step = 1 if m > h else -1, unused
+    outer_modifiers(heads, h, h + step, m, step, s, s2)
+    outer_modifiers(heads, m, m - 1, 0, -1, lcm, &unused)
+    outer_modifiers(heads, m, m + 1, n + 1, 1, rcm, &unused)
 
 
 cdef class RerankSentence
+
+
+cdef inline int32_t tail_headed(const HypergraphC* g, const int32_t* vhead, int32_t e,
+                                int32_t word, int32_t* which) noexcept nogil:
+    """The tail vertex of hyperedge e headed by ``word`` (-1: none); ``which`` gets its
+    position (0 or 1)."""
+    cdef int32_t x, t
+    for x in range(2):
+        t = g.tails[2 * e + x]
+        if t >= 0 and vhead[t] == word:
+            which[0] = x
+            return t
+    return -1
 
 
 cdef int32_t* _int_ptr(a) except NULL:
@@ -217,24 +217,19 @@ cdef class RerankCombiner(ForestCombiner):
     cdef score_t combine(self, int32_t edge, int32_t i, int32_t j,
                          int32_t* fields) noexcept nogil:
         cdef const HypergraphC* g = &self.cube.graph.c
-        cdef int32_t ge = self.first_edge + edge, m = g.arc[2 * ge + 1], h, t, rank, x, lo, hi
+        cdef int32_t ge = self.first_edge + edge, m = g.arc[2 * ge + 1], t, which = 0, x, lo, hi
         cdef int k
         if m < 0:
             return 0.0
-        h = g.arc[2 * ge]
-        t = g.tails[2 * ge]
-        rank = i
-        if t < 0 or self.vhead[t] != m:
-            t = g.tails[2 * ge + 1]
-            rank = j
-            if t < 0 or self.vhead[t] != m:
-                return 0.0
+        t = tail_headed(g, self.vhead, ge, m, &which)
+        if t < 0:
+            return 0.0
         lo = self.vspan[2 * t]
         hi = self.vspan[2 * t + 1]
         for x in range(lo, hi + 1):
             self.heads[x] = -1
-        self.cube.walk(t, rank, self.heads, self.labels)
-        k = nonlocal_feats(&self.sent.c, h, m, self.heads, lo, hi, self.sent.work,
+        self.cube.walk(t, i if which == 0 else j, self.heads, self.labels)
+        k = nonlocal_feats(&self.sent.c, g.arc[2 * ge], m, self.heads, lo, hi, self.sent.work,
                            self.sent.buf)
         return gather_sum(self.W, self.sent.buf, k)
 
@@ -248,7 +243,7 @@ def vertex_outer(Hypergraph graph):
     cdef const int32_t[::1] vhead = np.ascontiguousarray(graph.forest.vertex_head)
     outer = np.full((g.V, 4), -1, dtype=np.int32)
     cdef int32_t[:, ::1] o = outer
-    cdef int32_t v, e, h, m, t, x, H
+    cdef int32_t v, e, h, m, x, H, which
     cdef int32_t cand[4]
     cdef int bad = -1
     with nogil:
@@ -258,11 +253,7 @@ def vertex_outer(Hypergraph graph):
             for e in range(g.edge_start[v], g.edge_start[v + 1]):
                 h = vhead[v]
                 m = g.arc[2 * e + 1]
-                H = -1
-                for x in range(2):
-                    t = g.tails[2 * e + x]
-                    if t >= 0 and vhead[t] == h:
-                        H = t
+                H = tail_headed(g, &vhead[0], e, h, &which)
                 for x in range(4):
                     cand[x] = o[H, x] if H >= 0 else -1
                 if m >= 0 and m < h:
@@ -290,7 +281,7 @@ cdef class RerankSentence:
     """One sentence under one feature configuration.
 
     tokens, morph_ptr, morph: the encoding of dparse.vocab (arcfeatures.pyx); word_class:
-    int8 [n+1] (``WORD_CLASSES`` ids, 0 for other words); guide: int32 [n+1], the first stage's
+    uint8 [n+1] (``WORD_CLASSES`` flags, 0 for other words); guide: int32 [n+1], the first stage's
     1-best heads, or None for a model without guide features; arc_bits, ho_bits: the weight
     layout (module docstring); nonlocal_features: whether the model has the non-local ones;
     label_bits, n_labels: the label rows (n_labels 0: no label features).
@@ -321,7 +312,7 @@ cdef class RerankSentence:
         self.c.first.mkeys = NULL
 
     def __init__(self, const int32_t[:, ::1] tokens, const int32_t[::1] morph_ptr,
-                 const int32_t[::1] morph, const int8_t[::1] word_class, guide, int arc_bits,
+                 const int32_t[::1] morph, const uint8_t[::1] word_class, guide, int arc_bits,
                  int ho_bits, bint nonlocal_features, int label_bits=0, int n_labels=0):
         cdef int n = tokens.shape[0] - 1
         if n < 1 or word_class.shape[0] != n + 1:
@@ -476,7 +467,8 @@ cdef class RerankSentence:
         cdef const HypergraphC* g = &graph.c
         scores = np.zeros(g.E, dtype=np.float64)
         cdef double[::1] sc = scores
-        cdef int e, h, m, x, t, H, M, s, s2, k
+        cdef int32_t e, h, m, H, M, s, s2, which
+        cdef int k
         with nogil:
             self.reset_cache()
             for e in range(g.E):
@@ -484,13 +476,8 @@ cdef class RerankSentence:
                 if m < 0:
                     continue
                 h = g.arc[2 * e]
-                H = M = -1
-                for x in range(2):
-                    t = g.tails[2 * e + x]
-                    if t >= 0 and vhead[t] == h:
-                        H = t
-                    elif t >= 0 and vhead[t] == m:
-                        M = t
+                H = tail_headed(g, &vhead[0], e, h, &which)
+                M = tail_headed(g, &vhead[0], e, m, &which)
                 s = s2 = -1
                 if H >= 0:
                     s = o[H, 0] if m < h else o[H, 2]

@@ -54,7 +54,7 @@ from dparse.training import (
 )
 from dparse.transition.shiftreduce import TAG_COLUMNS, ShiftReduceModel
 from dparse.transition.shiftreduce import train as train_first_stage
-from dparse.vocab import EncodedSentence
+from dparse.vocab import EncodedSentence, Vocabulary
 
 DECODER_NAME = "rerank"
 FIRST_STAGE_DIR = "first-stage"
@@ -65,28 +65,23 @@ _log = logging.getLogger(__name__)
 @dataclass(frozen=True)
 class WordClasses:
     """Which words the PP-attachment and coordination features see as prepositions and
-    coordinating conjunctions: tags of the ``tag`` column (upos or xpos), as the config's
-    ``features.prepositions`` and ``features.coordinators`` list them."""
+    coordinating conjunctions: ``table`` (uint8, per id of the ``tag`` vocabulary, upos or xpos)
+    holds the ``WORD_CLASSES`` flags of the tags the config's ``features.prepositions`` and
+    ``features.coordinators`` list (:meth:`dparse.vocab.Vocabulary.tag_classes`)."""
 
     tag: str
-    prepositions: frozenset[str]
-    coordinators: frozenset[str]
+    table: np.ndarray
 
     @classmethod
-    def from_config(cls, cfg: ExperimentConfig) -> WordClasses:
+    def from_config(cls, cfg: ExperimentConfig, vocab: Vocabulary) -> WordClasses:
         f = cfg.features
-        return cls(f.tag, frozenset(f.prepositions.split()), frozenset(f.coordinators.split()))
+        return cls(f.tag, vocab.tag_classes(f.tag, {
+            WORD_CLASSES["preposition"]: f.prepositions.split(),
+            WORD_CLASSES["conjunction"]: f.coordinators.split()}))
 
-    def of(self, sent: Sentence) -> np.ndarray:
-        """int8 [n+1]: the class of each node (``WORD_CLASSES`` ids, 0 for other words)."""
-        tags = sent.upos if self.tag == "upos" else sent.xpos
-        out = np.zeros(len(sent) + 1, dtype=np.int8)
-        for i, t in enumerate(tags, start=1):
-            if t in self.prepositions:
-                out[i] = WORD_CLASSES["preposition"]
-            elif t in self.coordinators:
-                out[i] = WORD_CLASSES["conjunction"]
-        return out
+    def of(self, enc: EncodedSentence) -> np.ndarray:
+        """uint8 [n+1]: the class flags of each node of an encoded sentence."""
+        return self.table[enc.tokens[:, TAG_COLUMNS[self.tag]]]
 
 
 @dataclass
@@ -179,7 +174,7 @@ class RerankModel(SavedModel):
                 first_best, _, forest = self.first.forest_encoded(enc)
                 if on_forest is not None:
                     on_forest(index + 1, forest)
-                item = Reranked.of(enc, self.classes.of(sent), forest, first_best)
+                item = Reranked.of(enc, self.classes.of(enc), forest, first_best)
                 heads = self.rerank(item, self.weights, self.beta, self.k)
                 deprels = self.labels(enc, heads)
             timer.record(len(sent), t1 - t0, time.perf_counter() - t1)
@@ -192,8 +187,7 @@ class RerankModel(SavedModel):
                     arc_bits=self.arc_bits, ho_bits=self.ho_bits,
                     nonlocal_features=self.nonlocal_features, guide=self.guide, k=self.k,
                     label_bits=self.label_bits, beta=self.beta, tag=self.classes.tag,
-                    prepositions=" ".join(sorted(self.classes.prepositions)),
-                    coordinators=" ".join(sorted(self.classes.coordinators)))
+                    word_classes=self.classes.table)
         self.first.vocab.save(directory / VOCAB_FILE)
         self.first.write_files(directory / FIRST_STAGE_DIR)
         save_config(self.first_cfg, directory / FIRST_STAGE_DIR / CONFIG_FILE)
@@ -211,8 +205,8 @@ class RerankModel(SavedModel):
         with np.load(directory / WEIGHTS_FILE) as data:
             if "ho_bits" not in data:
                 raise DparseError(f"{directory}: not a forest reranker model")
-            classes = WordClasses(str(data["tag"]), frozenset(str(data["prepositions"]).split()),
-                                  frozenset(str(data["coordinators"]).split()))
+            classes = WordClasses(str(data["tag"]), np.asarray(data["word_classes"],
+                                                               dtype=np.uint8))
             model = cls(first, first_cfg, np.asarray(data["weights"], dtype=np.float64),
                         int(data["arc_bits"]), int(data["ho_bits"]),
                         bool(data["nonlocal_features"]), bool(data["guide"]), int(data["k"]),
@@ -280,7 +274,7 @@ def _training_items(model: RerankModel, sentences: list[Sentence],
         if forest is None:
             continue
         enc = model.first.vocab.encode(sent)
-        item = Reranked.of(enc, model.classes.of(sent), forest)
+        item = Reranked.of(enc, model.classes.of(enc), forest)
         gold = np.asarray(sent.heads, dtype=np.int32)
         out.append(TrainingItem(item, item.graph.oracle(gold)[2].astype(np.int32), gold))
     return out
@@ -297,7 +291,7 @@ def _dev_items(model: RerankModel, sentences: list[Sentence],
             out.append(None)
             continue
         first_best, _, forest = model.first.forest_encoded(enc)
-        out.append(Reranked.of(enc, model.classes.of(sent), forest, first_best))
+        out.append(Reranked.of(enc, model.classes.of(enc), forest, first_best))
     return out
 
 
@@ -371,7 +365,8 @@ def train(
     forests = read_jackknife_forests(work, rc.folds, len(sentences), first_cfg)
     f = cfg.features
     model = RerankModel(first, first_cfg, np.zeros(0), f.arc_bits, f.ho_bits,
-                        rc.features == "nonlocal", rc.guide, rc.k, WordClasses.from_config(cfg),
+                        rc.features == "nonlocal", rc.guide, rc.k,
+                        WordClasses.from_config(cfg, first.vocab),
                         f.label_bits if rc.labels else 0)
     learner = AveragedLearner(model.size, tc.learner, tc.C)
     model.weights = learner.w
