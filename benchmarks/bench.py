@@ -12,7 +12,7 @@ A second table times third-order decoders without any model, on the same random 
 over pruned arcs (benchmarks/cube_scaling.py): ``cube`` (k = 5, with and without
 recombination) against the exact ``eisner3-outermost``, ``eisner3`` and ``eisner2-sibgp``.
 
-    python benchmarks/bench.py --data ../shared/data --out results/bench.md
+    python benchmarks/bench.py --data ../shared/data --out results/bench.md --plots results/plots
     python benchmarks/bench.py --quick            # smoke run on slices, one epoch
     python benchmarks/bench.py --decoders-only --out results/bench-decoders.md
 """
@@ -34,9 +34,11 @@ from pathlib import Path
 from typing import Any
 
 from cube_scaling import BENCH_LENGTHS, DECODERS, decoder_table, time_decoders
+from timing import length_bins
 
 from dparse.metrics import format_score
 from dparse.outputs import write_text
+from dparse.reports.plots import fit_exponent
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_CONFIGS = [
@@ -100,7 +102,7 @@ def run_one(config: str, data_root: str, model_dir: str | None, quick: bool,
     (``jobs``: also time ``dparse parse --jobs N`` for each N)."""
     from dparse.config import load_config
     from dparse.metrics import evaluate
-    from dparse.model import CONFIG_FILE, ParseTimer
+    from dparse.model import CONFIG_FILE
     from dparse.parsers import load_parser, train_parser
     from dparse.training import read_split, save_model
 
@@ -121,8 +123,7 @@ def run_one(config: str, data_root: str, model_dir: str | None, quick: bool,
             save_model(result, cfg, saved)
         parser = load_parser(saved, cfg, None)
         gold = read_split(cfg, cfg.data.test)
-        timer = ParseTimer()
-        parsed = list(parser.parse(gold, timer))
+        parsed, timer, by_length = parse_by_sentence(parser, gold)
         if jobs:
             row["jobs"] = parse_with_jobs(saved, cfg.data_path(cfg.data.test), jobs, Path(tmp))
     report = evaluate(gold, parsed, punct="include")
@@ -137,8 +138,27 @@ def run_one(config: str, data_root: str, model_dir: str | None, quick: bool,
         uas=report.uas,
         las=report.las,
         peak_rss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,  # KiB on Linux
+        by_length=by_length,
     )
     return row
+
+
+def parse_by_sentence(parser: Any, gold: list) -> tuple[list, Any, list[dict]]:
+    """Parse ``gold`` one sentence per call, timing each: the parsed sentences, the whole
+    file's ParseTimer, and per length bin (timing.length_bins) the mean inference and decoding
+    seconds per sentence."""
+    from dparse.model import ParseTimer
+
+    total, parsed, inference, decode = ParseTimer(), [], [], []
+    for sent in gold:
+        timer = ParseTimer()
+        parsed.extend(parser.parse([sent], timer))
+        for stage in ("sentences", "tokens", "encode", "score", "decode"):
+            setattr(total, stage, getattr(total, stage) + getattr(timer, stage))
+        inference.append(timer.seconds)
+        decode.append(timer.decode)
+    bins = length_bins([len(sent) for sent in gold], {"inference": inference, "decode": decode})
+    return parsed, total, bins
 
 
 def bench_config(config: str, data_root: str, model_dir: str | None, quick: bool,
@@ -200,6 +220,50 @@ def decoder_section(rows: list[dict]) -> list[str]:
     ]
 
 
+def length_section(rows: list[dict]) -> list[str]:
+    """Markdown lines: per config, the fitted exponent b of inference and decoding time ~ n^b
+    over the test file's length bins, and the tokens/sec of the shortest and longest bin."""
+    lines = ["## Time against sentence length (the test file, binned by length)", "",
+             "| config | b inference | b decoding | tok/s, bin " + " | tok/s, bin ".join(
+                 ("first", "last")) + " |", "|---|---:|---:|---:|---:|"]
+    for r in rows:
+        bins = r["by_length"]
+        n = [b["n"] for b in bins]
+        first, last = bins[0], bins[-1]
+        lines.append(f"| {r['config']} | {fit_exponent(n, [b['inference'] for b in bins]):.2f} | "
+                     f"{fit_exponent(n, [b['decode'] for b in bins]):.2f} | "
+                     f"{first['n'] / first['inference']:,.0f} ({first['bin']}) | "
+                     f"{last['n'] / last['inference']:,.0f} ({last['bin']}) |")
+    return lines + [
+        "",
+        "Each sentence parsed by its own call and timed (inference: encoding + scoring + "
+        "decoding); b is the least-squares slope of log mean seconds per sentence against log "
+        "mean length over the bins (1-5, 6-10, 11-15, 16-20, 21-30, 31-40, 41-60, 61+ words). "
+        "Plots (with --plots DIR): DIR/bench-parsers-inference and DIR/bench-parsers-decoding "
+        "(.png/.svg), DIR/bench-decoders for the third-order decoders.",
+        "",
+    ]
+
+
+def draw_plots(rows: list[dict], decoder_rows: list[dict] | None, directory: Path) -> None:
+    """Log-log time and tokens/sec against sentence length: every config's inference and
+    decoding time over the test file's length bins, and the third-order decoders."""
+    from dparse.reports.plots import plot_time_and_speed
+
+    directory.mkdir(parents=True, exist_ok=True)
+    for stage, what in (("inference", "inference"), ("decode", "decoding")):
+        if rows:
+            plot_time_and_speed({r["config"]: ([b["n"] for b in r["by_length"]],
+                                               [b[stage] for b in r["by_length"]])
+                                 for r in rows}, directory / f"bench-parsers-{what}",
+                                title="Parsers on the test file", what=what)
+    if decoder_rows:
+        n = [r["n"] for r in decoder_rows]
+        plot_time_and_speed({label: (n, [r[label] for r in decoder_rows])
+                             for label, _ in DECODERS}, directory / "bench-decoders",
+                            title="Third-order decoders, random parts")
+
+
 def jobs_section(row: dict) -> list[str]:
     """Markdown lines of the ``dparse parse --jobs N`` rows of one config."""
     base = row["jobs"][0]["tps"]
@@ -249,6 +313,8 @@ def format_report(rows: list[dict], quick: bool, decoder_rows: list[dict] | None
             "config.",
             "",
         ]
+    if rows:
+        lines += length_section(rows)
     for r in rows:
         if r.get("jobs"):
             lines += jobs_section(r)
@@ -283,6 +349,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--jobs", default="1,2",
                         help="worker counts of the dparse parse --jobs rows, timed on the first "
                         "config ('' for none) [default: 1,2]")
+    parser.add_argument("--plots", default=None, metavar="DIR",
+                        help="also draw time and tokens/sec against sentence length (log-log, "
+                        "fitted exponents) into DIR (needs matplotlib)")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--result", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -306,6 +375,8 @@ def main(argv: list[str] | None = None) -> None:
         lengths = BENCH_LENGTHS[:2] if args.quick else BENCH_LENGTHS
         decoder_rows = time_decoders(lengths, 0.05 if args.quick else 0.3, seed=0)
     report = format_report(rows, args.quick, decoder_rows)
+    if args.plots:
+        draw_plots(rows, decoder_rows, Path(args.plots))
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     write_text(out, report)

@@ -21,7 +21,8 @@ as a model's scorer is built by scoring. ``Decoder.decode`` with dense arrays wo
 their validation and flooring, O(n^4) work per call that parsing with a model never does.
 ``benchmarks/bench.py`` reports the same rows (at fewer lengths) in ``make bench``.
 
-    python benchmarks/cube_scaling.py --out results/cube-scaling.md
+    python benchmarks/cube_scaling.py --out results/cube-scaling.md \
+        --plot results/plots/cube-scaling
 """
 
 from __future__ import annotations
@@ -35,10 +36,11 @@ import numpy as np
 from dparse._ext.eisner3 import eisner3_scorer
 from dparse._ext.generalized_eisner import ArrayScorer
 from dparse._ext.partscorer import ArrayPartScorer
-from umst_scaling import fit_exponent, seconds_per_call
+from timing import seconds_per_call
 
 from dparse.decoders import CubePruning, get_decoder
 from dparse.outputs import write_text
+from dparse.reports.plots import fit_exponent
 from dparse.trees import check_tree
 
 LENGTHS = (10, 15, 20, 30, 40, 60, 80)
@@ -157,6 +159,16 @@ def decoder_table(rows: Sequence[Mapping], labels: Sequence[str]) -> list[str]:
     return lines
 
 
+def plot(rows: Sequence[Mapping], labels: Sequence[str], stem: str, title: str) -> None:
+    """STEM.png/svg: decoding time and tokens/sec against n per decoder, log-log, fitted."""
+    from dparse.reports.plots import plot_time_and_speed
+
+    Path(stem).parent.mkdir(parents=True, exist_ok=True)
+    n = [r["n"] for r in rows]
+    plot_time_and_speed({label: (n, [r[label] for r in rows]) for label in labels}, stem,
+                        title=title)
+
+
 def report(rows: Sequence[Mapping], labels: Sequence[str], budget: float, seed: int) -> str:
     """The Markdown report: setup, the table, fitted exponents (all lengths and n >= 30)."""
     lines = ["# Third-order decoding time vs sentence length (cube pruning vs exact)", "",
@@ -185,11 +197,16 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--lengths", default=",".join(map(str, LENGTHS)),
                     help="comma-separated sentence lengths")
+    ap.add_argument("--plot", default=None, metavar="STEM",
+                    help="also draw STEM.png/.svg: decoding time and tokens/sec against n per "
+                    "decoder, log-log with fitted exponents (needs matplotlib)")
     args = ap.parse_args()
     lengths = [int(n) for n in args.lengths.split(",")]
     labels = [label for label, _ in DECODERS]
     rows = time_decoders(lengths, args.budget, args.seed)
     text = report(rows, labels, args.budget, args.seed)
+    if args.plot:
+        plot(rows, labels, args.plot, "Third-order decoders, random parts")
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     write_text(Path(args.out), text)
     print(text)

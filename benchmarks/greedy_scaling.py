@@ -29,12 +29,13 @@ import time
 from pathlib import Path
 
 import numpy as np
-from umst_scaling import fit_exponent, seconds_per_call
+from timing import length_bins, seconds_per_call
 
 from dparse.conll import read_treebank
 from dparse.decoders import configured_decoder
 from dparse.model import load_model
 from dparse.outputs import write_text
+from dparse.reports.plots import fit_exponent
 
 PRUNED_LENGTHS = (10, 20, 40, 80, 160)
 COMPLETE_LENGTHS = (10, 20, 40, 80)
@@ -43,7 +44,6 @@ ROOT_SHARE = 0.9
 BEAMS = (1, 3)
 DECODERS = [("bgi-pp", {"beam": 1}), ("bgi-pp", {"beam": 3}),
             ("bgi-pp", {"beam": 3, "improve": 5}), ("dd2", None)]
-LENGTH_BINS = (1, 6, 11, 16, 21, 31, 41, 61, 1000)
 
 
 def sentence(rng: np.random.Generator, n: int, pruned: bool) -> dict[str, np.ndarray]:
@@ -106,13 +106,8 @@ def real(model_dir: str, treebank: str) -> tuple[list[dict], list[dict]]:
         totals.append({"decoder": f"{name} {options or ''}".strip(),
                        "tps": lengths.sum() / sum(spent), "uas": 100.0 * correct / lengths.sum()})
         print(totals[-1], flush=True)
-    bins = []
-    for lo, hi in zip(LENGTH_BINS[:-1], LENGTH_BINS[1:], strict=True):
-        inside = (lengths >= lo) & (lengths < hi)
-        if inside.any():
-            bins.append({"bin": f"{lo}-{min(hi - 1, int(lengths.max()))}",
-                         "sentences": int(inside.sum()), "n": float(lengths[inside].mean()),
-                         **{k: float(s[inside].mean()) for k, s in enumerate(seconds)}})
+    bins = length_bins(lengths, {t["decoder"]: sec for t, sec in zip(totals, seconds,
+                                                                        strict=True)})
     return totals, bins
 
 
@@ -123,6 +118,9 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--model", default=None, help="second-order model directory")
     ap.add_argument("--treebank", default=None, help="CoNLL file to decode with it")
+    ap.add_argument("--plot", default=None, metavar="STEM",
+                    help="also draw STEM-synthetic and (with --model) STEM-real, PNG and SVG: "
+                    "decoding time and tokens/sec against n, log-log with fitted exponents")
     args = ap.parse_args()
     rows = synthetic(np.random.default_rng(args.seed), args.budget)
     lines = ["# Greedy second-order decoding time vs sentence length (bgi-pp)", "",
@@ -157,12 +155,26 @@ def main() -> None:
                   "|---|---:|---:|" + "---:|" * len(totals)]
         for b in bins:
             lines.append(f"| {b['bin']} | {b['sentences']} | {b['n']:.1f} | "
-                         + " | ".join(f"{1e6 * b[k]:.1f}" for k in range(len(totals))) + " |")
+                         + " | ".join(f"{1e6 * b[t['decoder']]:.1f}" for t in totals) + " |")
         for label, sub in (("all bins", bins), ("bins with mean n >= 10",
                                                  [b for b in bins if b["n"] >= 10])):
             lines.append(f"\nFitted exponent b of time ~ n^b, {label}: " + ", ".join(
-                f"{t['decoder']} {fit_exponent([b['n'] for b in sub], [b[k] for b in sub]):.2f}"
-                for k, t in enumerate(totals)))
+                f"{t['decoder']} "
+                f"{fit_exponent([b['n'] for b in sub], [b[t['decoder']] for b in sub]):.2f}"
+                for t in totals))
+    if args.plot:
+        from dparse.reports.plots import plot_time_and_speed
+
+        Path(args.plot).parent.mkdir(parents=True, exist_ok=True)
+        plot_time_and_speed({f"{kind} beam {beam}": ([r["n"] for r in rows if r["kind"] == kind],
+                                                      [r[beam] for r in rows if r["kind"] == kind])
+                             for kind in ("pruned", "complete") for beam in BEAMS},
+                            f"{args.plot}-synthetic", title="bgi-pp, synthetic")
+        if args.model and args.treebank:
+            plot_time_and_speed({t["decoder"]: ([b["n"] for b in bins],
+                                                [b[t["decoder"]] for b in bins])
+                                 for t in totals}, f"{args.plot}-real",
+                                title=Path(args.treebank).parent.name or "real sentences")
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     write_text(Path(args.out), "\n".join(lines) + "\n")
     print("\n".join(lines))

@@ -17,12 +17,12 @@ weights, sentences binned by their number of edges.
 from __future__ import annotations
 
 import argparse
-import time
 from pathlib import Path
 
 import numpy as np
 from dparse._ext.cle import chu_liu_edmonds
 from dparse._ext.umst import tree_from_edges
+from timing import seconds_per_call
 
 from dparse.conll import read_treebank
 from dparse.outputs import write_text
@@ -43,22 +43,6 @@ def graph(rng: np.random.Generator, n: int, density: float):
     arc[u, v] = w + 0.1 * rng.normal(size=len(u))
     arc[v[u > 0], u[u > 0]] = w[u > 0] + 0.1 * rng.normal(size=int((u > 0).sum()))
     return u, v, w, arc
-
-
-def seconds_per_call(fn, budget: float) -> float:
-    """Median over 5 batches of the mean time per call; batches sized to ``budget`` seconds."""
-    fn()
-    t0 = time.perf_counter()
-    fn()
-    once = max(time.perf_counter() - t0, 1e-7)
-    reps = max(1, int(budget / 5 / once))
-    times = []
-    for _ in range(5):
-        t0 = time.perf_counter()
-        for _ in range(reps):
-            fn()
-        times.append((time.perf_counter() - t0) / reps)
-    return float(np.median(times))
 
 
 def real_graphs(train: str, test: str, quantile: float, rng: np.random.Generator,
@@ -94,19 +78,16 @@ def real_graphs(train: str, test: str, quantile: float, rng: np.random.Generator
 
 def plot(rows: list[dict], stem: str) -> None:
     """Log-log figures of the synthetic rows: time and words/sec against n on the complete
-    graphs (density 1), time against edges m on all of them, each decoder's exponent fitted."""
-    from dparse.reports.plots import plot_scaling
+    graphs (density 1; STEM-n), time against edges m on all of them (STEM-time-m), each
+    decoder's exponent fitted."""
+    from dparse.reports.plots import plot_scaling, plot_time_and_speed
 
     Path(stem).parent.mkdir(parents=True, exist_ok=True)
     names = {"kkt": "KKT", "boruvka": "Boruvka", "cle": "CLE", "cle_full": "CLE complete"}
     full = [r for r in rows if r["density"] == 1.0]
     n = [r["n"] for r in full]
-    plot_scaling({name: (n, [r[k] for r in full]) for k, name in names.items()},
-                 f"{stem}-time-n", ylabel="decoding time per sentence (s)",
-                 title="Decoding time vs sentence length (complete graphs)")
-    plot_scaling({name: (n, [r["n"] / r[k] for r in full]) for k, name in names.items()},
-                 f"{stem}-speed-n", ylabel="words per second (decoding)",
-                 title="Decoding speed vs sentence length (complete graphs)")
+    plot_time_and_speed({name: (n, [r[k] for r in full]) for k, name in names.items()},
+                        f"{stem}-n", title="Complete graphs")
     plot_scaling({name: ([r["m"] for r in rows], [r[k] for r in rows])
                   for k, name in names.items() if k != "cle_full"},
                  f"{stem}-time-m", xlabel="undirected edges m",
@@ -123,8 +104,8 @@ def main() -> None:
     ap.add_argument("--treebank", default=None, help="test file whose pruned graphs to time")
     ap.add_argument("--quantile", type=float, default=0.99, help="length-dictionary quantile")
     ap.add_argument("--plot", default=None, metavar="STEM",
-                    help="also draw STEM-time-n, STEM-speed-n and STEM-time-m (PNG and SVG, "
-                    "log-log with fitted exponents; needs matplotlib)")
+                    help="also draw STEM-n (time and words/sec against n) and STEM-time-m "
+                    "(PNG and SVG, log-log with fitted exponents; needs matplotlib)")
     args = ap.parse_args()
     rng = np.random.default_rng(args.seed)
     rows = []

@@ -11,6 +11,7 @@
 #                       UAS, LAS, tokens/sec, search errors           -> results/cube-table4.md
 #   make cube-scaling   cube vs exact third-order decoding time against sentence length on
 #                       random pruned part scores, fitted exponents   -> results/cube-scaling.md
+#                       (log-log plots: results/plots/cube-scaling.{png,svg})
 #   make cube-configs   rewrite the Table 3 configs from configs/en_ewt/o3-cube.yaml
 #
 # Models are found in $(MODELS) (then in each CUBE_REUSE folder) as <config name>, e.g.
@@ -44,7 +45,8 @@ cube-table1 cube-table2 cube-table3 cube-table4: cube-table%:
 		--out $(RESULTS)/cube-table$*.md $(if $(CUBE_TREEBANKS),--treebanks $(CUBE_TREEBANKS))
 
 cube-scaling:  ## cube pruning vs exact third-order decoding time against n -> results/cube-scaling.md
-	$(PYTHON) benchmarks/cube_scaling.py --out $(RESULTS)/cube-scaling.md
+	$(PYTHON) benchmarks/cube_scaling.py --out $(RESULTS)/cube-scaling.md \
+		--plot $(RESULTS)/plots/cube-scaling
 
 cube-configs:  ## rewrite configs/en_ewt/o3-cube-*.yaml (Table 3 rows) from o3-cube.yaml
 	$(PYTHON) benchmarks/cube_tables.py write-configs

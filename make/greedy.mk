@@ -4,6 +4,7 @@
 #                        gammas on en_ewt dev, for each order in GREEDY_ORDERS
 #                        -> results/greedy-tune-o1.md, results/greedy-tune-o2.md
 #   make greedy-scaling  greedy decoding time against sentence length -> results/greedy-scaling.md
+#                        (log-log plots: results/plots/greedy-scaling-{synthetic,real}.{png,svg})
 #   make greedy-tables   Tables 1 and 2: exact (CLE) / dual decomposition, BGI, BGI-PP, BGI-PP+i,
 #                        BGI-PP+i+b and their ensembles, on every treebank under $(DATA)
 #                        -> results/greedy-tables.md
@@ -66,5 +67,6 @@ greedy-scaling_DATA :=
 greedy-scaling:  ## greedy decoding time against sentence length, fitted exponent -> results/greedy-scaling.md
 	mkdir -p $(RESULTS)
 	$(PYTHON) benchmarks/greedy_scaling.py --out $(RESULTS)/greedy-scaling.md \
+		--plot $(RESULTS)/plots/greedy-scaling \
 		$(if $(wildcard $(MODELS)/en_ewt-o2-dd/weights.npz),--model $(MODELS)/en_ewt-o2-dd \
 		--treebank $(DPARSE_DATA)/en_ewt/test.conllu)

@@ -2,7 +2,7 @@
 #
 #   make umst-tables    Tables 1 and 2 on every treebank under $(DATA) -> results/umst-tables.md
 #   make umst-scaling   U-MST vs CLE inference time against edges   -> results/umst-scaling.md
-#                       (PLOT=1: log-log plots in results/plots/umst-scaling-*)
+#                       log-log plots: results/plots/umst-scaling-{n,time-m}.{png,svg}
 #   make umst-prune     length-dictionary pruning figures on en_ewt  -> results/umst-prune.md
 # UMST_TREEBANKS=en_ewt,tr_imst restricts the tables to some setups; models are reused from
 # $(MODELS)/umst when present.
@@ -21,7 +21,7 @@ TABLES += umst-scaling
 umst-scaling_DATA :=
 umst-scaling:  ## U-MST (KKT, Boruvka) vs CLE decoding time against edges -> results/umst-scaling.md
 	$(PYTHON) benchmarks/umst_scaling.py --out $(RESULTS)/umst-scaling.md \
-		$(if $(PLOT),--plot $(RESULTS)/plots/umst-scaling) \
+		--plot $(RESULTS)/plots/umst-scaling \
 		$(if $(wildcard $(DPARSE_DATA)/en_ewt/test.conllu),--train $(DPARSE_DATA)/en_ewt/train.conllu \
 		--treebank $(DPARSE_DATA)/en_ewt/test.conllu)
 

@@ -13,6 +13,7 @@ from dparse.metrics import format_score
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 import bench  # noqa: E402
+import timing  # noqa: E402
 import greedy_ensemble  # noqa: E402
 import greedy_tables  # noqa: E402
 import umst_tables  # noqa: E402
@@ -66,6 +67,35 @@ def test_umst_tables_report_prints_na(tmp_path: Path) -> None:
 def test_bench_report_prints_na(las: float | None) -> None:
     row = {"config": "c", "decoder": "cle", "train_seconds": 12.0, "epochs": "1", "parse_tps": 1.0,
            "score_tps": 2.0, "decode_tps": 3.0, "uas": None, "las": las, "peak_rss_mb": 9.0,
-           "sentences": 1, "tokens": 2}
+           "sentences": 1, "tokens": 2,
+           "by_length": [{"bin": "1-5", "n": 3.0, "inference": 1e-3, "decode": 1e-4},
+                         {"bin": "6-10", "n": 8.0, "inference": 2e-3, "decode": 3e-4}]}
     text = bench.format_report([row], quick=True)
     assert f"| n/a | {format_score(las, 0)} | 9 |" in text
+
+
+def test_length_bins_count_and_average_by_hand() -> None:
+    lengths = [3, 5, 7, 40, 61, 100]
+    bins = timing.length_bins(lengths, {"t": [1.0, 3.0, 5.0, 7.0, 9.0, 11.0]})
+    assert [(b["bin"], b["sentences"], b["n"], b["t"]) for b in bins] == [
+        ("1-5", 2, 4.0, 2.0), ("6-10", 1, 7.0, 5.0), ("31-40", 1, 40.0, 7.0),
+        ("61-100", 2, 80.5, 10.0)]
+
+
+def test_bench_length_section_and_plots(tmp_path: Path) -> None:
+    """Times ~ n^2 (inference) and ~ n^3 (decoding) give those exponents in the table; the
+    plots are written for the configs and the decoder rows."""
+    pytest.importorskip("matplotlib", reason="matplotlib (dparse[plot]) is not installed")
+    bins = [{"bin": f"{n}", "n": float(n), "inference": 1e-5 * n**2, "decode": 1e-7 * n**3}
+            for n in (4, 8, 16, 32)]
+    row = {"config": "quad", "by_length": bins}
+    text = "\n".join(bench.length_section([row]))
+    assert "| quad | 2.00 | 3.00 | 25,000 (4) | 3,125 (32) |" in text
+    decoder_rows = [{"n": n, **{label: 1e-6 * n**3 for label, _ in bench.DECODERS}}
+                    for n in (10, 20)]
+    bench.draw_plots([row], decoder_rows, tmp_path)
+    names = sorted(p.name for p in tmp_path.iterdir())
+    assert names == sorted(f"{stem}.{ext}" for ext in ("png", "svg") for stem in
+                           ("bench-parsers-inference", "bench-parsers-decoding",
+                            "bench-decoders"))
+    assert "quad: b = 2.00" in (tmp_path / "bench-parsers-inference.svg").read_text()

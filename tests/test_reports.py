@@ -246,7 +246,7 @@ def test_whole_file_totals_equal_dparse_eval_on_real_data(tmp_path: Path) -> Non
 
 def test_plots_are_written(files, tmp_path: Path) -> None:
     pytest.importorskip("matplotlib", reason="matplotlib (dparse[plot]) is not installed")
-    from dparse.reports.plots import plot_comparison, plot_scaling
+    from dparse.reports.plots import plot_comparison, plot_scaling, plot_time_and_speed
 
     gold, a, b = (read_treebank(p) for p in files)
     paths = plot_comparison(compare_systems(gold, [("a", a), ("b", b)]), tmp_path / "plots")
@@ -260,6 +260,10 @@ def test_plots_are_written(files, tmp_path: Path) -> None:
     fits = plot_scaling({"square": (x, [v**2 for v in x]), "line": (x, x)}, tmp_path / "s")
     assert fits == pytest.approx({"square": 2.0, "line": 1.0})
     assert (tmp_path / "s.png").stat().st_size > 1000 and (tmp_path / "s.svg").exists()
+    cubic = plot_time_and_speed({"cubic": (x, [1e-6 * v**3 for v in x])}, tmp_path / "ts")
+    assert cubic == pytest.approx({"cubic": 3.0})
+    svg = (tmp_path / "ts.svg").read_text(encoding="utf-8")
+    assert "cubic: b = 3.00" in svg and "cubic: b = -2.00" in svg  # time and tokens/sec panels
     result = CliRunner().invoke(eval_command, [str(files[0]), str(files[1]), "--plot",
                                                str(tmp_path / "cli")])
     assert result.exit_code == 0 and (tmp_path / "cli" / "overview.svg").exists()

@@ -10,7 +10,8 @@ a fixed hash salt and no date, so the same data give the same bytes).
   sentence length, arc precision and recall by arc length, LAS per gold label (the most frequent
   labels), every system side by side, plus one ``overview`` figure holding the four panels.
 - :func:`plot_scaling`: time or speed against sentence length per decoder on log-log axes, each
-  series with its fitted exponent b of y ~ x^b (:func:`fit_exponent`).
+  series with its fitted exponent b of y ~ x^b (:func:`fit_exponent`);
+  :func:`plot_time_and_speed`: time and tokens/sec against sentence length side by side.
 - :func:`plot_shares`: a share (search errors, certified sentences) per sentence-length bin per
   decoder.
 """
@@ -34,6 +35,7 @@ __all__ = [
     "plot_comparison",
     "plot_scaling",
     "plot_shares",
+    "plot_time_and_speed",
     "require_matplotlib",
     "save_figure",
 ]
@@ -170,18 +172,11 @@ def plot_comparison(comparison: Comparison, directory: str | os.PathLike) -> lis
     return paths
 
 
-def plot_scaling(
-    series: Mapping[str, tuple[Sequence[float], Sequence[float]]],
-    stem: str | os.PathLike,
-    xlabel: str = "sentence length (words)",
-    ylabel: str = "decoding time (s)",
-    title: str = "",
-) -> dict[str, float]:
-    """Each (x, y) series of ``series`` (name -> positive values) on log-log axes with its
-    fitted line and exponent in the legend; writes ``stem.png`` and ``stem.svg``. Returns
-    name -> fitted exponent b of y ~ x^b."""
-    fig, axes = _figure(7, 5)
-    ax = axes[0, 0]
+def _scaling_axes(ax: Any, series: Mapping[str, tuple[Sequence[float], Sequence[float]]],
+                  xlabel: str, ylabel: str, title: str) -> dict[str, float]:
+    """Draw each (x, y) series on log-log ``ax`` with its fitted line, the exponent in the
+    legend (non-positive points left out); name -> fitted b of y ~ x^b (series with at least
+    two points)."""
     fits = {}
     for name, (x, y) in series.items():
         xs, ys = np.asarray(x, float), np.asarray(y, float)
@@ -194,13 +189,55 @@ def plot_scaling(
         points = ax.plot(xs, ys, marker="o", linestyle="none", label=f"{name}: b = {b:.2f}")[0]
         grid = np.geomspace(xs.min(), xs.max(), 50)
         ax.plot(grid, np.exp(a) * grid**b, color=points.get_color(), linewidth=1)
+    from matplotlib.ticker import LogLocator, NullFormatter, ScalarFormatter
+
     ax.set_xscale("log")
     ax.set_yscale("log")
+    ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1, 2, 5)))
+    ax.xaxis.set_major_formatter(ScalarFormatter())  # 5, 10, 20, 50: lengths read as numbers
+    ax.xaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_title(title or f"{ylabel} vs {xlabel} (fit y ~ x^b)")
     ax.grid(alpha=0.3, which="both")
     ax.legend(fontsize="small")
+    return fits
+
+
+def plot_scaling(
+    series: Mapping[str, tuple[Sequence[float], Sequence[float]]],
+    stem: str | os.PathLike,
+    xlabel: str = "sentence length (words)",
+    ylabel: str = "decoding time (s)",
+    title: str = "",
+) -> dict[str, float]:
+    """Each (x, y) series of ``series`` (name -> positive values) on log-log axes with its
+    fitted line and exponent in the legend; writes ``stem.png`` and ``stem.svg``. Returns
+    name -> fitted exponent b of y ~ x^b."""
+    fig, axes = _figure(7, 5)
+    fits = _scaling_axes(axes[0, 0], series, xlabel, ylabel, title)
+    save_figure(fig, stem)
+    return fits
+
+
+def plot_time_and_speed(
+    series: Mapping[str, tuple[Sequence[float], Sequence[float]]],
+    stem: str | os.PathLike,
+    title: str = "",
+    what: str = "decoding",
+) -> dict[str, float]:
+    """One figure of two log-log panels per decoder (or parser): seconds per sentence against
+    sentence length n, and tokens/sec (n / seconds) against n, each series with its fitted
+    exponent. ``series``: name -> (n values, seconds per sentence at each n); ``what`` names
+    the timed stage in the axis labels. Writes ``stem.png`` and ``stem.svg``; returns name ->
+    fitted exponent b of time ~ n^b."""
+    fig, axes = _figure(12, 5, 1, 2)
+    fits = _scaling_axes(axes[0, 0], series, "sentence length n (words)",
+                         f"{what} time per sentence (s)", f"{title}: {what} time vs n".strip(": "))
+    speed = {name: (n, np.asarray(n, float) / np.asarray(s, float))
+             for name, (n, s) in series.items()}
+    _scaling_axes(axes[0, 1], speed, "sentence length n (words)", "tokens/sec",
+                  f"{title}: tokens/sec vs n".strip(": "))
     save_figure(fig, stem)
     return fits
 
