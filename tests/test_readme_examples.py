@@ -185,6 +185,16 @@ def test_every_command_has_examples() -> None:
     assert not missing, f"no Examples: section in the help of {missing}"
 
 
+def test_help_examples_keep_their_line_breaks() -> None:
+    """A continued example line ends in a backslash; a docstring's single backslash would join
+    the two lines into one with a run of spaces inside (the help shows it so)."""
+    joined = [f"{name}: {line.strip()}" for name, command in all_commands().items()
+              if "Examples:" in (command.help or "")
+              for line in (command.help or "").split("Examples:", 1)[1].splitlines()
+              if re.search(r"\S {4,}\S", line)]
+    assert not joined, "help examples joined by a single backslash:\n" + "\n".join(joined)
+
+
 def runnable_examples() -> list[tuple[str, str]]:
     """(command name, example) for every help example not in NOT_RUN, each example once."""
     seen: dict[str, str] = {}

@@ -86,7 +86,7 @@ def eval_command(
       dparse eval ../shared/data/en_ewt/test.conllu test.parsed.conllu --punct upos --detail
       dparse eval ../shared/data/en_ewt/test.conllu test.parsed.conllu --other test.eisner.conllu
       dparse eval ../shared/data/en_ewt/test.conllu test.parsed.conllu --json
-      dparse eval ../shared/data/en_ewt/test.conllu test.parsed.conllu --other test.eisner.conllu \
+      dparse eval ../shared/data/en_ewt/test.conllu test.parsed.conllu --other test.eisner.conllu \\
           --other dd.conllu --punct upos --detail
     """
     kw = {"fmt": None if fmt == "auto" else fmt, "encoding": encoding}

@@ -64,9 +64,9 @@ def parse(model_dir: str, input: str, output: str, decoder_name: str | None, fmt
       dparse parse models/en_ewt-o1-cle --decoder eisner < ../shared/data/en_ewt/dev.conllu \\
           > dev.parsed.conllu
       dparse parse models/en_ewt-o1-cle ../shared/data/en_ewt/test.conllu --json > /dev/null
-      dparse parse models/en_ewt-o1-cle ../shared/data/en_ewt/dev.conllu --jobs 2 \
+      dparse parse models/en_ewt-o1-cle ../shared/data/en_ewt/dev.conllu --jobs 2 \\
           -o dev.parsed.conllu
-      dparse parse models/en_ewt-o1-cle ../shared/data/en_ewt/dev.conllu --shard 3/8 \
+      dparse parse models/en_ewt-o1-cle ../shared/data/en_ewt/dev.conllu --shard 3/8 \\
           -o dev.parsed.3-of-8.conllu
       dparse parse models/en_ewt-sr-nonsp-b12 ../shared/data/en_ewt/dev.conllu -o dev.sr.conllu \\
           --forest dev.forests.gz
