@@ -13,9 +13,9 @@ from dparse.metrics import format_score
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 import bench  # noqa: E402
-import timing  # noqa: E402
 import greedy_ensemble  # noqa: E402
 import greedy_tables  # noqa: E402
+import timing  # noqa: E402
 import umst_tables  # noqa: E402
 
 
