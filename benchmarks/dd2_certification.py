@@ -8,7 +8,8 @@ first-order pruner of full recall would (the planted arcs are kept). Prints one 
 n: share certified, mean iterations, ms per
 sentence, words/sec of decoding alone and UAS against the planted tree.
 
-    python benchmarks/dd2_certification.py [--sizes 10 20 40] [--count 100] [--keep 10]
+    python benchmarks/dd2_certification.py [--sizes 10 20 40] [--count 100] [--keep 10] \
+        [--max-nodes 100 --node-iter 20 --step 2 --max-iter 100]
 """
 
 from __future__ import annotations
@@ -77,6 +78,9 @@ def main() -> None:
     parser.add_argument("--keep", type=int, default=10, help="heads kept per word (pruning)")
     parser.add_argument("--max-iter", type=int, default=500)
     parser.add_argument("--step", type=float, default=1.0)
+    parser.add_argument("--max-nodes", type=int, default=0,
+                        help="branch-and-bound nodes for open gaps (0: plain dual decomposition)")
+    parser.add_argument("--node-iter", type=int, default=50, help="iterations per node")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     decoder = get_decoder("dd2")
@@ -92,7 +96,8 @@ def main() -> None:
             )
             start = time.perf_counter()
             heads = decoder.decode(
-                arc, sib=sib, grand=grand, max_iter=args.max_iter, step=args.step
+                arc, sib=sib, grand=grand, max_iter=args.max_iter, step=args.step,
+                max_nodes=args.max_nodes, node_iter=args.node_iter,
             )
             seconds += time.perf_counter() - start
             correct += np.count_nonzero(heads[1:] == gold[1:])

@@ -42,8 +42,28 @@ unconstrained, so no projection is needed.
 Certificate: every CLE tree z of an iteration is a feasible tree; its full score f(z) is a
 lower bound and the lowest L seen an upper bound. When they meet (within ``tol`` relative),
 or when both subproblems agree on every arc (then f(z) = L), the best tree found is optimal
-and returned with certified = True. Otherwise, at ``max_iter``, the rounding is that best
-tree: of all CLE trees seen, the one with the highest f (always a valid tree).
+and returned with certified = True. Otherwise, after ``max_iter`` iterations, the gap is
+closed by branch and bound, or the rounding is returned: of all CLE trees seen, the one with
+the highest f (always a valid tree).
+
+Branch and bound (for the sentences whose gap stays open: a relaxation that is not tight, or
+a subgradient that stalls). A node bans some arcs: they get -inf in the tree subproblem and
+leave the automata's candidate lists, so the node's dual bounds every tree avoiding them (and
+is -inf when no tree does; CLE then returns a tree with a banned arc). A node whose gap stays
+open after ``node_iter`` iterations, warm-started from its parent's multipliers, splits on
+the arc h -> m whose three copies (z, s, b) disagreed most over its last half of iterations
+(the ergodic average nearest 1/2): one child fixes h -> m (bans m's other heads), the other
+bans it. Every CLE tree of every node is a tree of the whole problem and may become the
+incumbent, the lower bound of all nodes' Polyak steps. Nodes are solved best-first by their
+upper bounds (a child starts from its parent's); a node below the incumbent is closed. The
+incumbent is certified when no open node's bound exceeds it; at most ``max_nodes`` nodes are
+solved, and the highest open bound is then reported as the dual. A node with nothing to split
+on (the disagreement only at fixed arcs) gets one more ``node_iter`` iterations as a child of
+its own. Every step keeps the bounds valid, so a certified tree is a best tree.
+
+Options: the defaults (step 1, 500 iterations, no branch and bound) are plain dual
+decomposition; configs/en_ewt/o2-dd.yaml sets step 2, 200 iterations, then up to 100 nodes of
+50 (faster, and certifying far more sentences: results/dd2-certificates.md).
 
 Candidates (pruning): when some tree uses only allowed arcs (the first CLE tree tells) and no
 sibling or grandparent part made of allowed arcs is disallowed, the automata consider only
@@ -52,9 +72,10 @@ all others, so the bound still holds for the trees that matter. Otherwise every 
 
 Cost per iteration: CLE O(n^2), the full score of z O(n^2), and the automata of the heads
 whose multipliers changed (only those are re-solved): O(k^3) each, so O(n^4) per iteration in
-the worst (unpruned) case, far less with a first-order pruner. Memory O(n^2) besides the
-inputs; one allocation per call (plus CLE's own per iteration). Ties go to the lowest index
-and to the empty chain, so decoding is deterministic.
+the worst (unpruned) case, far less with a first-order pruner. At most max_iter + max_nodes *
+node_iter iterations per call. Memory O(n^2) besides the inputs, plus 2 (n+1)^2 multipliers
+kept by each branch-and-bound node with a child not yet solved (at most max_nodes + 1 of them).
+Ties go to the lowest index and to the empty chain, so decoding is deterministic.
 
 Disallowed parts: -inf or NaN in any part array stands for ``floor``, a finite score so low that
 a tree with fewer disallowed parts always wins (as dparse/_ext/types.pxd does for arcs; a tree
@@ -63,7 +84,7 @@ has at most 3n parts). +inf is an error.
 
 from libc.math cimport INFINITY, fabs
 from libc.stdlib cimport free, malloc
-from libc.string cimport memset
+from libc.string cimport memcpy, memset
 
 from dataclasses import dataclass
 
@@ -89,6 +110,13 @@ cnp.import_array()
 
 DEF PATIENCE = 10
 
+# option defaults (the dd2 function and decoder)
+MAX_ITER = 500
+STEP = 1.0
+TOL = 1e-9
+MAX_NODES = 0
+NODE_ITER = 50
+
 
 cdef struct DD2C:
     Py_ssize_t N           # nodes 0..n, N = n + 1; matrices [N, N], cubes [N, N, N]
@@ -113,6 +141,11 @@ cdef struct DD2C:
     int* n_left            # [N]
     int* cands             # [N, N] h's candidate heads, n_heads[h] of them
     int* n_heads           # [N]
+    bint restrict          # candidates are the allowed arcs only (see "Candidates")
+    char* banned           # [N, N] branch and bound: h -> m excluded from this node at [h, m]
+    char* fixed            # [N] branch and bound: m's head fixed (its other heads banned)
+    int* usage             # [N, N] z + s + b at [h, m] summed over the counted iterations
+    int counted            # iterations summed into usage
 
 
 cdef inline score_t part(const score_t* p, Py_ssize_t i, score_t floor) noexcept nogil:
@@ -270,7 +303,8 @@ cdef void solve_head(DD2C* d, Py_ssize_t h) noexcept nogil:
             if val > best:
                 best = val
                 arg = m
-        d.S[arg] = 1
+        if arg >= 0:  # else every root arc is banned: no tree, the value stays -inf
+            d.S[arg] = 1
         d.val[0] = best
         return
     if h == 0 or d.grand == NULL:
@@ -284,30 +318,36 @@ cdef void solve_head(DD2C* d, Py_ssize_t h) noexcept nogil:
         if val > best:
             best = val
             arg = g
+    d.val[h] = best
+    if arg < 0:  # every head of h is banned: no tree, the value stays -inf
+        return
     grow = d.grand + (arg * N + h) * N
     chain(d, h, right, nr, grow, arg, True)
     chain(d, h, left, nl, grow, arg, True)
     d.B[h] = <head_t>arg
-    d.val[h] = best
 
 
-cdef void candidates(DD2C* d, bint restrict) noexcept nogil:
-    """Fills the candidate modifier and head lists: every arc, or (``restrict``) only the
-    allowed ones."""
+cdef inline bint candidate(const DD2C* d, Py_ssize_t h, Py_ssize_t m) noexcept nogil:
+    """h -> m is open to the head automata: not banned, and allowed unless every arc is."""
+    return not d.banned[h * d.N + m] and (not d.restrict or d.arc[h * d.N + m] > -INFINITY)
+
+
+cdef void candidates(DD2C* d) noexcept nogil:
+    """Fills the candidate modifier and head lists with the arcs :func:`candidate` opens."""
     cdef Py_ssize_t N = d.N, h, m, k
     for h in range(N):
         d.n_heads[h] = 0
     for h in range(N):
         k = 0
         for m in range(h + 1, N):
-            if not restrict or d.arc[h * N + m] > -INFINITY:
+            if candidate(d, h, m):
                 d.mods[h * N + k] = <int>m
                 k += 1
                 d.cands[m * N + d.n_heads[m]] = <int>h
                 d.n_heads[m] += 1
         d.n_right[h] = <int>k
         for m in range(h - 1, 0, -1):
-            if not restrict or d.arc[h * N + m] > -INFINITY:
+            if candidate(d, h, m):
                 d.mods[h * N + k] = <int>m
                 k += 1
                 d.cands[m * N + d.n_heads[m]] = <int>h
@@ -315,21 +355,236 @@ cdef void candidates(DD2C* d, bint restrict) noexcept nogil:
         d.n_left[h] = <int>(k - d.n_right[h])
 
 
+cdef inline bint closes(score_t bound, score_t primal, score_t tol) noexcept nogil:
+    """The upper bound ``bound`` meets the lower bound ``primal`` within ``tol`` (relative)."""
+    return bound <= primal or bound - primal <= tol * (1.0 + fabs(bound))
+
+
+cdef int subgradient(DD2C* d, int iters, score_t tol, score_t* lam, score_t* bound,
+                     bint* closed, head_t* heads, DD2ResultC* result) noexcept nogil:
+    """Up to ``iters`` subgradient iterations from the current multipliers (see the module doc)
+    over the trees avoiding the banned arcs. Lowers ``bound`` to the lowest dual value seen,
+    halves ``lam`` on stalls, raises result.primal (with ``heads``) to the best tree seen;
+    ``closed``: the bound met result.primal (no better tree here). Over the second half of the
+    iterations sums z + s + b into ``usage`` for :func:`branching_arc`."""
+    cdef Py_ssize_t N = d.N, h, m
+    cdef int status, it, stall = 0, ds, db, zs, zb
+    cdef score_t dual, primal, alpha, norm2
+    cdef bint count
+    closed[0] = False
+    memset(d.usage, 0, N * N * sizeof(int))
+    d.counted = 0
+    for it in range(iters):
+        result.iterations += 1
+        for h in range(N):
+            if d.dirty[h]:
+                solve_head(d, h)
+                d.dirty[h] = 0
+        status = cle_decode(d.W, N - 1, d.single_root, d.z)
+        if status != DECODE_OK:
+            return status
+        primal = full_score(d, d.z)  # every z is a tree of the whole problem
+        if primal > result.primal:
+            result.primal = primal
+            memcpy(heads, d.z, N * sizeof(head_t))
+        dual = 0.0  # L = tree value + head automata values (-inf: no tree avoids the bans)
+        for m in range(1, N):
+            dual += d.W[d.z[m] * N + m]
+        for h in range(N):
+            dual += d.val[h]
+        if dual < bound[0]:
+            bound[0] = dual
+            stall = 0
+        else:
+            stall += 1
+            if stall >= PATIENCE:
+                lam[0] *= 0.5
+                stall = 0
+        if closes(bound[0], result.primal, tol):
+            closed[0] = True
+            return DECODE_OK
+        count = 2 * (it + 1) > iters
+        d.counted += count
+        norm2 = 0.0  # squared norm of the subgradient (z - s, z - b)
+        for m in range(1, N):
+            for h in range(N):
+                if h != m:
+                    zs = d.z[m] == h
+                    zb = d.B[m] == h
+                    ds = zs - d.S[h * N + m]
+                    db = zs - zb if d.grand != NULL else 0
+                    norm2 += ds * ds + db * db
+                    if count:
+                        d.usage[h * N + m] += zs + d.S[h * N + m] + (zb if d.grand != NULL else 0)
+        if norm2 == 0.0:  # the subproblems agree: this node's best tree is z, f(z) = L
+            if dual < bound[0]:
+                bound[0] = dual
+            closed[0] = True
+            return DECODE_OK
+        alpha = lam[0] * (dual - result.primal) / norm2
+        for m in range(1, N):
+            for h in range(N):
+                if h == m:
+                    continue
+                zs = d.z[m] == h
+                ds = zs - d.S[h * N + m]
+                if ds != 0:
+                    d.u[h * N + m] -= alpha * ds
+                    d.W[h * N + m] -= alpha * ds
+                    d.dirty[h] = 1
+                if d.grand != NULL:
+                    db = zs - (d.B[m] == h)
+                    if db != 0:
+                        d.w[h * N + m] -= alpha * db
+                        d.W[h * N + m] -= alpha * db
+                        d.dirty[m] = 1
+    return DECODE_OK
+
+
+cdef struct NodeC:
+    int parent             # the node this one was branched from (-1: the root)
+    int h, m               # the branching arc h -> m (-1, -1: none, the parent's bans)
+    bint fix               # this side: h -> m fixed (m's other heads banned); else banned
+    bint open              # not yet solved
+    score_t bound          # upper bound on the node's trees (its parent's, then its own)
+    score_t* mult          # [2 N N] u then w after solving, its children's start (owned;
+                           # freed once they are all loaded)
+    int waiting            # children not yet loaded
+
+
+cdef Py_ssize_t branching_arc(const DD2C* d) noexcept nogil:
+    """The arc h -> m (as h * N + m) whose copies z, s, b disagreed most over the counted
+    iterations (usage nearest half its range), m's head not yet fixed; -1 if none did."""
+    cdef Py_ssize_t N = d.N, h, m, arg = -1
+    cdef int total = d.counted * (3 if d.grand != NULL else 2), c, spread, best = 0
+    for m in range(1, N):
+        if d.fixed[m]:
+            continue
+        for h in range(N):
+            if h == m or d.banned[h * N + m]:
+                continue
+            c = d.usage[h * N + m]
+            spread = c if c < total - c else total - c
+            if spread > best:
+                best = spread
+                arg = h * N + m
+    return arg
+
+
+cdef void load_node(DD2C* d, NodeC* nodes, int k) noexcept nogil:
+    """Sets the bans of node k (its branching decisions up to the root) and its starting
+    multipliers, its parent's last (freed once every child has them); rebuilds W and the
+    candidate lists and marks every automaton dirty."""
+    cdef Py_ssize_t N = d.N, g, i
+    cdef NodeC* parent = nodes + nodes[k].parent
+    cdef const NodeC* node = nodes + k
+    memset(d.banned, 0, N * N)
+    memset(d.fixed, 0, N)
+    memcpy(d.u, parent.mult, N * N * sizeof(score_t))
+    memcpy(d.w, parent.mult + N * N, N * N * sizeof(score_t))
+    parent.waiting -= 1
+    if parent.waiting == 0:
+        free(parent.mult)
+        parent.mult = NULL
+    while node.parent >= 0:  # node.h < 0: no decision of its own
+        if node.h >= 0 and node.fix:
+            d.fixed[node.m] = 1
+            for g in range(N):
+                if g != node.h:
+                    d.banned[g * N + node.m] = 1
+        elif node.h >= 0:
+            d.banned[node.h * N + node.m] = 1
+        node = nodes + node.parent
+    for i in range(N * N):
+        d.W[i] = -INFINITY if d.banned[i] else part(d.arc, i, d.floor) + d.u[i] + d.w[i]
+    candidates(d)
+    memset(d.dirty, 1, N)
+
+
+cdef int branch(DD2C* d, NodeC* nodes, int* count, int k, Py_ssize_t arc) noexcept nogil:
+    """Appends node k's two children on ``arc`` (h * N + m: fixed, banned), both starting from
+    the current multipliers (kept in node k) and node k's bound; for arc -1 (nothing to split
+    on) one child with node k's own bans, to run more iterations. DECODE_NO_MEMORY if out of
+    memory."""
+    cdef Py_ssize_t N = d.N
+    cdef int side
+    cdef NodeC* child
+    nodes[k].mult = <score_t*>malloc(2 * N * N * sizeof(score_t))
+    if nodes[k].mult == NULL:
+        return DECODE_NO_MEMORY
+    memcpy(nodes[k].mult, d.u, N * N * sizeof(score_t))
+    memcpy(nodes[k].mult + N * N, d.w, N * N * sizeof(score_t))
+    nodes[k].waiting = 0
+    for side in range(2 if arc >= 0 else 1):
+        child = nodes + count[0]
+        count[0] += 1
+        nodes[k].waiting += 1
+        child.mult = NULL
+        child.parent = k
+        child.h = <int>(arc // N) if arc >= 0 else -1
+        child.m = <int>(arc % N) if arc >= 0 else -1
+        child.fix = side == 0
+        child.open = True
+        child.bound = nodes[k].bound
+    return DECODE_OK
+
+
+cdef int branch_and_bound(DD2C* d, NodeC* nodes, int max_nodes, int node_iter, score_t tol,
+                          score_t step, head_t* heads, DD2ResultC* result) noexcept nogil:
+    """Branch and bound over arcs after an unclosed root (nodes[0], solved, its multipliers in
+    d): best-first on the nodes' upper bounds, each node solved by subgradient (``node_iter``
+    iterations) warm-started from its parent's multipliers and split on :func:`branching_arc`
+    while its gap stays open, at most ``max_nodes`` nodes solved. Every node starts from the
+    step scale ``step`` (the root's has decayed over its many iterations, and so would a
+    parent's: measured worse). Sets result.certified when every node closed and
+    result.dual to the highest bound left open (at least result.primal)."""
+    cdef int count = 1, k, best, status = DECODE_OK
+    cdef score_t lam
+    cdef bint closed
+    status = branch(d, nodes, &count, 0, branching_arc(d))
+    while status == DECODE_OK:
+        best = -1
+        for k in range(count):
+            if nodes[k].open and (best < 0 or nodes[k].bound > nodes[best].bound):
+                best = k
+        if best < 0 or closes(nodes[best].bound, result.primal, tol):
+            break  # every open node is beaten by the incumbent
+        if result.nodes == max_nodes:
+            break
+        k = best
+        load_node(d, nodes, k)
+        nodes[k].open = False
+        result.nodes += 1
+        lam = step
+        status = subgradient(d, node_iter, tol, &lam, &nodes[k].bound, &closed, heads, result)
+        if status == DECODE_OK and not closed:
+            status = branch(d, nodes, &count, k, branching_arc(d))
+    result.dual = result.primal
+    for k in range(count):
+        if nodes[k].open and nodes[k].bound > result.dual:
+            result.dual = nodes[k].bound
+        free(nodes[k].mult)
+    result.certified = status == DECODE_OK and closes(result.dual, result.primal, tol)
+    return status
+
+
 cdef int dd2_decode(const score_t* arc, const score_t* sib, const score_t* grand,
                     Py_ssize_t n, bint single_root, int max_iter, score_t step, score_t tol,
-                    head_t* heads, DD2ResultC* result) noexcept nogil:
-    cdef Py_ssize_t N = n + 1, h, m, i
+                    int max_nodes, int node_iter, head_t* heads,
+                    DD2ResultC* result) noexcept nogil:
+    cdef Py_ssize_t N = n + 1, m, i
     cdef DD2C d
     cdef char* block
-    cdef int status, it, stall = 0, ds, db, zs
-    cdef score_t dual, primal, alpha, norm2, lam = step
-    cdef bint clean
+    cdef NodeC* nodes
+    cdef int status
+    cdef score_t lam = step, bound = INFINITY
+    cdef bint clean, closed
     status = scan(arc, sib, grand, n, &d.floor, &clean)
     if status != DECODE_OK:
         return status
     block = <char*>malloc(3 * N * N * sizeof(score_t) + 2 * N * sizeof(score_t)
-                          + (2 * N * N + 4 * N) * sizeof(int) + 2 * N * sizeof(head_t)
-                          + N * N + N)
+                          + (3 * N * N + 4 * N) * sizeof(int) + 2 * N * sizeof(head_t)
+                          + 2 * N * N + 2 * N)
     if block == NULL:
         return DECODE_NO_MEMORY
     d.N = N
@@ -345,17 +600,22 @@ cdef int dd2_decode(const score_t* arc, const score_t* sib, const score_t* grand
     d.back = <int*>(d.cand + N)
     d.mods = d.back + N
     d.cands = d.mods + N * N
-    d.n_right = d.cands + N * N
+    d.usage = d.cands + N * N
+    d.n_right = d.usage + N * N
     d.n_left = d.n_right + N
     d.n_heads = d.n_left + N
     d.B = <head_t*>(d.n_heads + N)
     d.z = d.B + N
     d.S = <char*>(d.z + N)
-    d.dirty = d.S + N * N
+    d.banned = d.S + N * N
+    d.dirty = d.banned + N * N
+    d.fixed = d.dirty + N
+    memset(d.banned, 0, N * N)
+    memset(d.fixed, 0, N)
+    memset(d.dirty, 1, N)
     for i in range(N * N):
         d.W[i] = part(arc, i, d.floor)
         d.u[i] = d.w[i] = 0.0
-    memset(d.dirty, 1, N)
     # the automata consider allowed arcs only when some tree of allowed arcs exists and no
     # part of such a tree is disallowed (then every such tree beats every other one)
     status = cle_decode(d.W, n, single_root, d.z)
@@ -364,87 +624,49 @@ cdef int dd2_decode(const score_t* arc, const score_t* sib, const score_t* grand
         return status
     for m in range(1, N):
         clean = clean and arc[d.z[m] * N + m] > -INFINITY
-    candidates(&d, clean)
+    d.restrict = clean
+    candidates(&d)
     result.certified = False
-    result.dual = INFINITY
+    result.iterations = result.nodes = 0
     result.primal = -INFINITY
-    for it in range(1, max_iter + 1):
-        result.iterations = it
-        for h in range(N):
-            if d.dirty[h]:
-                solve_head(&d, h)
-                d.dirty[h] = 0
-        status = cle_decode(d.W, n, single_root, d.z)
-        if status != DECODE_OK:
-            break
-        primal = full_score(&d, d.z)
-        if primal > result.primal:
-            result.primal = primal
-            for m in range(N):
-                heads[m] = d.z[m]
-        dual = 0.0  # L = tree value + head automata values
-        for m in range(1, N):
-            dual += d.W[d.z[m] * N + m]
-        for h in range(N):
-            dual += d.val[h]
-        if dual < result.dual:
-            result.dual = dual
-            stall = 0
+    status = subgradient(&d, max_iter, tol, &lam, &bound, &closed, heads, result)
+    result.dual = bound
+    result.certified = status == DECODE_OK and closed
+    if status == DECODE_OK and not closed and max_nodes > 0:
+        # each solved node adds at most two: 2 (max_nodes + 1) records with the root's
+        nodes = <NodeC*>malloc((2 * max_nodes + 3) * sizeof(NodeC))
+        if nodes == NULL:
+            status = DECODE_NO_MEMORY
         else:
-            stall += 1
-            if stall >= PATIENCE:
-                lam *= 0.5
-                stall = 0
-        if result.dual - result.primal <= tol * (1.0 + fabs(result.dual)):
-            result.certified = True
-            break
-        norm2 = 0.0  # squared norm of the subgradient (z - s, z - b)
-        for m in range(1, N):
-            for h in range(N):
-                if h != m:
-                    zs = d.z[m] == h
-                    ds = zs - d.S[h * N + m]
-                    db = zs - (d.B[m] == h) if grand != NULL else 0
-                    norm2 += ds * ds + db * db
-        if norm2 == 0.0:  # the subproblems agree: f(z) = L up to rounding
-            result.certified = True
-            break
-        alpha = lam * (dual - result.primal) / norm2
-        for m in range(1, N):
-            for h in range(N):
-                if h == m:
-                    continue
-                zs = d.z[m] == h
-                ds = zs - d.S[h * N + m]
-                if ds != 0:
-                    d.u[h * N + m] -= alpha * ds
-                    d.W[h * N + m] -= alpha * ds
-                    d.dirty[h] = 1
-                if grand != NULL:
-                    db = zs - (d.B[m] == h)
-                    if db != 0:
-                        d.w[h * N + m] -= alpha * db
-                        d.W[h * N + m] -= alpha * db
-                        d.dirty[m] = 1
+            nodes[0].parent = -1
+            nodes[0].open = False
+            nodes[0].bound = bound
+            nodes[0].mult = NULL
+            status = branch_and_bound(&d, nodes, max_nodes, node_iter, tol, step, heads, result)
+            free(nodes)
     free(block)
     return status
 
 
 def dd2(const score_t[:, ::1] arc not None, const score_t[:, :, ::1] sib=None,
-        const score_t[:, :, ::1] grand=None, bint single_root=True, int max_iter=500,
-        double step=1.0, double tol=1e-9):
+        const score_t[:, :, ::1] grand=None, bint single_root=True, int max_iter=MAX_ITER,
+        double step=STEP, double tol=TOL, int max_nodes=MAX_NODES, int node_iter=NODE_ITER):
     """Second-order non-projective tree by dual decomposition (see the module doc).
 
     arc: float64 [n+1, n+1], ``arc[h, m]`` scores h -> m; sib: float64 [n+1, n+1, n+1] or None,
     ``sib[h, m, s]`` scores m, s consecutive modifiers of h on one side (s farther; m == h: s is
     the innermost); grand: float64 [n+1, n+1, n+1] or None, ``grand[g, h, m]`` scores g -> h -> m.
     All C-contiguous; -inf or NaN marks a disallowed part, +inf is a ValueError. single_root:
-    exactly one word attached to the root. max_iter >= 1 caps the subgradient iterations;
-    step > 0 scales the Polyak step; tol >= 0 is the relative duality gap taken as closed.
+    exactly one word attached to the root. max_iter >= 1 caps the subgradient iterations of the
+    root; step > 0 scales the Polyak step; tol >= 0 is the relative duality gap taken as closed;
+    max_nodes >= 0 caps the branch-and-bound nodes solved when the root's gap stays open (0:
+    plain dual decomposition), node_iter >= 1 the iterations of each.
 
-    Returns (heads, certified, iterations, dual, primal): heads int32 [n+1] (heads[0] == -1), a
-    valid tree; certified: it is a best tree; dual: an upper bound on every tree's score;
-    primal: the heads' score (with disallowed parts at the floor, see the module doc).
+    Returns (heads, certified, iterations, dual, primal, nodes): heads int32 [n+1]
+    (heads[0] == -1), a valid tree; certified: it is a best tree; iterations: subgradient
+    iterations over all nodes; dual: an upper bound on every tree's score; primal: the heads'
+    score (with disallowed parts at the floor, see the module doc); nodes: branch-and-bound
+    nodes solved after the root.
     """
     cdef Py_ssize_t n = words_of(arc)
     cdef cnp.npy_intp size = n + 1
@@ -461,16 +683,18 @@ def dd2(const score_t[:, ::1] arc not None, const score_t[:, :, ::1] sib=None,
         sib_p = &sib[0, 0, 0]
     if grand is not None:
         grand_p = &grand[0, 0, 0]
-    if max_iter < 1 or not step > 0.0 or not tol >= 0.0:
-        raise ValueError(f"need max_iter >= 1, step > 0 and tol >= 0, got {max_iter}, {step}, "
-                         f"{tol}")
+    if max_iter < 1 or not step > 0.0 or not tol >= 0.0 or max_nodes < 0 or node_iter < 1:
+        raise ValueError(f"need max_iter >= 1, step > 0, tol >= 0, max_nodes >= 0 and "
+                         f"node_iter >= 1, got {max_iter}, {step}, {tol}, {max_nodes}, "
+                         f"{node_iter}")
     with nogil:
         status = dd2_decode(&arc[0, 0], sib_p, grand_p, n, single_root, max_iter, step, tol,
-                            <head_t*>cnp.PyArray_DATA(heads), &result)
+                            max_nodes, node_iter, <head_t*>cnp.PyArray_DATA(heads), &result)
     if status == DECODE_POSITIVE_INF:
         raise ValueError("part scores must not be +inf")
     raise_for_status(status)
-    return heads, bool(result.certified), result.iterations, result.dual, result.primal
+    return (heads, bool(result.certified), result.iterations, result.dual, result.primal,
+            result.nodes)
 
 
 @dataclass(frozen=True)
@@ -479,20 +703,23 @@ class DD2Result:
 
     heads: Heads            # int32 [n+1], heads[0] == -1
     certified: bool         # heads is a best tree (the duality gap closed)
-    iterations: int         # subgradient iterations run
+    iterations: int         # subgradient iterations run, over all branch-and-bound nodes
     dual: float             # upper bound on every tree's score
     primal: float           # the score of heads
+    nodes: int = 0          # branch-and-bound nodes solved after the root
 
 
 @register_decoder
 class DualDecomposition2(Decoder):
     """Second-order non-projective decoder (arc + sibling + grandparent parts) by dual
-    decomposition with projected subgradient (Koo et al. 2010); see dparse/_ext/dd2.pyx.
+    decomposition with projected subgradient (Koo et al. 2010), and branch and bound over arcs
+    for the sentences whose duality gap stays open; see dparse/_ext/dd2.pyx.
 
     Approximate in general, exact when it certifies. ``last`` holds the :class:`DD2Result` of
-    the latest call; ``calls``, ``certified`` and ``iterations`` count over all calls since
-    :meth:`reset_stats` (``certified_share`` is the share of calls solved to certified
-    optimality). Options (``max_iter``, ``step``, ``tol``) default to the constructor's.
+    the latest call; ``calls``, ``certified``, ``iterations`` and ``nodes`` count over all calls
+    since :meth:`reset_stats` (``certified_share`` is the share of calls solved to certified
+    optimality). Options (``max_iter``, ``step``, ``tol``, ``max_nodes``, ``node_iter``; see
+    :func:`dd2`) default to the constructor's.
     """
 
     name = "dd2"
@@ -500,18 +727,22 @@ class DualDecomposition2(Decoder):
     projective = False
     parts = ("arc", "sib", "grand")
 
-    def __init__(self, max_iter: int = 500, step: float = 1.0, tol: float = 1e-9) -> None:
+    def __init__(self, max_iter: int = MAX_ITER, step: float = STEP, tol: float = TOL,
+                 max_nodes: int = MAX_NODES, node_iter: int = NODE_ITER) -> None:
         self.max_iter = max_iter
         self.step = step
         self.tol = tol
+        self.max_nodes = max_nodes
+        self.node_iter = node_iter
         self.last: DD2Result | None = None
         self.reset_stats()
 
     def reset_stats(self) -> None:
-        """Zeroes the call, certificate and iteration counters."""
+        """Zeroes the call, certificate, iteration and node counters."""
         self.calls = 0
         self.certified = 0
         self.iterations = 0
+        self.nodes = 0
 
     @property
     def certified_share(self) -> float:
@@ -528,11 +759,13 @@ class DualDecomposition2(Decoder):
         max_iter: int | None = None,
         step: float | None = None,
         tol: float | None = None,
+        max_nodes: int | None = None,
+        node_iter: int | None = None,
     ) -> Heads:
         """Best (certified) or rounded tree; the arguments as for :meth:`solve`."""
         return self.solve(
             arc, single_root=single_root, sib=sib, grand=grand, max_iter=max_iter, step=step,
-            tol=tol,
+            tol=tol, max_nodes=max_nodes, node_iter=node_iter,
         ).heads
 
     def solve(
@@ -545,6 +778,8 @@ class DualDecomposition2(Decoder):
         max_iter: int | None = None,
         step: float | None = None,
         tol: float | None = None,
+        max_nodes: int | None = None,
+        node_iter: int | None = None,
     ) -> DD2Result:
         """Decodes arc float64 [n+1, n+1] with optional sib and grand float64 [n+1, n+1, n+1]
         (missing parts score 0) and records the call; returns the full :class:`DD2Result`."""
@@ -552,14 +787,17 @@ class DualDecomposition2(Decoder):
         size = arc.shape[0]
         sib = None if sib is None else self._check_part("sib", sib, size)
         grand = None if grand is None else self._check_part("grand", grand, size)
-        heads, certified, iterations, dual, primal = dd2(
+        heads, certified, iterations, dual, primal, nodes = dd2(
             arc, sib, grand, single_root,
             self.max_iter if max_iter is None else max_iter,
             self.step if step is None else step,
             self.tol if tol is None else tol,
+            self.max_nodes if max_nodes is None else max_nodes,
+            self.node_iter if node_iter is None else node_iter,
         )
-        self.last = DD2Result(heads, certified, iterations, dual, primal)
+        self.last = DD2Result(heads, certified, iterations, dual, primal, nodes)
         self.calls += 1
         self.certified += certified
         self.iterations += iterations
+        self.nodes += nodes
         return self.last
