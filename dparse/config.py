@@ -25,6 +25,7 @@ from dparse.outputs import write_text
 DEFAULT_DATA_ROOT = "../shared/data"
 PUNCT_RULES = ("include", "conll", "ptb", "upos")
 PARSERS = ("graph", "easyfirst", "umst", "shiftreduce", "rerank")
+PRUNER_OBJECTIVES = ("perceptron", "local", "crf")
 
 
 @dataclass
@@ -60,8 +61,14 @@ class FeatureConfig:
     best label of each arc as a label feature.
 
     The easy-first parser reads 2**arc_bits rows of action weights and the tag column ``tag``
-    (``upos`` or ``xpos``), in which the space-separated ``prepositions`` and ``coordinators``
-    tags are lexicalized (and prepositions fire the PP-attachment features).
+    (``upos``, ``xpos`` or ``auto``: chosen from the training data), in which the
+    space-separated ``prepositions`` and ``coordinators`` tags are lexicalized (and
+    prepositions fire the PP-attachment features); ``auto`` lists follow the chosen column
+    (UPOS: ADP and CCONJ; PTB XPOS: IN and CC; rules in :mod:`dparse.postags`). The
+    shift-reduce parser and the reranker's word classes read the same keys. Easy-first
+    ``templates`` adds template groups to the paper's: ``none`` or a comma-separated subset of
+    ``lexical`` (suffix, lemma and the other tag column of the window's heads) and ``feats``
+    (their morphological features), for morphologically rich languages.
     """
 
     arc_bits: int = 23
@@ -76,18 +83,36 @@ class FeatureConfig:
     labels_per_arc: int = 2
     ho_bits: int = 22
     first_order_labels: bool = False
-    tag: str = "xpos"
-    prepositions: str = "IN"
-    coordinators: str = "CC"
+    tag: str = "auto"
+    prepositions: str = "auto"
+    coordinators: str = "auto"
+    templates: str = "none"
 
 
 @dataclass
 class PrunerConfig:
-    """The first-order pruner of a second-order model: for each word, keep its heads whose
-    locally normalized arc probability is at least ``threshold``, at most ``top_k`` of them."""
+    """The first-order pruner of a second- or third-order model: for each word, keep its heads
+    whose probability is at least ``threshold`` (with ``relative``: ``threshold`` times the
+    probability of the word's best head), at most ``top_k`` of them.
+
+    ``objective`` says how the pruner is trained and what its probabilities are:
+    ``perceptron`` (the ``training`` section's learner on labeled arcs, ``epochs`` epochs;
+    probabilities: the softmax of the scores over each word's heads), ``local`` (unlabeled arcs,
+    head-softmax log-loss) or ``crf`` (unlabeled arcs, tree CRF log-loss; probabilities: arc
+    marginals by the matrix-tree theorem, as TurboParser's pruner); the last two train by
+    AdaGrad with step ``eta`` (keeping the average of the weights over all steps with
+    ``average``) and ignore ``label_bits``. ``train_folds`` k >= 2 prunes the training
+    sentences by a k-fold jackknife (each fold by a pruner trained on the others; 0: by the
+    pruner itself, which on small training sets keeps far fewer heads there than on new data).
+    """
 
     top_k: int = 10
     threshold: float = 0.0001
+    relative: bool = False
+    objective: str = "perceptron"
+    eta: float = 0.1
+    average: bool = False
+    train_folds: int = 0
     epochs: int = 4
     arc_bits: int = 21
     label_bits: int = 15
@@ -309,8 +334,8 @@ def validate(cfg: ExperimentConfig, source: str) -> None:
         raise ConfigError(f"{source}: data.train is required")
     if cfg.parser not in PARSERS:
         raise ConfigError(f"{source}: parser must be one of {', '.join(PARSERS)}")
-    if cfg.features.tag not in ("upos", "xpos"):
-        raise ConfigError(f"{source}: features.tag must be 'upos' or 'xpos'")
+    if cfg.features.tag not in ("auto", "upos", "xpos"):
+        raise ConfigError(f"{source}: features.tag must be auto, upos or xpos")
     if cfg.features.order not in (1, 2, 3):
         raise ConfigError(f"{source}: features.order must be 1, 2 or 3")
     if cfg.training.invalid_updates not in ("skip", "keep"):
@@ -325,6 +350,15 @@ def validate(cfg: ExperimentConfig, source: str) -> None:
                           "false: a second-order model needs one of them")
     if cfg.pruner.top_k < 1 or not 0.0 <= cfg.pruner.threshold < 1.0:
         raise ConfigError(f"{source}: pruner.top_k must be >= 1 and threshold in [0, 1)")
+    if cfg.pruner.train_folds < 0 or cfg.pruner.train_folds == 1:
+        raise ConfigError(f"{source}: pruner.train_folds must be 0 (no jackknife) or >= 2")
+    if cfg.pruner.objective not in PRUNER_OBJECTIVES or cfg.pruner.eta <= 0.0:
+        raise ConfigError(f"{source}: pruner.objective must be one of "
+                          f"{', '.join(PRUNER_OBJECTIVES)} and pruner.eta positive")
+    if (cfg.features.order == 3 and cfg.features.first_order_labels
+            and cfg.pruner.objective != "perceptron"):
+        raise ConfigError(f"{source}: features.first_order_labels needs a labeled pruner "
+                          "(pruner.objective: perceptron)")
     if cfg.training.learner not in ("perceptron", "pa"):
         raise ConfigError(f"{source}: training.learner must be 'perceptron' or 'pa'")
     if cfg.training.epochs < 1:

@@ -7,12 +7,15 @@ perceptron with the valid-action update and parameter averaging (:class:`Average
 ``w``/``u`` trick), on projectivized training trees (:mod:`dparse.projectivize`). Each epoch the
 averaged weights parse the dev file and the best epoch is kept, as for the graph parser.
 
-A saved model is a directory with ``weights.npz`` (float32 weights, the layout sizes and the tag
-flags), ``vocab.json`` and ``config.yaml``.
+The tag column t_p reads and the prepositions and coordinators among its tags are resolved on
+the training data when the config says ``auto`` (:mod:`dparse.postags`) and stored in the model.
+A saved model is a directory with ``weights.npz`` (float32 weights, the layout sizes, the tag
+column and the tag flags), ``vocab.json`` and ``config.yaml``.
 """
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -21,7 +24,13 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
-from dparse._ext.easyfirst import TAG_LEXICAL, TAG_PREPOSITION, layout_size, train_sentence
+from dparse._ext.easyfirst import (
+    TAG_LEXICAL,
+    TAG_PREPOSITION,
+    TEMPLATE_GROUPS,
+    layout_size,
+    train_sentence,
+)
 from dparse._ext.easyfirst import parse as parse_encoded_sentence
 from dparse.config import ExperimentConfig
 from dparse.conll import Sentence
@@ -29,6 +38,7 @@ from dparse.errors import ConfigError, DparseError
 from dparse.learning import AveragedLearner
 from dparse.model import VOCAB_FILE, WEIGHTS_FILE, ParseTimer, require_model_files
 from dparse.modeldir import SavedModel, save_arrays
+from dparse.postags import TagSettings
 from dparse.training import (
     EpochReport,
     PerceptronTrainResult,
@@ -40,6 +50,7 @@ from dparse.vocab import EncodedSentence, Vocabulary
 DECODERS = {"easyfirst-scan": False, "easyfirst-heap": True}  # name -> use_heap
 TAG_COLUMNS = {"upos": 2, "xpos": 3}  # the encoded token columns (dparse.vocab)
 MAX_UPDATES = 1000  # updates of one step after which the best valid action is forced
+log = logging.getLogger(__name__)
 
 
 def use_heap(decoder_name: str) -> bool:
@@ -50,13 +61,33 @@ def use_heap(decoder_name: str) -> bool:
     return DECODERS[decoder_name]
 
 
-def tag_flags(vocab: Vocabulary, cfg: ExperimentConfig) -> np.ndarray:
-    """uint8 [n_tags]: per id of the ``features.tag`` vocabulary, TAG_LEXICAL for the
+def tag_flags(vocab: Vocabulary, tags: TagSettings) -> np.ndarray:
+    """uint8 [n_tags]: per id of the ``tags.column`` vocabulary, TAG_LEXICAL for the
     prepositions and coordinators (lexicalized t_p) and TAG_PREPOSITION for the prepositions."""
-    preps = set((cfg.features.prepositions or "").split())
-    coords = set((cfg.features.coordinators or "").split())
-    return vocab.tag_classes(cfg.features.tag, {TAG_LEXICAL: preps | coords,
-                                                TAG_PREPOSITION: preps})
+    preps = set(tags.prepositions)
+    return vocab.tag_classes(tags.column, {TAG_LEXICAL: preps | set(tags.coordinators),
+                                           TAG_PREPOSITION: preps})
+
+
+def template_bits(spec: str | None) -> int:
+    """The TEMPLATE_GROUPS bits of ``features.templates`` (none or a comma-separated
+    subset of the groups' names)."""
+    if not spec or spec == "none":
+        return 0
+    bits = 0
+    for name in spec.split(","):
+        if name.strip() not in TEMPLATE_GROUPS:
+            raise ConfigError(f"features.templates: unknown group {name.strip()!r}; use none "
+                              f"or a comma-separated subset of {', '.join(TEMPLATE_GROUPS)}")
+        bits |= TEMPLATE_GROUPS[name.strip()]
+    return bits
+
+
+def tag_settings(cfg: ExperimentConfig, sentences: list[Sentence]) -> TagSettings:
+    """The config's ``features.tag``, ``prepositions`` and ``coordinators`` resolved on the
+    training ``sentences`` (``auto``: :mod:`dparse.postags`)."""
+    f = cfg.features
+    return TagSettings.resolve(f.tag, f.prepositions, f.coordinators, sentences)
 
 
 @dataclass
@@ -69,6 +100,7 @@ class EasyFirstModel(SavedModel):
     label_bits: int
     tag: str
     flags: np.ndarray = field(repr=False)
+    templates: int = 0  # TEMPLATE_GROUPS bits added to the paper's templates
 
     @property
     def size(self) -> int:
@@ -84,7 +116,8 @@ class EasyFirstModel(SavedModel):
             return heads, labels, 0
         count = parse_encoded_sentence(
             enc.tokens, self.flags, self.weights, self.action_bits, self.label_bits,
-            len(self.vocab.labels), TAG_COLUMNS[self.tag], heads, labels, single_root, heap)
+            len(self.vocab.labels), TAG_COLUMNS[self.tag], heads, labels, single_root, heap,
+            self.templates, enc.morph_ptr, enc.morph)
         return heads, labels, count
 
     def parse(
@@ -113,7 +146,7 @@ class EasyFirstModel(SavedModel):
         save_arrays(
             directory / WEIGHTS_FILE, weights=self.weights.astype(np.float32),
             action_bits=self.action_bits, label_bits=self.label_bits, tag=self.tag,
-            flags=self.flags)
+            flags=self.flags, templates=self.templates)
         self.vocab.save(directory / VOCAB_FILE)
 
     @classmethod
@@ -126,7 +159,8 @@ class EasyFirstModel(SavedModel):
                 raise DparseError(f"{directory}: not an easy-first model")
             model = cls(vocab, np.ascontiguousarray(data["weights"], dtype=np.float32),
                         int(data["action_bits"]), int(data["label_bits"]), str(data["tag"]),
-                        np.ascontiguousarray(data["flags"], dtype=np.uint8))
+                        np.ascontiguousarray(data["flags"], dtype=np.uint8),
+                        int(data["templates"]) if "templates" in data else 0)
         if model.weights.shape[0] != model.size:
             raise DparseError(f"{directory}: weights do not match the layout")
         return model
@@ -155,7 +189,7 @@ def train_epoch(
         counts = train_sentence(
             enc.tokens, model.flags, enc.heads, enc.labels, learner.w, learner.u,
             float(learner.c), model.action_bits, model.label_bits, n_labels, col, one_root,
-            MAX_UPDATES)
+            MAX_UPDATES, templates=model.templates, morph_ptr=enc.morph_ptr, morph=enc.morph)
         for key, value in counts.items():
             totals[key] += value
         learner.tick()
@@ -175,13 +209,17 @@ def train(
     """
     start = time.perf_counter()
     use_heap(cfg.decoder.name)  # a bad decoder name fails before training
+    template_bits(cfg.features.templates)  # ... and so do bad template groups
     train_sents, proj, dev_sents = read_projective_training(cfg, "easy-first")
     vocab = Vocabulary.build(train_sents)
-    flags = tag_flags(vocab, cfg)
+    tags = tag_settings(cfg, train_sents)
+    log.info("easy-first: %s", tags.describe())
+    flags = tag_flags(vocab, tags)
     action_bits, label_bits = cfg.features.arc_bits, cfg.features.label_bits
     size = layout_size(action_bits, label_bits, len(vocab.labels))
     learner = AveragedLearner(size, "perceptron")
-    model = EasyFirstModel(vocab, learner.w, action_bits, label_bits, cfg.features.tag, flags)
+    model = EasyFirstModel(vocab, learner.w, action_bits, label_bits, tags.column, flags,
+                           template_bits(cfg.features.templates))
     encoded = [vocab.encode(s) for s in train_sents]
 
     def epoch(order: np.ndarray, desc: str) -> tuple[dict[str, int], float, float]:

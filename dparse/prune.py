@@ -9,6 +9,12 @@
   the longest arc of that direction seen at all, so that an unseen pair is never pruned
   blindly.
 - :class:`TopKHeads`: a trained first-order model's k best heads of every word.
+- :func:`keep_heads`: the rule of the second-order models' pruner
+  (:class:`dparse.secondorder.Pruner`, applied to treebanks by :class:`EncodedPruner`): each
+  word keeps its heads whose probability is at least a threshold (absolute, or relative to its
+  best head's), at most ``top_k``. The probabilities are the head softmax of each word
+  (:func:`head_softmax`) or the arc marginals of a tree CRF (:func:`tree_marginals`, the
+  matrix-tree theorem, as TurboParser's pruner).
 
 An undirected edge {i, j} is pruned only when both arcs i -> j and j -> i are
 (:func:`undirected_edges`). :func:`prune_stats` reports the share of edges removed and the
@@ -18,7 +24,7 @@ share of gold arcs kept.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -29,10 +35,10 @@ from dparse.conll import Sentence
 from dparse.errors import DparseError, InputError
 from dparse.metrics import percent
 from dparse.outputs import write_text
+from dparse.postags import choose_column
 
 ROOT_TAG = "<ROOT>"
 DIRECTIONS = ("L", "R")  # L: the head is right of the modifier (h > m); R: h < m
-MAX_XPOS_TAGS = 64  # "auto" uses XPOS when it has at most this many tags (else UPOS)
 
 
 class Pruner(Protocol):
@@ -48,14 +54,6 @@ def undirected_edges(allowed: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     either = np.triu(allowed | allowed.T, 1)
     i, j = np.nonzero(either)
     return i.astype(np.int32), j.astype(np.int32)
-
-
-def choose_column(sentences: Sequence[Sentence]) -> str:
-    """"xpos" when XPOS is filled in and has at most MAX_XPOS_TAGS tags, else "upos"."""
-    tags = {x for s in sentences for x in s.xpos}
-    if tags <= {"_", ""} or len(tags) > MAX_XPOS_TAGS:
-        return "upos"
-    return "xpos"
 
 
 @dataclass
@@ -210,6 +208,128 @@ class TopKHeads:
         return ok
 
 
+def head_softmax(arc: np.ndarray) -> np.ndarray:
+    """float64 [n+1, n+1]: probs[h, m] = exp(arc[h, m]) / sum_h' exp(arc[h', m]) for the
+    words m >= 1 (column 0 is 0); arc float64 [n+1, n+1] head first, -inf for no arc."""
+    probs = np.zeros(arc.shape, dtype=np.float64)
+    scores = arc[:, 1:]
+    finite = np.isfinite(scores)
+    top = np.where(finite, scores, -np.inf).max(axis=0, keepdims=True)
+    e = np.where(finite, np.exp(np.where(finite, scores, 0.0) - top), 0.0)
+    probs[:, 1:] = e / e.sum(axis=0, keepdims=True)
+    return probs
+
+
+def tree_marginals(arc: np.ndarray, single_root: bool = True) -> np.ndarray:
+    """float64 [n+1, n+1]: mu[h, m] = P(h -> m in the tree) when P(tree) is proportional to
+    exp(sum of its arc scores) over all non-projective trees (with ``single_root``: exactly one
+    word on the root), by the matrix-tree theorem (Koo et al. 2007; Smith and Smith 2007).
+
+    With W[h, m] = exp(arc[h, m]) (each column shifted by its max, which leaves mu unchanged),
+    L the n x n Laplacian over the words (L[m, m] = sum_h W[h, m], L[h, m] = -W[h, m]; the root
+    row's weights join the diagonal, or with ``single_root`` replace the first row), log Z =
+    log det L, and mu is the derivative of log Z by the arc scores: with M = inv(L),
+    mu[0, m] = W[0, m] M[m, m] (single root: M[m, 1]) and mu[h, m] = W[h, m] (M[m, m] -
+    M[m, h]) for h >= 1, where an entry in a replaced first row counts 0. Word indices of M are
+    1-based here.
+
+    Precision: L is ill-conditioned when the trees score far below the product of each word's
+    best arc (cycles among the best arcs), its condition number growing like exp of that gap;
+    marginals are exact to ~1e-9 for score spreads up to ~15 and lose digits beyond.
+    DparseError when no tree has a finite score or the result is not a distribution per word
+    (a marginal below -1e-6, or a word's marginals not summing to 1 within 1e-6).
+    """
+    n = arc.shape[0] - 1
+    scores = arc[:, 1:]
+    finite = np.isfinite(scores)
+    finite[1:][np.eye(n, dtype=bool)] = False
+    if not finite.any(axis=0).all():
+        raise DparseError("tree_marginals: a word has no possible head")
+    top = np.where(finite, scores, -np.inf).max(axis=0)
+    w = np.where(finite, np.exp(np.where(finite, scores, 0.0) - top), 0.0)  # [n+1, n]
+    root, words = w[0], w[1:]
+    lap = -words
+    lap[np.diag_indices(n)] = words.sum(axis=0) + (0.0 if single_root else root)
+    if single_root:
+        lap[0] = root
+    try:
+        inv = np.linalg.inv(lap)
+    except np.linalg.LinAlgError as exc:
+        raise DparseError("tree_marginals: no tree has a finite score") from exc
+    diag = np.diag(inv).copy()
+    cross = inv.T.copy()  # cross[h, m] = M[m, h]
+    mu = np.zeros((n + 1, n + 1), dtype=np.float64)
+    if single_root:
+        mu[0, 1:] = root * inv[:, 0]
+        diag[0] = 0.0  # L[1, 1] is in the replaced row
+        cross[0] = 0.0  # so is every L[1, m]
+    else:
+        mu[0, 1:] = root * diag
+    mu[1:, 1:] = words * (diag[None, :] - cross)
+    if not (np.isfinite(mu).all() and mu.min() > -1e-6
+            and np.allclose(mu[:, 1:].sum(axis=0), 1.0, rtol=0.0, atol=1e-6)):
+        raise DparseError("tree_marginals: the Laplacian is too ill-conditioned")
+    return mu
+
+
+def keep_heads(probs: np.ndarray, possible: np.ndarray, top_k: int, threshold: float,
+               relative: bool = False, root_by: np.ndarray | None = None) -> np.ndarray:
+    """uint8 [n+1, n+1]: the arcs h -> m kept from head probabilities probs[h, m] (float64
+    [n+1, n+1], column 0 ignored) among the ``possible`` ones (bool [n+1, n+1]).
+
+    Word m keeps the heads whose probability is at least ``threshold`` (with ``relative``:
+    ``threshold`` times the probability of m's best head), at most ``top_k`` of them by
+    probability (ties at the k-th value all kept), and always its best head; the root keeps at
+    least one child, the one with the highest ``root_by[m]`` (float [n+1]; default the root's
+    probabilities), so that a single-rooted tree can exist.
+    """
+    n = probs.shape[0] - 1
+    p = probs[:, 1:]
+    best = np.argmax(p, axis=0)
+    cut = threshold * p[best, np.arange(n)] if relative else np.full(n, threshold)
+    keep = p >= cut[None, :]
+    if top_k < n:
+        kth = -np.partition(-p, top_k - 1, axis=0)[top_k - 1]
+        keep &= p >= kth
+    keep[best, np.arange(n)] = True
+    allowed = np.zeros((n + 1, n + 1), dtype=np.uint8)
+    allowed[:, 1:] = keep & possible[:, 1:]
+    np.fill_diagonal(allowed, 0)
+    if not allowed[0].any():
+        order = p[0] if root_by is None else root_by[1:]
+        allowed[0, 1 + int(np.argmax(order))] = 1
+    return allowed
+
+
+@dataclass
+class EncodedPruner:
+    """A pruner over encoded sentences (``pruner.allowed(enc)``, e.g. a second-order model's
+    :class:`dparse.secondorder.Pruner`) applied to sentences through ``vocab``."""
+
+    pruner: object
+    vocab: object
+
+    def allowed(self, sent: Sentence) -> np.ndarray:
+        return self.pruner.allowed(self.vocab.encode(sent)).astype(bool)
+
+
+def model_pruner(directory: Path) -> EncodedPruner:
+    """The first-order pruner of a saved second- or third-order model (its directory, checked
+    against its manifest, or the ``pruner/`` directory itself), applicable to sentences."""
+    from dparse.modeldir import check_model_dir
+    from dparse.secondorder import PRUNER_DIR, PRUNER_FILE
+    from dparse.secondorder import Pruner as HeadPruner
+
+    directory = Path(directory)
+    if not (directory / PRUNER_FILE).is_file():
+        check_model_dir(directory)
+        directory = directory / PRUNER_DIR
+        if not (directory / PRUNER_FILE).is_file():
+            raise DparseError(f"{directory.parent}: no first-order pruner (pruner/) in it")
+    pruner = HeadPruner.read_files(directory)
+    return EncodedPruner(pruner, pruner.model.vocab)
+
+
 @dataclass
 class PruneStats:
     """What a pruner did to a treebank (percentages over all sentences; None, not
@@ -223,6 +343,12 @@ class PruneStats:
     gold: int
     gold_kept_undirected: int  # gold arcs whose undirected edge survives
     gold_kept_directed: int  # gold arcs that survive as arcs
+    words: int = 0
+
+    @property
+    def heads_per_word(self) -> float | None:
+        """Candidate heads kept per word (directed arcs kept / words)."""
+        return self.arcs_kept / self.words if self.words else None
 
     @property
     def edges_removed_pct(self) -> float | None:
@@ -243,20 +369,22 @@ class PruneStats:
     def as_dict(self) -> dict:
         out = dict(self.__dict__)
         for name in ("edges_removed_pct", "arcs_removed_pct", "gold_kept_pct",
-                     "gold_kept_directed_pct"):
+                     "gold_kept_directed_pct", "heads_per_word"):
             value = getattr(self, name)
             out[name] = None if value is None else round(value, 3)
         return out
 
 
 def prune_stats(pruner: Pruner, sentences: Iterable[Sentence]) -> PruneStats:
-    """Share of undirected edges (and directed arcs) removed, share of gold arcs kept."""
+    """Share of undirected edges (and directed arcs) removed, share of gold arcs kept, heads
+    kept per word."""
     st = PruneStats(0, 0, 0, 0, 0, 0, 0, 0)
     for sent in sentences:
         ok = pruner.allowed(sent)
         n = len(sent)
         either = ok | ok.T
         st.sentences += 1
+        st.words += n
         st.edges += n * (n + 1) // 2
         st.edges_kept += int(np.triu(either, 1).sum())
         st.arcs += n * n

@@ -3,11 +3,17 @@ and grandparent parts (each family can be switched off: ``features.siblings``,
 ``features.grandparents``), over the arcs that a first-order pruner keeps.
 
 As in TurboParser (Martins et al. 2013), a separately trained first-order model prunes the arcs:
-for each word only its heads with locally normalized probability >= ``threshold`` are kept, at
-most ``top_k`` of them. Second-order parts are scored only over surviving arcs; pruned arcs get
-score -inf. Labels stay first-order (arc-label parts), so choosing each arc's best label before
-decoding remains exact. A saved model directory holds the weights, the vocabulary, the resolved
-config and the pruner (a first-order model directory, ``pruner/``).
+for each word only its heads with probability >= ``threshold`` (absolute, or relative to the
+best head's with ``pruner.relative``) are kept, at most ``top_k`` of them. The pruner is either
+a labeled first-order model trained by the ``training`` learner, whose scores are pushed
+through each word's head softmax (``pruner.objective: perceptron``, the stored pruners of
+older models), or an unlabeled arc model trained by AdaGrad on a log-loss (``local``: each
+word's head softmax; ``crf``: the tree CRF, probabilities being arc marginals by the
+matrix-tree theorem, :func:`dparse.prune.tree_marginals`). Second-order parts are scored only
+over surviving arcs; pruned arcs get score -inf. Labels stay first-order (arc-label parts), so
+choosing each arc's best label before decoding remains exact. A saved model directory holds the
+weights, the vocabulary, the resolved config and the pruner (a first-order model directory,
+``pruner/``).
 """
 
 from __future__ import annotations
@@ -18,8 +24,10 @@ from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
+from tqdm import tqdm
 
 from dparse._ext.arcfeatures import FeatureSpace
+from dparse._ext.arcprob import AdaGrad, score_heads
 from dparse._ext.o2features import SecondOrderSpace, score_second_order, second_order_delta
 from dparse.config import ExperimentConfig
 from dparse.decoders import get_decoder
@@ -33,86 +41,167 @@ from dparse.model import (
 )
 from dparse.modeldir import save_arrays
 from dparse.outputs import write_text
+from dparse.prune import head_softmax, keep_heads, tree_marginals
 from dparse.vocab import EncodedSentence, Vocabulary
 
 log = logging.getLogger(__name__)
 
 PRUNER_DIR = "pruner"
 PRUNER_FILE = "pruner.json"
+# AdaGrad skips the arcs whose loss gradient is at most this (probabilities far below any
+# pruning threshold): most arcs of a sentence after the first epoch.
+MIN_GRADIENT = 1e-4
 
 
 class Pruner:
-    """Keeps, for each word, its most probable heads under a first-order model."""
+    """Keeps, for each word, its most probable heads under a first-order model.
 
-    def __init__(self, model: ArcFactoredModel, top_k: int, threshold: float) -> None:
+    ``objective`` (``perceptron``, ``local`` or ``crf``, see the module doc) says what the
+    probabilities are; ``model`` is an ArcFactoredModel, whose label weights stay zero and
+    unread for ``local`` and ``crf`` (unlabeled scores, :func:`score_heads`).
+    """
+
+    def __init__(self, model: ArcFactoredModel, top_k: int, threshold: float,
+                 relative: bool = False, objective: str = "perceptron",
+                 single_root: bool = True) -> None:
         self.model = model
         self.top_k = top_k
         self.threshold = threshold
+        self.relative = relative
+        self.objective = objective
+        self.single_root = single_root
+
+    @property
+    def labeled(self) -> bool:
+        """Whether the model scores labels (the perceptron pruner)."""
+        return self.objective == "perceptron"
+
+    def scores(self, enc: EncodedSentence) -> np.ndarray:
+        """The model's arc scores float64 [n+1, n+1] (labeled: with each arc's best label)."""
+        if self.labeled:
+            return self.model.score(enc)[0]
+        return unlabeled_scores(enc, self.model.weights, self.model.space.arc_bits)
+
+    def probabilities(self, arc: np.ndarray) -> np.ndarray:
+        """Head probabilities float64 [n+1, n+1] from arc scores: the tree CRF's marginals
+        (``crf``; where they cannot be computed precisely, :func:`tree_marginals`, each
+        word's head softmax instead) or each word's head softmax."""
+        if self.objective == "crf":
+            try:
+                return tree_marginals(arc, self.single_root)
+            except DparseError:
+                pass
+        return head_softmax(arc)
 
     def allowed(self, enc: EncodedSentence) -> np.ndarray:
-        """uint8 [n+1, n+1]: allowed[h, m] == 1 when the arc h -> m survives pruning.
-
-        Column m keeps the heads h whose probability softmax_h(arc[h, m]) is at least the
-        threshold, at most top_k of them (always the best one); the root keeps at least its
-        best child, so that a single-rooted tree exists.
-        """
-        return self.allowed_from_scores(self.model.score(enc)[0])
+        """uint8 [n+1, n+1]: allowed[h, m] == 1 when the arc h -> m survives pruning
+        (:func:`dparse.prune.keep_heads`: never empty, always each word's best head and a
+        child of the root)."""
+        return self.allowed_from_scores(self.scores(enc))
 
     def allowed_from_scores(self, arc: np.ndarray) -> np.ndarray:
-        """``allowed`` from the first-order model's arc scores float64 [n+1, n+1] (for a
-        caller that needs them, or its labels, anyway)."""
-        n = arc.shape[0] - 1
-        scores = arc[:, 1:]
-        finite = np.isfinite(scores)
-        shifted = np.where(finite, scores - scores.max(axis=0, keepdims=True), -np.inf)
-        probs = np.exp(shifted)
-        probs /= probs.sum(axis=0, keepdims=True)
-        keep = probs >= self.threshold
-        if self.top_k < n:
-            kth = -np.partition(-probs, self.top_k - 1, axis=0)[self.top_k - 1]
-            keep &= probs >= kth
-        keep[np.argmax(probs, axis=0), np.arange(n)] = True
-        allowed = np.zeros((n + 1, n + 1), dtype=np.uint8)
-        allowed[:, 1:] = keep & finite
-        if not allowed[0].any():
-            allowed[0, 1 + int(np.argmax(scores[0]))] = 1
-        return allowed
+        """``allowed`` from the pruner's arc scores float64 [n+1, n+1] (for a caller that
+        needs them, or its labels, anyway)."""
+        root_by = arc[0] if self.labeled else None
+        return keep_heads(self.probabilities(arc), np.isfinite(arc), self.top_k,
+                          self.threshold, self.relative, root_by)
 
     def write_files(self, directory: Path) -> None:
         """Write the first-order model and the pruning parameters into ``directory``."""
         self.model.write_files(directory)
-        params = {"top_k": self.top_k, "threshold": self.threshold}
+        params = {"top_k": self.top_k, "threshold": self.threshold, "relative": self.relative,
+                  "objective": self.objective, "single_root": self.single_root}
         write_text(directory / PRUNER_FILE, json.dumps(params))
 
     @classmethod
     def read_files(cls, directory: Path) -> Pruner:
-        """Read what ``write_files`` wrote."""
+        """Read what ``write_files`` wrote (files without the newer keys: the perceptron
+        pruner with an absolute threshold)."""
         params = json.loads((directory / PRUNER_FILE).read_text(encoding="utf-8"))
-        return cls(ArcFactoredModel.read_files(directory), params["top_k"], params["threshold"])
+        return cls(ArcFactoredModel.read_files(directory), params["top_k"], params["threshold"],
+                   bool(params.get("relative", False)),
+                   str(params.get("objective", "perceptron")),
+                   bool(params.get("single_root", True)))
+
+
+def unlabeled_scores(enc: EncodedSentence, weights: np.ndarray, arc_bits: int) -> np.ndarray:
+    """Unlabeled first-order arc scores float64 [n+1, n+1] of ``enc`` under the first
+    2**arc_bits entries of ``weights`` (float32 or float64)."""
+    arc = np.empty((len(enc) + 1, len(enc) + 1), dtype=np.float64)
+    score_heads(enc.tokens, enc.morph_ptr, enc.morph, weights, arc_bits, arc)
+    return arc
+
+
+def loss_gradient(pruner: Pruner, arc: np.ndarray, heads: np.ndarray) -> np.ndarray:
+    """d loss / d arc[h, m], float64 [n+1, n+1], of the pruner's log-loss on the gold tree
+    ``heads`` (int [n+1]): probabilities minus the gold arcs (a word whose gold head is not
+    annotated, -1, adds nothing)."""
+    grad = pruner.probabilities(arc)
+    words = np.flatnonzero(heads[1:] >= 0) + 1
+    grad[:, 1:][:, heads[1:] < 0] = 0.0
+    grad[heads[words], words] -= 1.0
+    return grad
+
+
+def fit_pruner(
+    cfg: ExperimentConfig, vocab: Vocabulary, encoded: list[EncodedSentence], progress: bool,
+    desc: str = "pruner",
+) -> Pruner:
+    """Train the first-order pruner on ``encoded`` for ``pruner.epochs`` epochs, keeping the
+    last weights (no dev selection): the configured learner with Chu-Liu-Edmonds (averaged
+    weights) for the perceptron objective, else AdaGrad on the log-loss."""
+    pc = cfg.pruner
+    space = FeatureSpace(pc.arc_bits, pc.label_bits if pc.objective == "perceptron" else 8,
+                         len(vocab.labels))
+    model = ArcFactoredModel(vocab, space, np.zeros(space.size, dtype=np.float32))
+    pruner = Pruner(model, pc.top_k, pc.threshold, pc.relative, pc.objective,
+                    cfg.decoder.single_root)
+    rng = np.random.default_rng(cfg.training.seed)
+    if pruner.labeled:
+        from dparse.training import run_epoch
+
+        learner = AveragedLearner(space.size, cfg.training.learner, cfg.training.C)
+        decoder = get_decoder("cle")
+        for epoch in range(1, pc.epochs + 1):
+            order = rng.permutation(len(encoded))
+            run_epoch(model, learner, [encoded[i] for i in order], decoder,
+                      cfg.decoder.single_root, f"{desc} epoch {epoch}/{pc.epochs}", progress)
+        model.weights = learner.averaged()
+        return pruner
+    adagrad = AdaGrad(pc.arc_bits, pc.eta)
+    for epoch in range(1, pc.epochs + 1):
+        order = rng.permutation(len(encoded))
+        for i in tqdm(order, desc=f"{desc} epoch {epoch}/{pc.epochs}", unit="sent",
+                      disable=not progress, leave=False, dynamic_ncols=True):
+            enc = encoded[i]
+            arc = unlabeled_scores(enc, adagrad.weights, pc.arc_bits)
+            adagrad.step(enc.tokens, enc.morph_ptr, enc.morph,
+                         loss_gradient(pruner, arc, enc.heads), MIN_GRADIENT)
+    model.weights[: 1 << pc.arc_bits] = adagrad.averaged() if pc.average else adagrad.weights
+    return pruner
 
 
 def train_pruner(
     cfg: ExperimentConfig, vocab: Vocabulary, encoded: list[EncodedSentence], progress: bool
 ) -> Pruner:
-    """Train the first-order pruner: the configured learner with Chu-Liu-Edmonds for
-    ``pruner.epochs`` epochs, keeping the last averaged weights (no dev selection); then
-    attach to every training sentence the arcs it keeps."""
-    from dparse.training import run_epoch
-
-    pc = cfg.pruner
-    space = FeatureSpace(pc.arc_bits, pc.label_bits, len(vocab.labels))
-    model = ArcFactoredModel(vocab, space, np.zeros(space.size, dtype=np.float32))
-    learner = AveragedLearner(space.size, cfg.training.learner, cfg.training.C)
-    decoder = get_decoder("cle")
-    rng = np.random.default_rng(cfg.training.seed)
-    for epoch in range(1, pc.epochs + 1):
-        order = rng.permutation(len(encoded))
-        run_epoch(model, learner, [encoded[i] for i in order], decoder,
-                  cfg.decoder.single_root, f"pruner epoch {epoch}/{pc.epochs}", progress)
-    model.weights = learner.averaged()
-    pruner = Pruner(model, pc.top_k, pc.threshold)
-    for enc in encoded:
-        enc.allowed = pruner.allowed(enc)
+    """Train the first-order pruner (:func:`fit_pruner`) and attach to every training sentence
+    the arcs it keeps: those of the pruner itself, or with ``pruner.train_folds`` k >= 2 those
+    of a pruner trained on the other k - 1 of k contiguous folds (a jackknife: the training
+    graphs then look like those of unseen sentences, not like the far sparser graphs of a
+    pruner that has seen them)."""
+    pruner = fit_pruner(cfg, vocab, encoded, progress)
+    k = cfg.pruner.train_folds
+    if k < 2:
+        for enc in encoded:
+            enc.allowed = pruner.allowed(enc)
+    else:
+        cuts = [len(encoded) * f // k for f in range(k + 1)]
+        for f in range(k):
+            held = encoded[cuts[f]:cuts[f + 1]]
+            other = fit_pruner(cfg, vocab, encoded[:cuts[f]] + encoded[cuts[f + 1]:], progress,
+                               f"pruner fold {f + 1}/{k}")
+            for enc in held:
+                enc.allowed = other.allowed(enc)
     recall, heads = pruning_recall(encoded)
     log.info("pruner keeps %.2f%% of gold training arcs, %.2f heads per word", recall, heads)
     return pruner

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 from conftest import DATA
-from dparse._ext.easyfirst import _replay, layout_size, train_sentence
+from dparse._ext.easyfirst import TEMPLATE_GROUPS, _replay, layout_size, train_sentence
 
 from dparse.cli import cli
 from dparse.config import load_config
@@ -15,13 +15,13 @@ from dparse.conll import Sentence, read_conll, read_treebank, write_conll
 from dparse.easyfirst import MAX_UPDATES, EasyFirstModel, tag_flags, train_epoch
 from dparse.learning import AveragedLearner
 from dparse.metrics import evaluate
+from dparse.postags import TagSettings
 from dparse.projectivize import projectivize, projectivize_heads
 from dparse.trees import check_tree, is_projective
 from dparse.vocab import Vocabulary
 
 XPOS = 3
-CFG = load_config(raw={"parser": "easyfirst", "data": {"train": "x"},
-                       "training": {"learner": "perceptron"}})
+TAGS = TagSettings("xpos", ("IN",), ("CC",))  # the en_ewt config's tag settings
 
 
 def tiny(words: str, tags: str, heads: list[int], rels: str | None = None) -> Sentence:
@@ -38,7 +38,7 @@ FOX = tiny("a brown fox jumped with joy", "DT JJ NN VBD IN NN", [3, 3, 4, 0, 4, 
 def new_model(sents: list[Sentence], bits: int = 18) -> tuple[EasyFirstModel, AveragedLearner]:
     vocab = Vocabulary.build(sents)
     learner = AveragedLearner(layout_size(bits, 12, len(vocab.labels)), "perceptron")
-    model = EasyFirstModel(vocab, learner.w, bits, 12, "xpos", tag_flags(vocab, CFG))
+    model = EasyFirstModel(vocab, learner.w, bits, 12, "xpos", tag_flags(vocab, TAGS))
     return model, learner
 
 
@@ -47,7 +47,7 @@ def test_easyfirst_actions_build_the_arcs_of_figure_1() -> None:
     positions in the pending list, whose position 0 is the root."""
     vocab = Vocabulary.build([FOX])
     enc = vocab.encode(FOX)
-    flags = tag_flags(vocab, CFG)
+    flags = tag_flags(vocab, TAGS)
     # pending: ROOT a brown fox jumped with joy
     actions = [(2, 1),  # brown <- fox            ROOT a fox jumped with joy
                (4, 0),  # with -> joy             ROOT a fox jumped with
@@ -62,15 +62,19 @@ def test_easyfirst_actions_build_the_arcs_of_figure_1() -> None:
 def test_easyfirst_root_never_becomes_a_child() -> None:
     vocab = Vocabulary.build([FOX])
     with pytest.raises(ValueError, match="root"):
-        _replay(vocab.encode(FOX).tokens, tag_flags(vocab, CFG), XPOS, [(0, 1)])
+        _replay(vocab.encode(FOX).tokens, tag_flags(vocab, TAGS), XPOS, [(0, 1)])
 
 
-def test_easyfirst_rescoring_window_covers_every_changed_location() -> None:
-    """Section 6: after an attachment only the k = 6 locations around the new parent change."""
+@pytest.mark.parametrize("templates", [0, TEMPLATE_GROUPS["lexical"] | TEMPLATE_GROUPS["feats"]])
+def test_easyfirst_rescoring_window_covers_every_changed_location(templates: int) -> None:
+    """Section 6: after an attachment only the k = 6 locations around the new parent change
+    (also with the added template groups, which read the window's heads' suffixes, lemmas,
+    other tag and morphological features)."""
     rng = np.random.default_rng(0)
     words = "the old man saw a dog with a telescope in the park and a cat".split()
     tags = "DT JJ NN VBD DT NN IN DT NN IN DT NN CC DT NN".split()
-    sent = Sentence.build(words, upos=tags, xpos=tags)
+    feats = ["Number=Sing" if t == "NN" else "Tense=Past" if t == "VBD" else "_" for t in tags]
+    sent = Sentence.build(words, upos=tags, xpos=tags, feats=feats)
     vocab = Vocabulary.build([sent])
     enc = vocab.encode(sent)
     for _ in range(30):
@@ -80,7 +84,8 @@ def test_easyfirst_rescoring_window_covers_every_changed_location() -> None:
             act = 0 if i == 0 else int(rng.integers(0, 2))
             actions.append((i, act))
             length -= 1
-        heads, steps = _replay(enc.tokens, tag_flags(vocab, CFG), XPOS, actions)
+        heads, steps = _replay(enc.tokens, tag_flags(vocab, TAGS), XPOS, actions, templates,
+                               enc.morph_ptr, enc.morph)
         check_tree(np.array(heads), projective=True)
         for changed, window in steps:
             assert changed <= window

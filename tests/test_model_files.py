@@ -32,6 +32,7 @@ from dparse.easyfirst import EasyFirstModel, tag_flags
 from dparse.errors import DparseError
 from dparse.model import ArcFactoredModel, load_model
 from dparse.modeldir import MANIFEST_FILE, check_model_dir, writing_model_dir
+from dparse.postags import TagSettings
 from dparse.prune import LengthDictionary
 from dparse.secondorder import Pruner, SecondOrderModel
 from dparse.training import save_model
@@ -68,10 +69,10 @@ def _second(vocab: Vocabulary, seed: int) -> SecondOrderModel:
 
 
 def _easyfirst(vocab: Vocabulary, seed: int) -> EasyFirstModel:
-    cfg = load_config(raw={"parser": "easyfirst", "data": {"train": "t.conllu"}})
+    tags = TagSettings("upos", ("ADP",), ("CCONJ",))
     size = layout_size(12, 8, len(vocab.labels))
-    return EasyFirstModel(vocab, _weights(size, seed), 12, 8, cfg.features.tag,
-                          tag_flags(vocab, cfg))
+    return EasyFirstModel(vocab, _weights(size, seed), 12, 8, tags.column,
+                          tag_flags(vocab, tags))
 
 
 def _undirected(vocab: Vocabulary, seed: int, sentences: list[Sentence]) -> UndirectedModel:

@@ -37,7 +37,7 @@ cimport cython
 from cython cimport floating
 
 from dparse._ext.hashing cimport distance_bin, fmix, mix
-from dparse._ext.tokens cimport BOS_ID, EOS_ID, LEMMA, NCOLS, SUFFIX, UPOS, WORD
+from dparse._ext.tokens cimport BOS_ID, EOS_ID, LEMMA, NCOLS, SUFFIX, UPOS, WORD, XPOS
 
 cdef enum:
     # Stand-in for "no child" in the child features (not a vocabulary id).
@@ -49,7 +49,10 @@ cdef enum:
     FLAG_LEXICAL = 1
     FLAG_PREPOSITION = 2
     # Most features of one location / one labeled arc.
-    MAX_ACTION_FEATURES = 112
+    MAX_ACTION_FEATURES = 160
+    # Template groups beyond the paper's (bit set in ``templates``).
+    GROUP_LEXICAL = 1
+    GROUP_FEATS = 2
     MAX_LABEL_FEATURES = 32
     # Status codes of the nogil cores.
     OK = 0
@@ -58,6 +61,7 @@ cdef enum:
 
 TAG_LEXICAL = FLAG_LEXICAL
 TAG_PREPOSITION = FLAG_PREPOSITION
+TEMPLATE_GROUPS = {"lexical": GROUP_LEXICAL, "feats": GROUP_FEATS}
 
 
 cdef inline uint64_t key(uint64_t t, uint64_t a, uint64_t b, uint64_t c,
@@ -76,6 +80,8 @@ ctypedef struct StateC:
     int n
     const int32_t* tok          # [n+1, NCOLS], row 0 the root
     int tagcol                  # the column t_p reads (UPOS or XPOS)
+    int othercol                # the other tag column (XPOS or UPOS)
+    int templates               # GROUP_* bits: template groups beyond the paper's
     const uint8_t* flags        # FLAG_* per tag id [n_flags]
     int n_flags
     bint single_root
@@ -89,6 +95,7 @@ ctypedef struct StateC:
     int32_t* lo                 # [n+1]
     int32_t* hi                 # [n+1]
     uint64_t* tkey              # [n+1] t_p: the tag, or word + tag for lexicalized tags
+    uint64_t* mkey              # [n+1] the token's morphological features, hashed together
     # The parse built so far.
     int32_t* heads              # [n+1]
     int32_t* labels             # [n+1]
@@ -103,24 +110,33 @@ ctypedef struct StateC:
 ctypedef struct SlotC:
     # What the features read of one structure of the window (a padding slot outside the list).
     uint64_t w, t, lct, rct, rcw
+    uint64_t sfx, lem, u        # GROUP_LEXICAL: suffix, lemma, the other tag column
+    uint64_t m                  # GROUP_FEATS: the morphological features
     int pos, length, nc, prep
 
 
 cdef int init_state(StateC* s, const int32_t[:, ::1] tokens, int tagcol,
-                    const uint8_t[::1] flags, bint single_root, bint training) noexcept nogil:
-    """Allocate and fill the initial state: every token its own pending structure."""
-    cdef int n = tokens.shape[0] - 1, i, tag
+                    const uint8_t[::1] flags, bint single_root, bint training,
+                    int templates, const int32_t* morph_ptr,
+                    const int32_t* morph) noexcept nogil:
+    """Allocate and fill the initial state: every token its own pending structure.
+    ``morph_ptr`` [n+2] / ``morph``: the CSR morphological feature ids (dparse.vocab), or
+    NULL (no features)."""
+    cdef int n = tokens.shape[0] - 1, i, tag, f
+    cdef uint64_t h
     cdef int N = n + 1
     s.n = n
     s.tok = &tokens[0, 0]
     s.tagcol = tagcol
+    s.othercol = XPOS if tagcol == UPOS else UPOS
+    s.templates = templates
     s.flags = &flags[0] if flags.shape[0] > 0 else NULL
     s.n_flags = flags.shape[0]
     s.single_root = single_root
     s.length = N
     s.extractions = 0
     s.nxt = <int32_t*>malloc(8 * N * sizeof(int32_t))
-    s.tkey = <uint64_t*>malloc(N * sizeof(uint64_t))
+    s.tkey = <uint64_t*>malloc(2 * N * sizeof(uint64_t))
     s.score = <double*>malloc(2 * N * sizeof(double))
     s.rows = <uint32_t*>malloc(N * MAX_ACTION_FEATURES * sizeof(uint32_t)) if training else NULL
     s.n_rows = <int32_t*>malloc(N * sizeof(int32_t)) if training else NULL
@@ -128,6 +144,7 @@ cdef int init_state(StateC* s, const int32_t[:, ::1] tokens, int tagcol,
             or (training and (s.rows == NULL or s.n_rows == NULL))):
         return NO_MEMORY
     s.prv = s.nxt + N
+    s.mkey = s.tkey + N
     s.lc = s.nxt + 2 * N
     s.rc = s.nxt + 3 * N
     s.lo = s.nxt + 4 * N
@@ -145,6 +162,11 @@ cdef int init_state(StateC* s, const int32_t[:, ::1] tokens, int tagcol,
         s.labels[i] = -1
         tag = s.tok[i * NCOLS + tagcol]
         s.tkey[i] = <uint64_t>tag
+        h = <uint64_t>(i == 0)  # the root's features differ from any word's
+        if morph_ptr != NULL and i > 0:
+            for f in range(morph_ptr[i], morph_ptr[i + 1]):
+                h = mix(h, <uint64_t>morph[f] + 1)
+        s.mkey[i] = fmix(h + 7)
         if 0 <= tag < s.n_flags and s.flags[tag] & FLAG_LEXICAL:
             s.tkey[i] |= (<uint64_t>(s.tok[i * NCOLS + WORD] + 1)) << 32
     return OK
@@ -167,9 +189,14 @@ cdef inline void fill_slot(const StateC* s, int t, uint64_t pad, SlotC* o) noexc
     """The slot of the structure headed by token t, or a padding slot if t < 0."""
     if t < 0:
         o.w = pad; o.t = pad; o.lct = NONE_ID; o.rct = NONE_ID; o.rcw = NONE_ID
+        o.sfx = pad; o.lem = pad; o.u = pad; o.m = pad
         o.pos = -1; o.length = 0; o.nc = 2; o.prep = 0
         return
     o.w = <uint64_t>s.tok[t * NCOLS + WORD]
+    o.sfx = <uint64_t>s.tok[t * NCOLS + SUFFIX]
+    o.lem = <uint64_t>s.tok[t * NCOLS + LEMMA]
+    o.u = <uint64_t>s.tok[t * NCOLS + s.othercol]
+    o.m = s.mkey[t]
     o.t = s.tkey[t]
     o.pos = t
     o.length = distance_bin(s.hi[t] - s.lo[t] + 1)
@@ -268,6 +295,61 @@ cdef int location_keys(const StateC* s, int a, uint64_t* out) noexcept nogil:
         out[nf + 1] = key(100, P[3].t, P[4].w, P[4].rcw, 0)
         out[nf + 2] = key(101, P[2].w, P[4].w, P[4].rct, 0)
         out[nf + 3] = key(102, P[2].t, P[4].w, P[4].rcw, 0)
+        nf += 4
+    if s.templates & GROUP_LEXICAL:
+        nf += lexical_keys(P, out + nf)
+    if s.templates & GROUP_FEATS:
+        nf += feats_keys(P, out + nf)
+    return nf
+
+
+cdef int feats_keys(const SlotC* P, uint64_t* out) noexcept nogil:
+    """GROUP_FEATS templates (t = 160..): the morphological features (FEATS, hashed whole)
+    of the four central structures, alone and with t_p, and of the pairs (p_{i-1}, p_i),
+    (p_i, p_{i+1}), (p_{i+1}, p_{i+2}), alone and with both tags."""
+    cdef int k, nf = 0
+    cdef const SlotC* p
+    cdef const SlotC* q
+    for k in range(1, 5):
+        p = &P[k]
+        out[nf] = key(160 + 2 * k, p.m, 0, 0, 0)
+        out[nf + 1] = key(161 + 2 * k, p.m, p.t, 0, 0)
+        nf += 2
+    for k in range(1, 4):
+        p = &P[k]
+        q = &P[k + 1]
+        out[nf] = key(170 + 2 * k, p.m, q.m, 0, 0)
+        out[nf + 1] = key(171 + 2 * k, p.m, q.m, p.t, q.t)
+        nf += 2
+    return nf
+
+
+cdef int lexical_keys(const SlotC* P, uint64_t* out) noexcept nogil:
+    """GROUP_LEXICAL templates (t = 110..): the suffix, lemma and other tag column of the four
+    central structures p_{i-1}..p_{i+2}, alone and with t_p, and pairs of suffixes and of
+    other tags over (p_i, p_{i+1}), (p_{i-1}, p_i) and (p_{i+1}, p_{i+2}) (case endings,
+    agreement). Static attributes of the window's heads only, so the k = 6 rescoring window
+    still covers every location whose keys change."""
+    cdef int k, nf = 0, j
+    cdef const SlotC* p
+    cdef const SlotC* q
+    for k in range(1, 5):
+        p = &P[k]
+        j = 110 + 5 * k
+        out[nf] = key(j, p.sfx, 0, 0, 0)
+        out[nf + 1] = key(j + 1, p.sfx, p.t, 0, 0)
+        out[nf + 2] = key(j + 2, p.lem, 0, 0, 0)
+        out[nf + 3] = key(j + 3, p.u, 0, 0, 0)
+        out[nf + 4] = key(j + 4, p.u, p.t, 0, 0)
+        nf += 5
+    for k in range(3):
+        p = &P[1 + k if k < 2 else 3]
+        q = &P[2 + k if k < 2 else 4]
+        j = 140 + 4 * k
+        out[nf] = key(j, p.sfx, q.sfx, 0, 0)
+        out[nf + 1] = key(j + 1, p.sfx, q.t, 0, 0)
+        out[nf + 2] = key(j + 2, p.t, q.sfx, 0, 0)
+        out[nf + 3] = key(j + 3, p.u, q.u, 0, 0)
         nf += 4
     return nf
 
@@ -706,6 +788,27 @@ def _check(const int32_t[:, ::1] tokens, weights, size_t size) -> None:
         raise ValueError(f"weights have {weights.shape[0]} entries, the layout needs {size}")
 
 
+cdef int morph_pointers(const int32_t[::1] morph_ptr, const int32_t[::1] morph, int N,
+                        const int32_t** ptr, const int32_t** ids) except -1:
+    """Check the CSR morphological features of a sentence of N - 1 words and point ``ptr``
+    and ``ids`` at them (NULL when ``morph_ptr`` is None)."""
+    cdef int i
+    ptr[0] = NULL
+    ids[0] = NULL
+    if morph_ptr is None:
+        return 0
+    if morph is None or morph_ptr.shape[0] != N + 1:
+        raise ValueError("morph_ptr must be int32 [n+2], with morph")
+    if morph_ptr[N] > morph.shape[0] or morph_ptr[0] < 0:
+        raise ValueError("morph_ptr points past morph")
+    for i in range(N):
+        if morph_ptr[i + 1] < morph_ptr[i]:
+            raise ValueError("morph_ptr must not decrease")
+    ptr[0] = &morph_ptr[0]
+    ids[0] = &morph[0] if morph.shape[0] > 0 else NULL
+    return 0
+
+
 def layout_size(int action_bits, int label_bits, int n_labels) -> int:
     """Entries of the flat weight vector: 2 * 2**action_bits action weights, then
     2**label_bits rows of n_labels label weights."""
@@ -716,12 +819,16 @@ def layout_size(int action_bits, int label_bits, int n_labels) -> int:
 def parse(const int32_t[:, ::1] tokens, const uint8_t[::1] tag_flags,
           const floating[::1] weights, int action_bits, int label_bits, int n_labels,
           int tag_column, int32_t[::1] heads, int32_t[::1] labels, bint single_root=True,
-          bint use_heap=False) -> int:
+          bint use_heap=False, int templates=0, const int32_t[::1] morph_ptr=None,
+          const int32_t[::1] morph=None) -> int:
     """Parse one encoded sentence (tokens int32 [n+1, 6]) into ``heads`` and ``labels``
     (int32 [n+1], entry 0 set to -1); returns the number of feature extractions.
 
     ``tag_flags`` uint8 [n_tags]: FLAG bits per id of the ``tag_column`` vocabulary
     (``TAG_LEXICAL``: t_p is lexicalized; ``TAG_PREPOSITION``: PP-attachment features fire).
+    ``templates``: the OR of the ``TEMPLATE_GROUPS`` values added to the paper's templates;
+    ``feats`` reads the CSR morphological features ``morph_ptr`` int32 [n+2] and ``morph``
+    (:class:`dparse.vocab.EncodedSentence`; None: no features).
     """
     cdef size_t offset = 2 * (<size_t>1 << action_bits)
     _check(tokens, weights, layout_size(action_bits, label_bits, n_labels))
@@ -730,8 +837,12 @@ def parse(const int32_t[:, ::1] tokens, const uint8_t[::1] tag_flags,
         raise ValueError("heads and labels must have n+1 entries")
     cdef StateC s
     cdef int64_t count
+    cdef const int32_t* mp
+    cdef const int32_t* mi
+    morph_pointers(morph_ptr, morph, N, &mp, &mi)
     with nogil:
-        status = init_state(&s, tokens, tag_column, tag_flags, single_root, False)
+        status = init_state(&s, tokens, tag_column, tag_flags, single_root, False, templates,
+                            mp, mi)
         if status == OK:
             status = parse_core(&s, &weights[0], 64 - action_bits, offset, n_labels,
                                 64 - label_bits, use_heap)
@@ -751,7 +862,9 @@ def train_sentence(const int32_t[:, ::1] tokens, const uint8_t[::1] tag_flags,
                    const int32_t[::1] gold_heads, const int32_t[::1] gold_labels,
                    double[::1] w, double[::1] u, double c, int action_bits, int label_bits,
                    int n_labels, int tag_column, bint single_root=True,
-                   int max_updates=1000, int32_t[::1] heads_out=None) -> dict:
+                   int max_updates=1000, int32_t[::1] heads_out=None,
+                   int templates=0, const int32_t[::1] morph_ptr=None,
+                   const int32_t[::1] morph=None) -> dict:
     """One sentence of Algorithm 2: updates ``w`` (and ``u``, the running ``c``-weighted sum of
     updates of the averaged perceptron) in place.
 
@@ -759,7 +872,7 @@ def train_sentence(const int32_t[:, ::1] tokens, const uint8_t[::1] tag_flags,
     holds label ids (-1: unknown). Returns counts: steps, first_valid, updates, capped (steps
     forced after ``max_updates`` updates without a valid choice), label_correct, extractions.
     Raises ValueError if no valid action exists (a non-projective gold tree). ``heads_out``
-    int32 [n+1], if given, receives the tree built.
+    int32 [n+1], if given, receives the tree built. ``templates`` as for :func:`parse`.
     """
     cdef size_t offset = 2 * (<size_t>1 << action_bits)
     _check(tokens, w, layout_size(action_bits, label_bits, n_labels))
@@ -770,9 +883,13 @@ def train_sentence(const int32_t[:, ::1] tokens, const uint8_t[::1] tag_flags,
         raise ValueError("gold heads and labels must have n+1 entries")
     cdef StateC s
     cdef TrainStatsC st
+    cdef const int32_t* mp
+    cdef const int32_t* mi
+    morph_pointers(morph_ptr, morph, N, &mp, &mi)
     st.steps = st.first_valid = st.updates = st.capped = st.label_correct = 0
     with nogil:
-        status = init_state(&s, tokens, tag_column, tag_flags, single_root, True)
+        status = init_state(&s, tokens, tag_column, tag_flags, single_root, True, templates,
+                            mp, mi)
         if status == OK:
             status = train_core(&s, &gold_heads[0], &gold_labels[0], &w[0], &u[0], c,
                                 64 - action_bits, offset, n_labels, 64 - label_bits,
@@ -792,7 +909,8 @@ def train_sentence(const int32_t[:, ::1] tokens, const uint8_t[::1] tag_flags,
 
 
 def _replay(const int32_t[:, ::1] tokens, const uint8_t[::1] tag_flags, int tag_column,
-            actions) -> tuple:
+            actions, int templates=0, const int32_t[::1] morph_ptr=None,
+            const int32_t[::1] morph=None) -> tuple:
     """Test shim: apply ``actions``, (pending index, 0 for ATTACHLEFT / 1 for ATTACHRIGHT)
     pairs, to the initial state (without the single-root rule). Returns the heads int32 [n+1]
     and, per step, the locations (left tokens) whose feature keys changed and those that
@@ -801,7 +919,10 @@ def _replay(const int32_t[:, ::1] tokens, const uint8_t[::1] tag_flags, int tag_
     cdef int a, i, k, m, parent, act
     cdef int around[6]
     cdef uint64_t keys[MAX_ACTION_FEATURES]
-    if init_state(&s, tokens, tag_column, tag_flags, False, False) != OK:
+    cdef const int32_t* mp
+    cdef const int32_t* mi
+    morph_pointers(morph_ptr, morph, tokens.shape[0], &mp, &mi)
+    if init_state(&s, tokens, tag_column, tag_flags, False, False, templates, mp, mi) != OK:
         free_state(&s)
         raise MemoryError("easy-first parser state")
 

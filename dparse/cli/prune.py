@@ -12,7 +12,7 @@ from dparse.conll import read_treebank
 from dparse.gold import read_gold
 from dparse.metrics import format_score
 from dparse.model import ArcFactoredModel
-from dparse.prune import LengthDictionary, Pruner, TopKHeads, prune_stats
+from dparse.prune import LengthDictionary, Pruner, TopKHeads, model_pruner, prune_stats
 
 _FILE = click.Path(exists=True, dir_okay=False, allow_dash=True)
 
@@ -68,26 +68,32 @@ def learn(train: str, output: str, column: str, quantile: float, min_count: int,
 @click.option("--model", type=click.Path(exists=True, file_okay=False), default=None,
               help="A first-order model directory: keep each word's --top-k best heads.")
 @click.option("--top-k", type=click.IntRange(1), default=10, show_default=True)
+@click.option("--pruner", "pruner_dir", type=click.Path(exists=True, file_okay=False),
+              default=None,
+              help="A second- or third-order model directory: apply its first-order pruner.")
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
 @click.option("--encoding", default="utf-8", show_default=True)
 def evaluate(treebank: str, dictionary: str | None, model: str | None, top_k: int,
-             as_json: bool, encoding: str) -> None:
+             pruner_dir: str | None, as_json: bool, encoding: str) -> None:
     """Apply a pruner to the complete graphs of TREEBANK: the share of undirected edges (and
-    directed arcs) removed, and the share of gold arcs kept (an undirected edge stays when
-    either of its arcs does).
+    directed arcs) removed, the share of gold arcs kept (an undirected edge stays when
+    either of its arcs does) and the candidate heads kept per word.
 
     \b
     Examples:
       dparse prune eval ../shared/data/en_ewt/dev.conllu --dictionary en_ewt.lendict.json
       dparse prune eval ../shared/data/en_ewt/dev.conllu --model models/en_ewt-o1-cle --json
+      dparse prune eval ../shared/data/en_ewt/dev.conllu --pruner models/en_ewt-o2-eisner
     """
-    if (dictionary is None) == (model is None):
-        raise click.UsageError("give exactly one of --dictionary and --model")
+    if sum(x is not None for x in (dictionary, model, pruner_dir)) != 1:
+        raise click.UsageError("give exactly one of --dictionary, --model and --pruner")
     pruner: Pruner
     if dictionary is not None:
         pruner = LengthDictionary.load(Path(dictionary))
-    else:
+    elif model is not None:
         pruner = TopKHeads(ArcFactoredModel.load(Path(model)), top_k)
+    else:
+        pruner = model_pruner(Path(pruner_dir))
     stats = prune_stats(pruner, read_treebank(treebank, encoding=encoding))
     if as_json:
         click.echo(json.dumps(stats.as_dict(), indent=2))
@@ -98,4 +104,5 @@ def evaluate(treebank: str, dictionary: str | None, model: str | None, top_k: in
     click.echo(f"{stats.sentences} sentences: {pct(stats.edges_removed_pct)} of "
                f"{stats.edges} undirected edges removed ({pct(stats.arcs_removed_pct)} of "
                f"directed arcs); gold arcs kept: {pct(stats.gold_kept_pct)} as edges, "
-               f"{pct(stats.gold_kept_directed_pct)} as arcs")
+               f"{pct(stats.gold_kept_directed_pct)} as arcs; "
+               f"{format_score(stats.heads_per_word, 0)} heads per word")

@@ -43,6 +43,7 @@ from dparse.learning import AveragedLearner
 from dparse.model import CONFIG_FILE, VOCAB_FILE, WEIGHTS_FILE, ParseTimer, require_model_files
 from dparse.modeldir import SavedModel, save_arrays, writing_model_dir
 from dparse.outputs import write_text
+from dparse.postags import TagSettings
 from dparse.projectivize import projectivize
 from dparse.punct import excluded
 from dparse.rerank.jackknife import jackknife_forests, read_jackknife_forests, stamp_key
@@ -67,17 +68,21 @@ class WordClasses:
     """Which words the PP-attachment and coordination features see as prepositions and
     coordinating conjunctions: ``table`` (uint8, per id of the ``tag`` vocabulary, upos or xpos)
     holds the ``WORD_CLASSES`` flags of the tags the config's ``features.prepositions`` and
-    ``features.coordinators`` list (:meth:`dparse.vocab.Vocabulary.tag_classes`)."""
+    ``features.coordinators`` list (:meth:`dparse.vocab.Vocabulary.tag_classes`); ``auto``
+    column and lists are resolved on the training sentences (:mod:`dparse.postags`)."""
 
     tag: str
     table: np.ndarray
 
     @classmethod
-    def from_config(cls, cfg: ExperimentConfig, vocab: Vocabulary) -> WordClasses:
+    def from_config(cls, cfg: ExperimentConfig, vocab: Vocabulary,
+                    sentences: list[Sentence]) -> WordClasses:
         f = cfg.features
-        return cls(f.tag, vocab.tag_classes(f.tag, {
-            WORD_CLASSES["preposition"]: f.prepositions.split(),
-            WORD_CLASSES["conjunction"]: f.coordinators.split()}))
+        tags = TagSettings.resolve(f.tag, f.prepositions, f.coordinators, sentences)
+        _log.info("reranker word classes: %s", tags.describe())
+        return cls(tags.column, vocab.tag_classes(tags.column, {
+            WORD_CLASSES["preposition"]: tags.prepositions,
+            WORD_CLASSES["conjunction"]: tags.coordinators}))
 
     def of(self, enc: EncodedSentence) -> np.ndarray:
         """uint8 [n+1]: the class flags of each node of an encoded sentence."""
@@ -366,7 +371,7 @@ def train(
     f = cfg.features
     model = RerankModel(first, first_cfg, np.zeros(0), f.arc_bits, f.ho_bits,
                         rc.features == "nonlocal", rc.guide, rc.k,
-                        WordClasses.from_config(cfg, first.vocab),
+                        WordClasses.from_config(cfg, first.vocab, sentences),
                         f.label_bits if rc.labels else 0)
     learner = AveragedLearner(model.size, tc.learner, tc.C)
     model.weights = learner.w

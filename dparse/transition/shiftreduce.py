@@ -17,11 +17,13 @@ element, a binary hyperedge per reduce, a leaf per shift, scan edges folded into
 antecedents); the Viterbi derivation of each forest is the parser's best tree and score.
 
 A saved model is a directory with ``weights.npz`` (float32 weights, the layout sizes, the tag
-column), ``vocab.json`` and ``config.yaml``.
+column: ``features.tag``, with ``auto`` resolved on the training data by
+:func:`dparse.postags.resolve_column`), ``vocab.json`` and ``config.yaml``.
 """
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -39,6 +41,7 @@ from dparse.hypergraph.forest import Forest
 from dparse.learning import AveragedLearner
 from dparse.model import VOCAB_FILE, WEIGHTS_FILE, ParseTimer, require_model_files
 from dparse.modeldir import SavedModel, save_arrays
+from dparse.postags import resolve_column
 from dparse.projectivize import projectivize_heads
 from dparse.training import (
     EpochReport,
@@ -60,6 +63,7 @@ CONFIG_KEYS = (("data", "format"), ("data", "encoding"), ("data", "skip_invalid_
                ("training", "punct"))
 TAG_COLUMNS = {"upos": 2, "xpos": 3}  # the encoded token columns (dparse.vocab)
 DECODER_NAME = "shiftreduce"
+log = logging.getLogger(__name__)
 
 
 def system_id(name: str) -> int:
@@ -249,10 +253,12 @@ def train(
     system_id(sc.system)
     train_sents, proj, dev_sents = read_projective_training(cfg, "shift-reduce", sentences)
     vocab = Vocabulary.build(train_sents)
+    column = resolve_column(cfg.features.tag, train_sents)
+    log.info("shift-reduce: POS column %s", column)
     action_bits, label_bits = cfg.features.arc_bits, cfg.features.label_bits
     learner = AveragedLearner(layout_size(action_bits, label_bits, len(vocab.labels)),
                               "perceptron")
-    model = ShiftReduceModel(vocab, learner.w, action_bits, label_bits, cfg.features.tag,
+    model = ShiftReduceModel(vocab, learner.w, action_bits, label_bits, column,
                              sc.system, sc.beam, cfg.decoder.single_root)
     encoded = [vocab.encode(s) for s in train_sents]
     if cfg.decoder.single_root:  # trees with several root dependents have no derivation

@@ -1,0 +1,164 @@
+# cython: language_level=3
+"""Unlabeled first-order arc scores and their probabilistic training: the second-order
+pruner's model (dparse.secondorder.Pruner with ``pruner.objective`` local or crf).
+
+The features are the unlabeled arc features of arcfeatures.pyx (``arc_features``), read from
+the first ``2**arc_bits`` entries of a weight vector; no label is scored. Training minimizes a
+log-loss whose gradient with respect to the arc scores the caller computes (head-softmax
+probabilities or matrix-tree marginals, minus the gold arcs: ``dscore[h, m]``); ``AdaGrad.step``
+turns it into weight gradients and takes one AdaGrad step (Duchi et al. 2011) per sentence:
+``G_i += g_i**2; w_i -= eta * g_i / sqrt(G_i)``, with g_i summed over every arc that fires
+feature i.
+"""
+
+from libc.math cimport INFINITY, fabs, sqrt
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
+from libc.stdlib cimport free, malloc
+
+from dparse._ext.arcfeatures cimport (
+    SentC, arc_features, free_sentence, init_sentence, max_arc_features,
+)
+from dparse._ext.weights cimport gather_sum, prefetch_gather
+
+import numpy as np
+
+cimport cython
+from cython cimport floating
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def score_heads(const int32_t[:, ::1] tokens, const int32_t[::1] morph_ptr,
+                const int32_t[::1] morph, const floating[::1] weights, int arc_bits,
+                double[:, ::1] out):
+    """Unlabeled scores of every arc h -> m into ``out`` (float64 [n+1, n+1], head first):
+    the sum of ``weights[i]`` over the arc's feature indices i < 2**arc_bits; -inf on the
+    diagonal and in column 0."""
+    if not 10 <= arc_bits <= 30:
+        raise ValueError("arc_bits must be in 10..30")
+    if weights.shape[0] < (<int64_t>1) << arc_bits:
+        raise ValueError(f"weights has {weights.shape[0]} entries, fewer than 2**{arc_bits}")
+    cdef SentC s
+    init_sentence(&s, tokens, morph_ptr, morph)
+    cdef int n = s.n, h, m, nxt, nf, nf_next = 0
+    if out.shape[0] != n + 1 or out.shape[1] != n + 1:
+        free_sentence(&s)
+        raise ValueError("out must be [n+1, n+1]")
+    cdef int cap = max_arc_features(&s)
+    cdef uint64_t* feats = <uint64_t*>malloc(cap * sizeof(uint64_t))
+    cdef uint64_t* feats_next = <uint64_t*>malloc(cap * sizeof(uint64_t))
+    cdef uint64_t* swap
+    cdef const floating* W = &weights[0]
+    if feats == NULL or feats_next == NULL:
+        free(feats); free(feats_next)
+        free_sentence(&s)
+        raise MemoryError()
+    with nogil:
+        for h in range(n + 1):
+            out[h, 0] = -INFINITY
+            out[h, h] = -INFINITY
+            m = 1 if h != 1 else 2
+            if m > n:
+                continue
+            nf = arc_features(&s, h, m, feats, arc_bits)
+            while m <= n:
+                # hash the next arc's features and prefetch its weights before summing these
+                nxt = m + 1 if m + 1 != h else m + 2
+                if nxt <= n:
+                    nf_next = arc_features(&s, h, nxt, feats_next, arc_bits)
+                    prefetch_gather(W, feats_next, nf_next)
+                out[h, m] = gather_sum(W, feats, nf)
+                swap = feats; feats = feats_next; feats_next = swap
+                nf = nf_next
+                m = nxt
+    free(feats); free(feats_next)
+    free_sentence(&s)
+
+
+cdef class AdaGrad:
+    """AdaGrad over ``2**arc_bits`` unlabeled arc weights: ``weights`` and the sums of squared
+    gradients ``sumsq`` (both float64 [2**arc_bits], numpy arrays), and the running average of
+    the weights after each step (``averaged()``: ``u`` sums ``(t - 1) * change`` over the
+    changes of step t, and the average after T steps is ``w - u / T``)."""
+
+    cdef readonly int arc_bits
+    cdef readonly double eta
+    cdef readonly int64_t steps
+    cdef readonly object weights, sumsq, u_sums
+    cdef double[::1] w, G, grad, u
+    cdef uint8_t[::1] mark
+    cdef int64_t[::1] touched
+
+    def __init__(self, int arc_bits, double eta):
+        if not 10 <= arc_bits <= 30:
+            raise ValueError("arc_bits must be in 10..30")
+        if not eta > 0.0:
+            raise ValueError("eta must be positive")
+        cdef int64_t size = (<int64_t>1) << arc_bits
+        self.arc_bits = arc_bits
+        self.eta = eta
+        self.weights = np.zeros(size, dtype=np.float64)
+        self.sumsq = np.zeros(size, dtype=np.float64)
+        self.u_sums = np.zeros(size, dtype=np.float64)
+        self.steps = 0
+        self.w = self.weights
+        self.G = self.sumsq
+        self.u = self.u_sums
+        self.grad = np.zeros(size, dtype=np.float64)
+        self.mark = np.zeros(size, dtype=np.uint8)
+        self.touched = np.empty(size, dtype=np.int64)
+
+    @cython.boundscheck(False)
+    @cython.wraparound(False)
+    def step(self, const int32_t[:, ::1] tokens, const int32_t[::1] morph_ptr,
+             const int32_t[::1] morph, const double[:, ::1] dscore, double min_grad=0.0):
+        """One AdaGrad step on one sentence, given the loss gradient with respect to its arc
+        scores, ``dscore[h, m]`` float64 [n+1, n+1]; arcs with |dscore| <= ``min_grad`` (and
+        the diagonal and column 0) are skipped. Returns the number of weights changed."""
+        cdef SentC s
+        init_sentence(&s, tokens, morph_ptr, morph)
+        cdef int n = s.n, h, m, f, nf
+        if dscore.shape[0] != n + 1 or dscore.shape[1] != n + 1:
+            free_sentence(&s)
+            raise ValueError("dscore must be [n+1, n+1]")
+        cdef uint64_t* feats = <uint64_t*>malloc(max_arc_features(&s) * sizeof(uint64_t))
+        if feats == NULL:
+            free_sentence(&s)
+            raise MemoryError()
+        cdef int64_t count = 0, k, i
+        cdef double g, gi, change
+        cdef double c = <double>self.steps  # this step is number c + 1
+        with nogil:
+            for h in range(n + 1):
+                for m in range(1, n + 1):
+                    g = dscore[h, m]
+                    if h == m or fabs(g) <= min_grad:
+                        continue
+                    nf = arc_features(&s, h, m, feats, self.arc_bits)
+                    for f in range(nf):
+                        i = <int64_t>feats[f]
+                        if not self.mark[i]:
+                            self.mark[i] = 1
+                            self.touched[count] = i
+                            count += 1
+                        self.grad[i] += g
+            for k in range(count):
+                i = self.touched[k]
+                gi = self.grad[i]
+                self.grad[i] = 0.0
+                self.mark[i] = 0
+                if gi != 0.0:
+                    self.G[i] += gi * gi
+                    change = -self.eta * gi / sqrt(self.G[i])
+                    self.w[i] += change
+                    self.u[i] += c * change
+        self.steps += 1
+        free(feats)
+        free_sentence(&s)
+        return count
+
+    def averaged(self):
+        """The average of the weights after each step so far: float64 [2**arc_bits]."""
+        if self.steps == 0:
+            return self.weights.copy()
+        return self.weights - self.u_sums / self.steps
