@@ -25,11 +25,13 @@ from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
 from libc.stdlib cimport free, malloc
 from libc.math cimport INFINITY
 
-from dparse._ext.hashing cimport bucket, distance_bin, fmix, side
+from dparse._ext.hashing cimport bucket, bucket_pair, distance_bin, fmix, side
 from dparse._ext.tokens cimport (
     BOS_ID, EOS_ID, LEMMA, NCOLS, PREFIX, ROOT_ID, SUFFIX, UNK_ID, UPOS, WORD, XPOS, token_attr,
 )
-from dparse._ext.weights cimport add_row, gather_sum, prefetch_gather, prefetch_rows, sum_rows
+from dparse._ext.weights cimport (
+    add_row, gather_sum, label_sum, prefetch_gather, prefetch_rows,
+)
 
 import numpy as np
 
@@ -217,7 +219,25 @@ cdef int max_arc_features(const SentC* s) noexcept nogil:
     return 2 * (N_ARC + 1 + 2 * 64 + 3 * max_morph(s))
 
 
+cdef inline void key_features(uint64_t key, uint64_t dk, uint64_t ddk, int shift, int layout,
+                              uint64_t* out) noexcept nogil:
+    """The two weight indices of a template key: conjoined with the direction ``dk`` and with
+    direction + distance ``ddk``, hashed apart or into one block (see FeatureSpace)."""
+    if layout == LAYOUT_BLOCKED:
+        bucket_pair(key, dk, ddk, shift, out)
+    else:
+        out[0] = bucket(key, dk, shift)
+        out[1] = bucket(key, ddk, shift)
+
+
 cdef int arc_features(const SentC* s, int h, int m, uint64_t* out, int bits) noexcept nogil:
+    """``layout_arc_features`` in the hashed layout (the extractors built on the first-order
+    features: reranker, third order)."""
+    return layout_arc_features(s, h, m, out, bits, LAYOUT_HASHED)
+
+
+cdef int layout_arc_features(const SentC* s, int h, int m, uint64_t* out, int bits,
+                             int layout) noexcept nogil:
     """Write the weight indices (< 2**bits) of the unlabeled arc h -> m; return their count.
 
     Every template key is conjoined twice: with the direction, and with direction + distance.
@@ -231,16 +251,14 @@ cdef int arc_features(const SentC* s, int h, int m, uint64_t* out, int bits) noe
     cdef uint64_t key, bits_between, b
     for t in range(N_ARC):
         key = H[t] ^ M[t]
-        out[nf] = bucket(key, dk, shift)
-        out[nf + 1] = bucket(key, ddk, shift)
+        key_features(key, dk, ddk, shift, layout, &out[nf])
         nf += 2
     # POS of the words in between (each distinct tag once; ids modulo 64).
     lo = (h if h < m else m) + 1
     hi = (m if h < m else h) - 1
     if lo > hi:
         key = H[T_ADJACENT] ^ M[T_ADJACENT]
-        out[nf] = bucket(key, dk, shift)
-        out[nf + 1] = bucket(key, ddk, shift)
+        key_features(key, dk, ddk, shift, layout, &out[nf])
         nf += 2
     else:
         for c in range(2):
@@ -251,23 +269,19 @@ cdef int arc_features(const SentC* s, int h, int m, uint64_t* out, int bits) noe
                     b += 1
                 bits_between &= bits_between - 1
                 key = H[T_BETWEEN + c] ^ M[T_BETWEEN + c] ^ fmix(b + 64 * c + 7919)
-                out[nf] = bucket(key, dk, shift)
-                out[nf + 1] = bucket(key, ddk, shift)
+                key_features(key, dk, ddk, shift, layout, &out[nf])
                 nf += 2
     # Morphological features: of the modifier with both UPOS, of the modifier with the head's
     # lemma, of the head with both UPOS.
     for c in range(s.morph_ptr[m], s.morph_ptr[m + 1]):
         key = H[3] ^ s.mkeys[3 * c]
-        out[nf] = bucket(key, dk, shift)
-        out[nf + 1] = bucket(key, ddk, shift)
+        key_features(key, dk, ddk, shift, layout, &out[nf])
         key = H[22] ^ s.mkeys[3 * c + 1]
-        out[nf + 2] = bucket(key, dk, shift)
-        out[nf + 3] = bucket(key, ddk, shift)
+        key_features(key, dk, ddk, shift, layout, &out[nf + 2])
         nf += 4
     for c in range(s.morph_ptr[h], s.morph_ptr[h + 1]):
         key = M[10] ^ s.mkeys[3 * c + 2]
-        out[nf] = bucket(key, dk, shift)
-        out[nf + 1] = bucket(key, ddk, shift)
+        key_features(key, dk, ddk, shift, layout, &out[nf])
         nf += 2
     return nf
 
@@ -343,22 +357,41 @@ cdef inline int max_label_features(const SentC* s) noexcept nogil:
     return 24 + 64 + max_morph(s)
 
 
-cdef class FeatureSpace:
-    """Sizes of the hashed weight vector: arc features, then rows of label weights."""
+LAYOUTS = ("hashed", "blocked")
 
-    def __init__(self, int arc_bits, int lab_bits, int n_labels):
+
+cdef class FeatureSpace:
+    """Sizes of the hashed weight vector: arc features, then rows of label weights.
+
+    ``layout`` says where the two features of an arc template key (with the direction, with
+    direction + distance) go: ``hashed``, two independent hashes over the arc weights (models
+    made before the blocked layout); ``blocked``, one 16-weight block per key, so that both are
+    read from one cache line (hashing.bucket_pair; the arc weights should then be 64-byte
+    aligned: see dparse.aligned).
+    """
+
+    def __init__(self, int arc_bits, int lab_bits, int n_labels, str layout="hashed"):
         if not (10 <= arc_bits <= 30 and 8 <= lab_bits <= 26):
             raise ValueError("arc_bits must be in 10..30 and lab_bits in 8..26")
         if n_labels < 1:
             raise ValueError("n_labels must be positive")
+        if layout not in LAYOUTS:
+            raise ValueError(f"unknown feature layout {layout!r}; choose one of "
+                             f"{', '.join(LAYOUTS)}")
         self.arc_bits = arc_bits
         self.lab_bits = lab_bits
         self.n_labels = n_labels
+        self.layout_id = LAYOUTS.index(layout)
         self.lab_offset = (<int64_t>1) << arc_bits
         self.size = self.lab_offset + ((<int64_t>1) << lab_bits) * n_labels
 
+    @property
+    def layout(self) -> str:
+        """``hashed`` or ``blocked`` (see the class docstring)."""
+        return LAYOUTS[self.layout_id]
+
     def __reduce__(self):
-        return (FeatureSpace, (self.arc_bits, self.lab_bits, self.n_labels))
+        return (FeatureSpace, (self.arc_bits, self.lab_bits, self.n_labels, self.layout))
 
 
 @cython.boundscheck(False)
@@ -397,7 +430,7 @@ def score_arcs(const int32_t[:, ::1] tokens, const int32_t[::1] morph_ptr,
                  or gold_labels.shape[0] != n + 1):
         free_sentence(&s)
         raise ValueError("gold_heads and gold_labels must both be [n+1]")
-    cdef int arc_bits = space.arc_bits, lab_bits = space.lab_bits
+    cdef int arc_bits = space.arc_bits, lab_bits = space.lab_bits, layout = space.layout_id
     cdef const floating* W = &weights[0]
     cdef const floating* LW = &weights[space.lab_offset]
     cdef int cap = max_arc_features(&s)
@@ -449,20 +482,20 @@ def score_arcs(const int32_t[:, ::1] tokens, const int32_t[::1] morph_ptr,
                     todo[count] = m
                     count += 1
             if count:
-                nf = arc_features(&s, h, todo[0], feats, arc_bits)
+                nf = layout_arc_features(&s, h, todo[0], feats, arc_bits, layout)
                 nl = label_pair_features(&s, h, todo[0], lfeats, lab_bits)
             for k in range(count):
                 m = todo[k]
                 if k + 1 < count:
-                    nf_next = arc_features(&s, h, todo[k + 1], feats_next, arc_bits)
+                    nf_next = layout_arc_features(&s, h, todo[k + 1], feats_next, arc_bits,
+                                                  layout)
                     nl_next = label_pair_features(&s, h, todo[k + 1], lfeats_next, lab_bits)
                     prefetch_gather(W, feats_next, nf_next)
                     prefetch_rows(LW, lfeats_next, nl_next, L)
                 right = h < m
                 total = gather_sum(W, feats, nf)
-                sum_rows(lab, &head_side[(h * 2 + right) * L], &mod_side[(m * 2 + right) * L], L)
-                for i in range(nl):
-                    add_row(lab, LW + lfeats[i] * L, L)
+                label_sum(lab, &head_side[(h * 2 + right) * L], &mod_side[(m * 2 + right) * L],
+                          LW, lfeats, nl, L)
                 if cost:
                     if gold_heads[m] == h:
                         for l in range(L):
@@ -492,7 +525,7 @@ cdef int arc_label_indices(const SentC* s, FeatureSpace space, int h, int m, int
     """Write all weight indices (arc and labeled) of the labeled arc (h, m, label)."""
     cdef int nf, i, part, k = 0, right = h < m
     cdef int64_t L = space.n_labels
-    nf = arc_features(s, h, m, feats, space.arc_bits)
+    nf = layout_arc_features(s, h, m, feats, space.arc_bits, space.layout_id)
     for i in range(nf):
         out[k] = <int64_t>feats[i]; k += 1
     for part in range(3):
@@ -589,7 +622,8 @@ def arc_list_scores(const int32_t[:, ::1] tokens, const int32_t[::1] morph_ptr,
         raise MemoryError()
     with nogil:
         for k in range(K):
-            nf = arc_features(&s, heads[k], mods[k], feats, space.arc_bits)
+            nf = layout_arc_features(&s, heads[k], mods[k], feats, space.arc_bits,
+                                     space.layout_id)
             out_v[k] = gather_sum(W, feats, nf)
     free(feats)
     free_sentence(&s)
@@ -621,7 +655,8 @@ def arc_list_indices(const int32_t[:, ::1] tokens, const int32_t[::1] morph_ptr,
         raise MemoryError()
     with nogil:
         for k in range(K):
-            nf = arc_features(&s, heads[k], mods[k], feats, space.arc_bits)
+            nf = layout_arc_features(&s, heads[k], mods[k], feats, space.arc_bits,
+                                     space.layout_id)
             for i in range(nf):
                 idx_v[total + i] = <int64_t>feats[i]
             total += nf
