@@ -26,8 +26,9 @@ cdef int arc_features(const SentC* s, int h, int m, uint64_t* out, int bits) noe
 # The weight indices (< 2**bits) of the unlabeled arc h -> m in the hashed layout; returns their
 # count.
 cdef int layout_arc_features(const SentC* s, int h, int m, uint64_t* out, int bits,
-                             int layout) noexcept nogil
-# The same in the given layout (LAYOUT_HASHED or LAYOUT_BLOCKED).
+                             int layout, int first) noexcept nogil
+# The same in the given layout (LAYOUT_HASHED or LAYOUT_BLOCKED), from template ``first`` on
+# (0: all of them).
 
 cdef enum:
     # How the arc features of a template key map to weight indices (FeatureSpace.layout):

@@ -41,18 +41,23 @@ cdef extern from *:
                 __builtin_prefetch(W + idx[k] * row_bytes + b, 0, 1);
     }
     /* out[l] = a[l] + b[l] + W[rows[0] * L + l] + W[rows[1] * L + l] + ..., added in that
-       order (the same sums, bit for bit, as a + b followed by add_row row by row), eight labels
-       at a time in registers: no call and no store per row. Cloned for AVX2 where the CPU has
-       it (the same additions in the same order, so the same results). */
-    #define DP_LABEL_SUM(T) \
+       order (the same sums, bit for bit, as a + b followed by add_row row by row), a 32-byte
+       vector of labels at a time in a register: no call and no store per row. Cloned for AVX2
+       where the CPU has it (the same additions in the same order: the same results). */
+    typedef float dp_v8f __attribute__((vector_size(32)));
+    typedef double dp_v4d __attribute__((vector_size(32)));
+    #define DP_LABEL_SUM(T, V) \
+        const int w = (int)(sizeof(V) / sizeof(T)); \
         int l0 = 0; \
-        for (; l0 + 8 <= L; l0 += 8) { \
-            T acc[8]; \
-            for (int i = 0; i < 8; i++) acc[i] = a[l0 + i] + b[l0 + i]; \
+        for (; l0 + w <= L; l0 += w) { \
+            V acc, x; \
+            __builtin_memcpy(&acc, a + l0, sizeof(V)); \
+            __builtin_memcpy(&x, b + l0, sizeof(V)); \
+            acc += x; \
             for (int r = 0; r < nrows; r++) { \
-                const T* row = W + rows[r] * (uint64_t)L + l0; \
-                for (int i = 0; i < 8; i++) acc[i] += row[i]; } \
-            for (int i = 0; i < 8; i++) out[l0 + i] = acc[i]; } \
+                __builtin_memcpy(&x, W + rows[r] * (uint64_t)L + l0, sizeof(V)); \
+                acc += x; } \
+            __builtin_memcpy(out + l0, &acc, sizeof(V)); } \
         for (; l0 < L; l0++) { \
             T acc = a[l0] + b[l0]; \
             for (int r = 0; r < nrows; r++) acc += W[rows[r] * (uint64_t)L + l0]; \
@@ -61,13 +66,13 @@ cdef extern from *:
     static void dp_label_sum_f32(float* __restrict out, const float* __restrict a,
                                  const float* __restrict b, const float* __restrict W,
                                  const uint64_t* __restrict rows, int nrows, int L) {
-        DP_LABEL_SUM(float)
+        DP_LABEL_SUM(float, dp_v8f)
     }
     __attribute__((target_clones("avx2", "default")))
     static void dp_label_sum_f64(double* __restrict out, const double* __restrict a,
                                  const double* __restrict b, const double* __restrict W,
                                  const uint64_t* __restrict rows, int nrows, int L) {
-        DP_LABEL_SUM(double)
+        DP_LABEL_SUM(double, dp_v4d)
     }
     static inline double dp_gather_sum_f32(const float* W, const uint64_t* idx, int n) {
         double out; DP_GATHER_SUM(W, idx, n, out); return out;
