@@ -9,9 +9,9 @@ gives each build's median tokens/sec (inference only, as ``dparse parse --json``
 the median of the per-pair ratios, peak memory (``ru_maxrss`` of the parsing and training
 children) and UAS/LAS (punctuation included, scored by this build's ``dparse eval``).
 
-    python benchmarks/bench_compare.py --ref 95f0cda --out results/bench-compare.md
-    python benchmarks/bench_compare.py --ref 95f0cda --configs o1-cle --treebanks en_ewt \\
-        --epochs 2 --pairs 1 --out /tmp/bc.md       # a quick smoke run
+    PYTHONPATH=. python benchmarks/bench_compare.py --ref 95f0cda --out results/bench-compare.md
+    PYTHONPATH=. python benchmarks/bench_compare.py --ref 95f0cda --configs o1-cle \\
+        --treebanks el_gdt --epochs 2 --pairs 1 --out /tmp/bc.md       # a quick smoke run
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ import hashlib
 import json
 import os
 import platform
+import shutil
 import statistics
 import subprocess
 import sys
@@ -118,7 +119,7 @@ def train_model(build: Build, key: str, config: str, treebank: str, epochs: int 
     name = f"{treebank}-{config}" + (f"-e{epochs}" if epochs else "")
     model = work / "models" / key / name
     record_file = model.parent / f"{name}.train.json"
-    if (model / "manifest.json").is_file() and record_file.is_file():
+    if model.is_dir() and record_file.is_file():  # the record is written after training
         return model, json.loads(record_file.read_text(encoding="utf-8"))
     overrides = treebank_overrides(treebank, config)
     if epochs:
@@ -153,15 +154,39 @@ def evaluate(gold: Path, system: Path, data_root: Path) -> dict:
     return {"uas": scores["uas"], "las": scores["las"]}
 
 
+def sealed_copy(model: Path, target: Path) -> Path:
+    """A copy of a model directory sealed by this build (``dparse.modeldir``: a manifest
+    of its files), so that this build loads a reference model saved before manifests."""
+    from dparse.modeldir import writing_model_dir
+
+    if not (target / "manifest.json").is_file():
+        with writing_model_dir(target) as staging:
+            shutil.copytree(model, staging, dirs_exist_ok=True)
+    return target
+
+
+def epochs_for(config: str, args: argparse.Namespace) -> int | None:
+    """The training epochs ``--epochs`` sets for ``config`` (None: the config's own)."""
+    for item in args.epochs.split(",") if args.epochs else []:
+        name, sep, value = item.rpartition("=")
+        if not sep or name == config:
+            return int(value)
+    return None
+
+
 def compare(builds: list[Build], config: str, treebank: str, args: argparse.Namespace) -> dict:
     """Train (or reuse) each build's model, then parse alternately ``args.pairs`` times."""
     data_root = Path(args.data).resolve()
+    work = Path(args.work)
+    epochs = epochs_for(config, args)
     models, training = {}, {}
     for build in builds:
         trainer = builds[0] if config in args.shared else build
         models[build.label], training[build.label] = train_model(
-            trainer, model_key(trainer, args), config, treebank, args.epochs, Path(args.work),
-            data_root)
+            trainer, model_key(trainer, args), config, treebank, epochs, work, data_root)
+    if config in args.shared:
+        models["new"] = sealed_copy(models["ref"], work / "models" / f"{builds[0].key}-sealed"
+                                    / models["ref"].name)
     test = data_root / treebank / "test.conllu"
     outputs = {b.label: Path(args.work) / "outputs" / b.key / f"{treebank}-{config}.conllu"
                for b in builds}
@@ -179,6 +204,7 @@ def compare(builds: list[Build], config: str, treebank: str, args: argparse.Name
     return {
         "config": config,
         "treebank": treebank,
+        "epochs": epochs,
         "training": training,
         "runs": runs,
         "ratios": ratios,
@@ -200,7 +226,7 @@ def markdown(rows: list[dict], builds: list[Build], args: argparse.Namespace) ->
         "engineers' jobs, so absolute speeds are depressed and noisy; the ratios come from "
         f"runs alternated on the same files (ref, new) x {args.pairs}.",
         f"Builds: ref = {ref.key} ({ref.root}), new = {new.key} ({new.root}). Each build trained "
-        "its own models" + (f" for {args.epochs} epochs (reduced)" if args.epochs else "")
+        "its own models" + (f" (reduced training epochs: {args.epochs})" if args.epochs else "")
         + "; children single-threaded. Parse tok/s: inference only (encoding, scoring, "
         "decoding; model loading and file I/O excluded). UAS/LAS: test set, punctuation "
         "included. Peak RSS: ru_maxrss of the parse child (median) and of the training child.",
@@ -210,7 +236,8 @@ def markdown(rows: list[dict], builds: list[Build], args: argparse.Namespace) ->
                      "format as this build).")
     if args.shared:
         lines.append(f"{', '.join(args.shared)}: both builds parse the reference build's model "
-                     "(same model format), so only parsing is compared.")
+                     "(same model format; the new build a copy it sealed with a manifest), so "
+                     "parsing is compared, not training.")
     lines += [
         "",
         "| treebank | config | ref tok/s | new tok/s | speedup (median of pair ratios) "
@@ -259,8 +286,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="configs/en_ewt/<name>.yaml names, comma-separated")
     parser.add_argument("--treebanks", default="en_ewt,el_gdt",
                         help="treebanks under the data root, comma-separated")
-    parser.add_argument("--epochs", type=int, default=None,
-                        help="train this many epochs instead of the configs' (stated in the table)")
+    parser.add_argument("--epochs", default=None,
+                        help="train N epochs instead of the configs' (stated in the table): N "
+                             "for every config, or config=N,... for some")
     parser.add_argument("--pairs", type=int, default=3, help="alternating (ref, new) parse pairs")
     parser.add_argument("--data", default=os.environ.get("DPARSE_DATA", "../shared/data"))
     parser.add_argument("--work", default="/tmp/bench-ref",

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from dparse._ext.arcfeatures import FeatureSpace, feature_delta, score_arcs
-from dparse.aligned import aligned_copy
+from dparse.aligned import aligned_copy, read_aligned_npy
 from dparse.conll import Sentence
 from dparse.decoders import Decoder
 from dparse.errors import DparseError
@@ -238,7 +238,10 @@ class ArcFactoredModel(GraphModel):
             layout = str(data["layout"]) if "layout" in data.files else "hashed"
             space = FeatureSpace(int(data["arc_bits"]), int(data["lab_bits"]), len(vocab.labels),
                                  layout)
-            weights = aligned_copy(data["weights"], np.float32)
+            with data.zip.open("weights.npy") as stream:
+                weights = read_aligned_npy(stream, str(directory / WEIGHTS_FILE))
+        if weights.dtype != np.float32:
+            weights = aligned_copy(weights, np.float32)
         if weights.shape[0] != space.size:
             raise DparseError(f"{directory}: weights do not match the feature space")
         return cls(vocab, space, weights)

@@ -16,7 +16,7 @@ BENCH_EPOCHS ?=
 
 .PHONY: bench-compare
 bench-compare:  ## this build vs REF=<commit>: parse tok/s, training time, memory, UAS/LAS
-	$(PYTHON) benchmarks/bench_compare.py --ref $(REF) --work $(BENCH_WORK) \
+	PYTHONPATH=$(CURDIR) $(PYTHON) benchmarks/bench_compare.py --ref $(REF) --work $(BENCH_WORK) \
 		--pairs $(BENCH_PAIRS) --configs $(BENCH_CONFIGS) --treebanks $(BENCH_TREEBANKS) \
 		--data $(DPARSE_DATA) --out $(RESULTS)/bench-compare.md \
 		$(if $(BENCH_EPOCHS),--epochs $(BENCH_EPOCHS))
