@@ -159,3 +159,29 @@ def test_model_keeps_its_layout_and_old_files_load_as_hashed(tmp_path: Path) -> 
     save_arrays(tmp_path / "hashed" / WEIGHTS_FILE, weights=old.weights,
                 arc_bits=old.space.arc_bits, lab_bits=old.space.lab_bits)
     assert ArcFactoredModel.read_files(tmp_path / "hashed").space.layout == "hashed"
+
+
+@requires_data
+@pytest.mark.parametrize("layout", ["hashed", "blocked"])
+def test_scores_of_real_sentences_are_the_sums_of_their_features(layout: str) -> None:
+    """en_ewt sentences (real words, tags and morphology, up to 30 words): every arc's score is
+    the best labeled sum of the weights its features name, as in the old scorer."""
+    sentences = [s for s in islice(read_conll(DATA / "en_ewt" / "dev.conllu"), 60)
+                 if 8 <= len(s) <= 30][:3]
+    vocab = Vocabulary.build(sentences)
+    space = FeatureSpace(14, 8, N_LABELS, layout)
+    rng = np.random.default_rng(SEED + 4)
+    weights = aligned_copy(rng.normal(size=space.size).astype(np.float32))
+    for sentence in sentences:
+        enc = vocab.encode(sentence)
+        sent = (enc.tokens, enc.morph_ptr, enc.morph)
+        n = len(enc)
+        arc = np.empty((n + 1, n + 1))
+        label = np.empty((n + 1, n + 1), dtype=np.int32)
+        score_arcs(*sent, weights, space, arc, label)
+        for m in range(1, n + 1):
+            for h in rng.choice([x for x in range(n + 1) if x != m], size=3, replace=False):
+                per_label = [weights[labeled_indices(sent, space, h, m, lab)].astype(np.float64)
+                             .sum() for lab in range(N_LABELS)]
+                # label scores are summed in float32, as at parse time
+                assert arc[h, m] == pytest.approx(max(per_label), rel=1e-5, abs=1e-4)
