@@ -115,7 +115,8 @@ def treebank_overrides(treebank: str, config: str) -> list[str]:
 def train_model(build: Build, key: str, config: str, treebank: str, epochs: int | None,
                 work: Path, data_root: Path) -> tuple[Path, dict]:
     """The build's model of ``config`` on ``treebank`` (trained now unless cached) and its
-    training record {seconds, rss_mb}; each build reads its own copy of the config."""
+    training record {seconds, rss_mb}; each build reads its own copy of the config. A model
+    put in the cache by hand comes with a record whose figures are null (not trained here)."""
     name = f"{treebank}-{config}" + (f"-e{epochs}" if epochs else "")
     model = work / "models" / key / name
     record_file = model.parent / f"{name}.train.json"
@@ -213,6 +214,11 @@ def compare(builds: list[Build], config: str, treebank: str, args: argparse.Name
     }
 
 
+def mb(value: float | None) -> str:
+    """Megabytes for the table; n/a for a model this script did not train."""
+    return "n/a" if value is None else f"{value:.0f}"
+
+
 def median_of(runs: list[dict], key: str) -> float:
     return statistics.median(run[key] for run in runs)
 
@@ -250,7 +256,8 @@ def markdown(rows: list[dict], builds: list[Build], args: argparse.Namespace) ->
         tr, tn = row["training"]["ref"], row["training"]["new"]
         ar, an = row["accuracy"]["ref"], row["accuracy"]["new"]
         if row["config"] in args.shared:
-            training = f"{tr['seconds']:.0f} | (ref model) | -"
+            ref_seconds = "n/a" if tr["seconds"] is None else f"{tr['seconds']:.0f}"
+            training = f"{ref_seconds} | (ref model) | -"
         else:
             training = (f"{tr['seconds']:.0f} | {tn['seconds']:.0f} "
                         f"| {tr['seconds'] / tn['seconds']:.2f}x")
@@ -261,8 +268,8 @@ def markdown(rows: list[dict], builds: list[Build], args: argparse.Namespace) ->
             f"**{row['median_ratio']:.2f}x**",
             ", ".join(f"{x:.2f}" for x in row["ratios"]),
             training,
-            f"{median_of(r, 'rss_mb'):.0f} / {tr['rss_mb']:.0f}",
-            f"{median_of(n, 'rss_mb'):.0f} / {tn['rss_mb']:.0f}",
+            f"{median_of(r, 'rss_mb'):.0f} / {mb(tr['rss_mb'])}",
+            f"{median_of(n, 'rss_mb'):.0f} / {mb(tn['rss_mb'])}",
             f"{ar['uas']:.2f} / {ar['las']:.2f}",
             f"{an['uas']:.2f} / {an['las']:.2f}",
         ]
