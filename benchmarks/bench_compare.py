@@ -214,6 +214,26 @@ def compare(builds: list[Build], config: str, treebank: str, args: argparse.Name
     }
 
 
+def training_pairs(builds: list[Build], args: argparse.Namespace) -> dict | None:
+    """``--train-pairs`` alternated trainings (ref, new) of ``--train-config`` on
+    ``--train-treebank`` for ``--train-epochs`` epochs: seconds and peak RSS of each run, the
+    median of the per-pair time ratios. The models are thrown away."""
+    if not args.train_pairs:
+        return None
+    data_root, work = Path(args.data).resolve(), Path(args.work)
+    runs: dict[str, list[dict]] = {b.label: [] for b in builds}
+    for pair in range(args.train_pairs):
+        for build in builds:
+            key = f"{build.key}-timing{pair}"
+            model, record = train_model(build, key, args.train_config, args.train_treebank,
+                                        args.train_epochs, work, data_root)
+            shutil.rmtree(model.parent)
+            runs[build.label].append(record)
+    ratios = [ref["seconds"] / new["seconds"]
+              for ref, new in zip(runs["ref"], runs["new"], strict=True)]
+    return {"runs": runs, "ratios": ratios, "median_ratio": statistics.median(ratios)}
+
+
 def mb(value: float | None) -> str:
     """Megabytes for the table; n/a for a model this script did not train."""
     return "n/a" if value is None else f"{value:.0f}"
@@ -223,7 +243,8 @@ def median_of(runs: list[dict], key: str) -> float:
     return statistics.median(run[key] for run in runs)
 
 
-def markdown(rows: list[dict], builds: list[Build], args: argparse.Namespace) -> str:
+def markdown(rows: list[dict], timing: dict | None, builds: list[Build],
+             args: argparse.Namespace) -> str:
     ref, new = builds
     lines = [
         f"# bench-compare: this build against {ref.key}",
@@ -281,8 +302,26 @@ def markdown(rows: list[dict], builds: list[Build], args: argparse.Namespace) ->
                for run in pair]
         lines.append(f"- {row['treebank']} {row['config']}: {' / '.join(seq)}")
     lines.append("")
-    lines.append("Training time is one run per build (not alternated), wall clock, so it is "
-                 "the noisiest figure here.")
+    lines.append("Training time in the table is one run per build (not alternated), wall clock, "
+                 "so it is the noisiest figure here.")
+    if timing is not None:
+        seq = [f"{run['seconds']:.1f}" for pair in zip(timing["runs"]["ref"],
+                                                       timing["runs"]["new"], strict=True)
+               for run in pair]
+        rss = [f"{run['rss_mb']:.0f}" for pair in zip(timing["runs"]["ref"],
+                                                      timing["runs"]["new"], strict=True)
+               for run in pair]
+        lines += [
+            "",
+            f"## Training time, alternated: {args.train_config} on {args.train_treebank}, "
+            f"{args.train_epochs} epochs, (ref, new) x {args.train_pairs}",
+            "",
+            f"Seconds (wall clock, dev parse each epoch and model saving included), in the "
+            f"order run: {' / '.join(seq)}; peak RSS MB: {' / '.join(rss)}.",
+            f"Speedup (median of the per-pair ratios ref/new): "
+            f"**{timing['median_ratio']:.2f}x** (pairs: "
+            f"{', '.join(f'{x:.2f}' for x in timing['ratios'])}).",
+        ]
     return "\n".join(lines) + "\n"
 
 
@@ -306,6 +345,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--shared", default="",
                         help="configs whose reference model both builds parse (same model "
                              "format; no training comparison), comma-separated")
+    parser.add_argument("--train-pairs", type=int, default=0,
+                        help="also time this many alternated (ref, new) trainings")
+    parser.add_argument("--train-config", default="o1-cle")
+    parser.add_argument("--train-treebank", default="el_gdt")
+    parser.add_argument("--train-epochs", type=int, default=3)
     parser.add_argument("--out", default="results/bench-compare.md")
     args = parser.parse_args(argv)
     args.shared = [name for name in args.shared.split(",") if name]
@@ -313,10 +357,11 @@ def main(argv: list[str] | None = None) -> int:
     build_in_place(REPO)
     rows = [compare(builds, config, treebank, args)
             for treebank in args.treebanks.split(",") for config in args.configs.split(",")]
-    write_text(args.out, markdown(rows, builds, args))
+    timing = training_pairs(builds, args)
+    write_text(args.out, markdown(rows, timing, builds, args))
     write_text(Path(args.out).with_suffix(".json"),
-               json.dumps({"ref": builds[0].key, "new": builds[1].key, "rows": rows},
-                          indent=1) + "\n")
+               json.dumps({"ref": builds[0].key, "new": builds[1].key, "rows": rows,
+                           "training_pairs": timing}, indent=1) + "\n")
     print(f"wrote {args.out}", file=sys.stderr)
     return 0
 
