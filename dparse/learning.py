@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from dparse.aligned import aligned_copy, aligned_zeros
+
 LEARNERS = ("perceptron", "pa")
 
 
@@ -37,8 +39,8 @@ class AveragedLearner:
             raise ValueError(f"unknown learner {method!r}; choose one of {', '.join(LEARNERS)}")
         self.method = method
         self.C = C
-        self.w = np.zeros(size, dtype=np.float64)
-        self.u = np.zeros(size, dtype=np.float64)
+        self.w = aligned_zeros(size, np.float64)  # aligned for the blocked feature layout
+        self.u = aligned_zeros(size, np.float64)
         self.c = 1
 
     @property
@@ -67,5 +69,5 @@ class AveragedLearner:
         self.c += 1
 
     def averaged(self) -> np.ndarray:
-        """The averaged weights as float32 (what a saved model holds)."""
-        return (self.w - self.u / self.c).astype(np.float32)
+        """The averaged weights as float32 (what a saved model holds), 64-byte aligned."""
+        return aligned_copy(self.w - self.u / self.c, np.float32)

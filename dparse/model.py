@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from dparse._ext.arcfeatures import FeatureSpace, feature_delta, score_arcs
+from dparse.aligned import aligned_copy, read_aligned_npy
 from dparse.conll import Sentence
 from dparse.decoders import Decoder
 from dparse.errors import DparseError
@@ -223,17 +224,24 @@ class ArcFactoredModel(GraphModel):
             weights=self.weights.astype(np.float32),
             arc_bits=self.space.arc_bits,
             lab_bits=self.space.lab_bits,
+            layout=self.space.layout,
         )
         self.vocab.save(directory / VOCAB_FILE)
 
     @classmethod
     def read_files(cls, directory: Path) -> ArcFactoredModel:
-        """Read the files ``write_files`` wrote."""
+        """Read the files ``write_files`` wrote (a model without ``layout`` predates the
+        blocked layout: hashed); the weights are float32, 64-byte aligned."""
         require_model_files(directory, WEIGHTS_FILE, VOCAB_FILE)
         vocab = Vocabulary.load(directory / VOCAB_FILE)
         with np.load(directory / WEIGHTS_FILE) as data:
-            space = FeatureSpace(int(data["arc_bits"]), int(data["lab_bits"]), len(vocab.labels))
-            weights = np.ascontiguousarray(data["weights"], dtype=np.float32)
+            layout = str(data["layout"]) if "layout" in data.files else "hashed"
+            space = FeatureSpace(int(data["arc_bits"]), int(data["lab_bits"]), len(vocab.labels),
+                                 layout)
+            with data.zip.open("weights.npy") as stream:
+                weights = read_aligned_npy(stream, str(directory / WEIGHTS_FILE))
+        if weights.dtype != np.float32:
+            weights = aligned_copy(weights, np.float32)
         if weights.shape[0] != space.size:
             raise DparseError(f"{directory}: weights do not match the feature space")
         return cls(vocab, space, weights)

@@ -21,6 +21,7 @@ import numpy as np
 from tqdm import tqdm
 
 from dparse._ext.arcfeatures import FeatureSpace
+from dparse.aligned import aligned_zeros
 from dparse.config import ExperimentConfig, save_config
 from dparse.conll import Sentence
 from dparse.decoders import Decoder, configured_decoder
@@ -258,9 +259,14 @@ def new_model(
 ) -> GraphModel:
     """An untrained model of the configured order (a second- or third-order model first
     trains its first-order pruner on the same data)."""
-    space = FeatureSpace(cfg.features.arc_bits, cfg.features.label_bits, len(vocab.labels))
     if cfg.features.order == 1:
-        return ArcFactoredModel(vocab, space, np.zeros(space.size, dtype=np.float32))
+        # First-order models read their arc features in the blocked layout (one cache line
+        # per template key); the higher-order models keep the hashed one, which their loaders
+        # assume.
+        space = FeatureSpace(cfg.features.arc_bits, cfg.features.label_bits, len(vocab.labels),
+                             "blocked")
+        return ArcFactoredModel(vocab, space, aligned_zeros(space.size, np.float32))
+    space = FeatureSpace(cfg.features.arc_bits, cfg.features.label_bits, len(vocab.labels))
     from dparse.secondorder import SecondOrderModel, train_pruner
 
     pruner = train_pruner(cfg, vocab, encoded, progress)

@@ -23,9 +23,21 @@ cdef void free_sentence(SentC* s) noexcept nogil
 cdef int max_arc_features(const SentC* s) noexcept nogil
 # Upper bound on the number of indices ``arc_features`` writes for one arc.
 cdef int arc_features(const SentC* s, int h, int m, uint64_t* out, int bits) noexcept nogil
-# The weight indices (< 2**bits) of the unlabeled arc h -> m; returns their count.
+# The weight indices (< 2**bits) of the unlabeled arc h -> m in the hashed layout; returns their
+# count.
+cdef int layout_arc_features(const SentC* s, int h, int m, uint64_t* out, int bits,
+                             int layout, int first) noexcept nogil
+# The same in the given layout (LAYOUT_HASHED or LAYOUT_BLOCKED), from template ``first`` on
+# (0: all of them).
+
+cdef enum:
+    # How the arc features of a template key map to weight indices (FeatureSpace.layout):
+    # two independent hashes, or one block of 16 weights per key (hashing.bucket_pair).
+    LAYOUT_HASHED = 0
+    LAYOUT_BLOCKED = 1
 
 
 cdef class FeatureSpace:
     cdef readonly int arc_bits, lab_bits, n_labels
+    cdef int layout_id
     cdef readonly int64_t lab_offset, size

@@ -25,11 +25,13 @@ from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
 from libc.stdlib cimport free, malloc
 from libc.math cimport INFINITY
 
-from dparse._ext.hashing cimport bucket, distance_bin, fmix, side
+from dparse._ext.hashing cimport bucket, bucket_pair, distance_bin, fmix, side
 from dparse._ext.tokens cimport (
     BOS_ID, EOS_ID, LEMMA, NCOLS, PREFIX, ROOT_ID, SUFFIX, UNK_ID, UPOS, WORD, XPOS, token_attr,
 )
-from dparse._ext.weights cimport add_row, gather_sum, prefetch_gather, prefetch_rows, sum_rows
+from dparse._ext.weights cimport (
+    gather_sum, label_sum, prefetch_gather, prefetch_rows,
+)
 
 import numpy as np
 
@@ -42,6 +44,11 @@ cdef enum:
     # Templates (see build_parts): fixed arc templates 0..N_ARC-1, the adjacent-arc one, two
     # between-POS bases, then the label-pair templates; NT in all.
     N_ARC = 52
+    # Templates 0..6 read only the head, 7..13 only the modifier (the unigrams).
+    N_HEAD_ONLY = 7
+    N_ONE_SIDED = 14
+    # Distance bins (hashing.distance_bin) of distances >= 1: bins 1..10.
+    N_BINS = 11
     T_ADJACENT = 52
     T_BETWEEN = 53
     T_LABEL = 55
@@ -217,10 +224,30 @@ cdef int max_arc_features(const SentC* s) noexcept nogil:
     return 2 * (N_ARC + 1 + 2 * 64 + 3 * max_morph(s))
 
 
+cdef inline void key_features(uint64_t key, uint64_t dk, uint64_t ddk, int shift, int layout,
+                              uint64_t* out) noexcept nogil:
+    """The two weight indices of a template key: conjoined with the direction ``dk`` and with
+    direction + distance ``ddk``, hashed apart or into one block (see FeatureSpace)."""
+    if layout == LAYOUT_BLOCKED:
+        bucket_pair(key, dk, ddk, shift, out)
+    else:
+        out[0] = bucket(key, dk, shift)
+        out[1] = bucket(key, ddk, shift)
+
+
 cdef int arc_features(const SentC* s, int h, int m, uint64_t* out, int bits) noexcept nogil:
+    """``layout_arc_features`` in the hashed layout (the extractors built on the first-order
+    features: reranker, third order)."""
+    return layout_arc_features(s, h, m, out, bits, LAYOUT_HASHED, 0)
+
+
+cdef int layout_arc_features(const SentC* s, int h, int m, uint64_t* out, int bits,
+                             int layout, int first) noexcept nogil:
     """Write the weight indices (< 2**bits) of the unlabeled arc h -> m; return their count.
 
     Every template key is conjoined twice: with the direction, and with direction + distance.
+    ``first`` = N_ONE_SIDED leaves out the templates that read one side only (their weights
+    are summed once per word by ``one_sided_scores``); 0 writes them all.
     """
     cdef int nf = 0, t, c, lo, hi, shift = 64 - bits
     cdef int right = h < m
@@ -229,18 +256,16 @@ cdef int arc_features(const SentC* s, int h, int m, uint64_t* out, int bits) noe
     cdef const uint64_t* H = s.hpart + h * NT
     cdef const uint64_t* M = s.mpart + m * NT
     cdef uint64_t key, bits_between, b
-    for t in range(N_ARC):
+    for t in range(first, N_ARC):
         key = H[t] ^ M[t]
-        out[nf] = bucket(key, dk, shift)
-        out[nf + 1] = bucket(key, ddk, shift)
+        key_features(key, dk, ddk, shift, layout, &out[nf])
         nf += 2
     # POS of the words in between (each distinct tag once; ids modulo 64).
     lo = (h if h < m else m) + 1
     hi = (m if h < m else h) - 1
     if lo > hi:
         key = H[T_ADJACENT] ^ M[T_ADJACENT]
-        out[nf] = bucket(key, dk, shift)
-        out[nf + 1] = bucket(key, ddk, shift)
+        key_features(key, dk, ddk, shift, layout, &out[nf])
         nf += 2
     else:
         for c in range(2):
@@ -251,23 +276,19 @@ cdef int arc_features(const SentC* s, int h, int m, uint64_t* out, int bits) noe
                     b += 1
                 bits_between &= bits_between - 1
                 key = H[T_BETWEEN + c] ^ M[T_BETWEEN + c] ^ fmix(b + 64 * c + 7919)
-                out[nf] = bucket(key, dk, shift)
-                out[nf + 1] = bucket(key, ddk, shift)
+                key_features(key, dk, ddk, shift, layout, &out[nf])
                 nf += 2
     # Morphological features: of the modifier with both UPOS, of the modifier with the head's
     # lemma, of the head with both UPOS.
     for c in range(s.morph_ptr[m], s.morph_ptr[m + 1]):
         key = H[3] ^ s.mkeys[3 * c]
-        out[nf] = bucket(key, dk, shift)
-        out[nf + 1] = bucket(key, ddk, shift)
+        key_features(key, dk, ddk, shift, layout, &out[nf])
         key = H[22] ^ s.mkeys[3 * c + 1]
-        out[nf + 2] = bucket(key, dk, shift)
-        out[nf + 3] = bucket(key, ddk, shift)
+        key_features(key, dk, ddk, shift, layout, &out[nf + 2])
         nf += 4
     for c in range(s.morph_ptr[h], s.morph_ptr[h + 1]):
         key = M[10] ^ s.mkeys[3 * c + 2]
-        out[nf] = bucket(key, dk, shift)
-        out[nf + 1] = bucket(key, ddk, shift)
+        key_features(key, dk, ddk, shift, layout, &out[nf])
         nf += 2
     return nf
 
@@ -343,22 +364,85 @@ cdef inline int max_label_features(const SentC* s) noexcept nogil:
     return 24 + 64 + max_morph(s)
 
 
-cdef class FeatureSpace:
-    """Sizes of the hashed weight vector: arc features, then rows of label weights."""
+LAYOUTS = ("hashed", "blocked")
 
-    def __init__(self, int arc_bits, int lab_bits, int n_labels):
+
+cdef class FeatureSpace:
+    """Sizes of the hashed weight vector: arc features, then rows of label weights.
+
+    ``layout`` says where the two features of an arc template key (with the direction, with
+    direction + distance) go: ``hashed``, two independent hashes over the arc weights (models
+    made before the blocked layout); ``blocked``, one 16-weight block per key, so that both are
+    read from one cache line (hashing.bucket_pair; the arc weights should then be 64-byte
+    aligned: see dparse.aligned).
+    """
+
+    def __init__(self, int arc_bits, int lab_bits, int n_labels, str layout="hashed"):
         if not (10 <= arc_bits <= 30 and 8 <= lab_bits <= 26):
             raise ValueError("arc_bits must be in 10..30 and lab_bits in 8..26")
         if n_labels < 1:
             raise ValueError("n_labels must be positive")
+        if layout not in LAYOUTS:
+            raise ValueError(f"unknown feature layout {layout!r}; choose one of "
+                             f"{', '.join(LAYOUTS)}")
         self.arc_bits = arc_bits
         self.lab_bits = lab_bits
         self.n_labels = n_labels
+        self.layout_id = LAYOUTS.index(layout)
         self.lab_offset = (<int64_t>1) << arc_bits
         self.size = self.lab_offset + ((<int64_t>1) << lab_bits) * n_labels
 
+    @property
+    def layout(self) -> str:
+        """``hashed`` or ``blocked`` (see the class docstring)."""
+        return LAYOUTS[self.layout_id]
+
     def __reduce__(self):
-        return (FeatureSpace, (self.arc_bits, self.lab_bits, self.n_labels))
+        return (FeatureSpace, (self.arc_bits, self.lab_bits, self.n_labels, self.layout))
+
+
+def block_pair(uint64_t key, uint64_t conj1, uint64_t conj2, int bits):
+    """Test shim: the two indices (< 2**bits) ``hashing.bucket_pair`` gives a template key
+    conjoined with ``conj1`` and ``conj2`` in the blocked layout."""
+    if not 10 <= bits <= 60:
+        raise ValueError("bits must be in 10..60")
+    cdef uint64_t out[2]
+    bucket_pair(key, conj1, conj2, 64 - bits, out)
+    return int(out[0]), int(out[1])
+
+
+cdef void one_sided_scores(const SentC* s, const floating* W, int bits, int layout,
+                           double* head_only, double* mod_only) noexcept nogil:
+    """The weights of the one-sided arc templates summed per word, direction and distance bin:
+    ``head_only[(i * 2 + right) * N_BINS + bin]`` over templates 0..6 of word i as the head
+    of an arc in direction ``right`` (h < m), ``mod_only`` over templates 7..13 of word i as
+    its modifier; only the bins that such arcs can have are filled (the rest is left unset)."""
+    cdef int i, right, bin, t, hlast, mlast, shift = 64 - bits
+    cdef uint64_t dk, ddk
+    cdef uint64_t idx[2]
+    cdef double total
+    for i in range(s.n + 1):
+        for right in range(2):
+            dk = fmix(<uint64_t>(1 + right))
+            # the bins of the longest arcs with i as the head, and as the modifier
+            hlast = distance_bin(s.n - i if right else i)
+            mlast = distance_bin(i if right else s.n - i)
+            for bin in range(1, (hlast if hlast > mlast else mlast) + 1):
+                ddk = fmix(<uint64_t>(3 + 2 * bin + right))
+                if bin <= hlast:
+                    total = 0.0
+                    for t in range(N_HEAD_ONLY):
+                        key_features(s.hpart[i * NT + t], dk, ddk, shift, layout, idx)
+                        total += <double>W[idx[0]]
+                        total += <double>W[idx[1]]
+                    head_only[(i * 2 + right) * N_BINS + bin] = total
+                if bin <= mlast:
+                    total = 0.0
+                    for t in range(N_HEAD_ONLY, N_ONE_SIDED):
+                        key_features(s.mpart[i * NT + t], dk, ddk, shift, layout, idx)
+                        total += <double>W[idx[0]]
+                        total += <double>W[idx[1]]
+                    mod_only[(i * 2 + right) * N_BINS + bin] = total
 
 
 @cython.boundscheck(False)
@@ -397,7 +481,7 @@ def score_arcs(const int32_t[:, ::1] tokens, const int32_t[::1] morph_ptr,
                  or gold_labels.shape[0] != n + 1):
         free_sentence(&s)
         raise ValueError("gold_heads and gold_labels must both be [n+1]")
-    cdef int arc_bits = space.arc_bits, lab_bits = space.lab_bits
+    cdef int arc_bits = space.arc_bits, lab_bits = space.lab_bits, layout = space.layout_id
     cdef const floating* W = &weights[0]
     cdef const floating* LW = &weights[space.lab_offset]
     cdef int cap = max_arc_features(&s)
@@ -413,27 +497,26 @@ def score_arcs(const int32_t[:, ::1] tokens, const int32_t[::1] morph_ptr,
     cdef floating* head_side = <floating*>malloc((n + 1) * 2 * L * sizeof(floating))
     cdef floating* mod_side = <floating*>malloc((n + 1) * 2 * L * sizeof(floating))
     cdef floating* lab = <floating*>malloc(L * sizeof(floating))
+    cdef uint64_t* side_rows = <uint64_t*>malloc(8 * lcap * sizeof(uint64_t))
+    # One-sided arc template scores [n+1, 2 directions, N_BINS] of heads and of modifiers.
+    cdef double* head_only = <double*>malloc((n + 1) * 2 * N_BINS * sizeof(double))
+    cdef double* mod_only = <double*>malloc((n + 1) * 2 * N_BINS * sizeof(double))
+    cdef int bin
     cdef double total
     cdef floating best
     cdef int best_l
     if not (feats and lfeats and feats_next and lfeats_next and todo and head_side
-            and mod_side and lab):
+            and mod_side and lab and side_rows and head_only and mod_only):
         free(feats); free(lfeats); free(feats_next); free(lfeats_next); free(todo)
-        free(head_side); free(mod_side); free(lab)
+        free(head_side); free(mod_side); free(lab); free(side_rows)
+        free(head_only); free(mod_only)
         free_sentence(&s)
         raise MemoryError()
     with nogil:
-        for i in range(n + 1):
-            for right in range(2):
-                for l in range(L):
-                    head_side[(i * 2 + right) * L + l] = 0.0
-                    mod_side[(i * 2 + right) * L + l] = 0.0
-                nf = label_head_features(&s, i, right, lfeats, lab_bits)
-                for h in range(nf):
-                    add_row(&head_side[(i * 2 + right) * L], LW + lfeats[h] * L, L)
-                nf = label_mod_features(&s, i, right, lfeats, lab_bits)
-                for h in range(nf):
-                    add_row(&mod_side[(i * 2 + right) * L], LW + lfeats[h] * L, L)
+        for l in range(L):
+            lab[l] = 0.0
+        side_label_scores(&s, LW, L, lab_bits, lab, head_side, mod_side, side_rows, lcap)
+        one_sided_scores(&s, W, arc_bits, layout, head_only, mod_only)
         for h in range(n + 1):
             arc_out[h, 0] = -INFINITY
             label_out[h, 0] = 0
@@ -449,20 +532,22 @@ def score_arcs(const int32_t[:, ::1] tokens, const int32_t[::1] morph_ptr,
                     todo[count] = m
                     count += 1
             if count:
-                nf = arc_features(&s, h, todo[0], feats, arc_bits)
+                nf = layout_arc_features(&s, h, todo[0], feats, arc_bits, layout, N_ONE_SIDED)
                 nl = label_pair_features(&s, h, todo[0], lfeats, lab_bits)
             for k in range(count):
                 m = todo[k]
                 if k + 1 < count:
-                    nf_next = arc_features(&s, h, todo[k + 1], feats_next, arc_bits)
+                    nf_next = layout_arc_features(&s, h, todo[k + 1], feats_next, arc_bits,
+                                                  layout, N_ONE_SIDED)
                     nl_next = label_pair_features(&s, h, todo[k + 1], lfeats_next, lab_bits)
                     prefetch_gather(W, feats_next, nf_next)
                     prefetch_rows(LW, lfeats_next, nl_next, L)
                 right = h < m
-                total = gather_sum(W, feats, nf)
-                sum_rows(lab, &head_side[(h * 2 + right) * L], &mod_side[(m * 2 + right) * L], L)
-                for i in range(nl):
-                    add_row(lab, LW + lfeats[i] * L, L)
+                bin = distance_bin(h - m if h > m else m - h)
+                total = (gather_sum(W, feats, nf) + head_only[(h * 2 + right) * N_BINS + bin]
+                         + mod_only[(m * 2 + right) * N_BINS + bin])
+                label_sum(lab, &head_side[(h * 2 + right) * L], &mod_side[(m * 2 + right) * L],
+                          LW, lfeats, nl, L)
                 if cost:
                     if gold_heads[m] == h:
                         for l in range(L):
@@ -483,8 +568,42 @@ def score_arcs(const int32_t[:, ::1] tokens, const int32_t[::1] morph_ptr,
                 nf = nf_next
                 nl = nl_next
     free(feats); free(lfeats); free(feats_next); free(lfeats_next); free(todo)
-    free(head_side); free(mod_side); free(lab)
+    free(head_side); free(mod_side); free(lab); free(side_rows)
+    free(head_only); free(mod_only)
     free_sentence(&s)
+
+
+cdef inline void side_label_rows(const SentC* s, int i, int bits, uint64_t* rows, int cap,
+                                 int* counts) noexcept nogil:
+    """The label rows of word i as a head (lists 0, 1: left, right) and as a modifier (lists 2,
+    3), each list at ``rows + list * cap``, its length in ``counts[list]``."""
+    cdef int right
+    for right in range(2):
+        counts[right] = label_head_features(s, i, right, rows + right * cap, bits)
+        counts[2 + right] = label_mod_features(s, i, right, rows + (2 + right) * cap, bits)
+
+
+cdef void side_label_scores(const SentC* s, const floating* LW, int L, int bits,
+                            const floating* zeros, floating* head_side, floating* mod_side,
+                            uint64_t* rows, int cap) noexcept nogil:
+    """Label scores of every word's head-side and modifier-side features: ``head_side`` and
+    ``mod_side`` [n+1, 2 directions, L], each the sum of its rows in order (from ``zeros``,
+    L zeros). The rows of word i + 1 are prefetched while word i's are summed; ``rows`` holds
+    8 lists of ``cap`` indices (two words' lists of ``side_label_rows``)."""
+    cdef int i, right, cur
+    cdef int counts[8]
+    side_label_rows(s, 0, bits, rows, cap, counts)
+    for i in range(s.n + 1):
+        cur = 4 * (i & 1)
+        if i < s.n:
+            side_label_rows(s, i + 1, bits, rows + (4 - cur) * cap, cap, counts + 4 - cur)
+            for right in range(4):
+                prefetch_rows(LW, rows + (4 - cur + right) * cap, counts[4 - cur + right], L)
+        for right in range(2):
+            label_sum(&head_side[(i * 2 + right) * L], zeros, zeros, LW,
+                      rows + (cur + right) * cap, counts[cur + right], L)
+            label_sum(&mod_side[(i * 2 + right) * L], zeros, zeros, LW,
+                      rows + (cur + 2 + right) * cap, counts[cur + 2 + right], L)
 
 
 cdef int arc_label_indices(const SentC* s, FeatureSpace space, int h, int m, int label,
@@ -492,7 +611,7 @@ cdef int arc_label_indices(const SentC* s, FeatureSpace space, int h, int m, int
     """Write all weight indices (arc and labeled) of the labeled arc (h, m, label)."""
     cdef int nf, i, part, k = 0, right = h < m
     cdef int64_t L = space.n_labels
-    nf = arc_features(s, h, m, feats, space.arc_bits)
+    nf = layout_arc_features(s, h, m, feats, space.arc_bits, space.layout_id, 0)
     for i in range(nf):
         out[k] = <int64_t>feats[i]; k += 1
     for part in range(3):
@@ -589,7 +708,8 @@ def arc_list_scores(const int32_t[:, ::1] tokens, const int32_t[::1] morph_ptr,
         raise MemoryError()
     with nogil:
         for k in range(K):
-            nf = arc_features(&s, heads[k], mods[k], feats, space.arc_bits)
+            nf = layout_arc_features(&s, heads[k], mods[k], feats, space.arc_bits,
+                                     space.layout_id, 0)
             out_v[k] = gather_sum(W, feats, nf)
     free(feats)
     free_sentence(&s)
@@ -621,7 +741,8 @@ def arc_list_indices(const int32_t[:, ::1] tokens, const int32_t[::1] morph_ptr,
         raise MemoryError()
     with nogil:
         for k in range(K):
-            nf = arc_features(&s, heads[k], mods[k], feats, space.arc_bits)
+            nf = layout_arc_features(&s, heads[k], mods[k], feats, space.arc_bits,
+                                     space.layout_id, 0)
             for i in range(nf):
                 idx_v[total + i] = <int64_t>feats[i]
             total += nf

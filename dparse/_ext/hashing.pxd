@@ -36,6 +36,20 @@ cdef inline uint64_t bucket(uint64_t key, uint64_t conj, int shift) noexcept nog
     return ((key ^ conj) * <uint64_t>0x9FB21C651E98DF25ULL) >> shift
 
 
+cdef inline void bucket_pair(uint64_t key, uint64_t conj1, uint64_t conj2, int shift,
+                             uint64_t* out) noexcept nogil:
+    """Two features of one template key, conjoined with ``conj1`` and ``conj2``, hashed into one
+    block of 16 weights (the top 64 - shift bits of the index; shift <= 60): the key alone picks
+    the block, each conjunction a slot in it, the second always another slot than the first.
+    All the features of a key then share one 64-byte line of float32 weights (one memory read
+    instead of two) while the blocks and the slots are spread like independent hashes."""
+    cdef uint64_t block = ((key * <uint64_t>0xD6E8FEB86659FD93ULL) >> (shift + 4)) << 4
+    cdef uint64_t first = ((key ^ conj1) * <uint64_t>0x9FB21C651E98DF25ULL) >> 60
+    cdef uint64_t other = ((((key ^ conj2) * <uint64_t>0x9FB21C651E98DF25ULL) >> 32) * 15) >> 32
+    out[0] = block | first
+    out[1] = block | ((first + 1 + other) & 15)
+
+
 cdef inline int distance_bin(int d) noexcept nogil:
     """Bins of a distance or length d >= 0: 0, 1, 2, 3, 4, 5, 6-7, 8-10, 11-14, 15-19, 20+."""
     if d <= 5:

@@ -1,0 +1,60 @@
+"""Weight vectors aligned to 64-byte cache lines.
+
+The blocked feature layout (``FeatureSpace(..., layout="blocked")``) puts the features of one
+template key in a block of 16 weights; a block is one cache line of float32 weights (two of
+float64) only if the vector starts on a line boundary, which numpy does not promise.
+"""
+
+from __future__ import annotations
+
+from typing import BinaryIO
+
+import numpy as np
+
+LINE_BYTES = 64
+CHUNK_BYTES = 1 << 20
+
+
+def aligned_empty(size: int, dtype: np.dtype | type) -> np.ndarray:
+    """An uninitialized 1-d array of ``size`` items of ``dtype`` starting on a 64-byte boundary."""
+    dtype = np.dtype(dtype)
+    buffer = np.empty(size * dtype.itemsize + LINE_BYTES, dtype=np.uint8)
+    start = -buffer.ctypes.data % LINE_BYTES
+    return buffer[start:start + size * dtype.itemsize].view(dtype)
+
+
+def aligned_zeros(size: int, dtype: np.dtype | type) -> np.ndarray:
+    """``np.zeros(size, dtype)`` starting on a 64-byte boundary (zeroed lazily by the system,
+    as np.zeros is: pages never written take no memory)."""
+    dtype = np.dtype(dtype)
+    buffer = np.zeros(size * dtype.itemsize + LINE_BYTES, dtype=np.uint8)
+    start = -buffer.ctypes.data % LINE_BYTES
+    return buffer[start:start + size * dtype.itemsize].view(dtype)
+
+
+def read_aligned_npy(stream: BinaryIO, name: str) -> np.ndarray:
+    """The 1-d array stored in the ``.npy`` stream (e.g. a member of an ``.npz``), read
+    straight into a 64-byte aligned array (no second copy in memory); ``name`` is for errors."""
+    version = np.lib.format.read_magic(stream)
+    if version == (1, 0):
+        shape, fortran, dtype = np.lib.format.read_array_header_1_0(stream)
+    else:
+        shape, fortran, dtype = np.lib.format.read_array_header_2_0(stream)
+    if len(shape) != 1 or dtype.hasobject:
+        raise ValueError(f"{name}: expected a 1-d numeric array, got shape {shape} of {dtype}")
+    out = aligned_empty(shape[0], dtype)
+    view = memoryview(out.view(np.uint8))
+    done = 0
+    while done < len(view):  # in chunks: a zip member's readinto reads into a temporary
+        got = stream.readinto(view[done:done + CHUNK_BYTES])
+        if not got:
+            raise ValueError(f"{name}: truncated array data")
+        done += got
+    return out
+
+
+def aligned_copy(array: np.ndarray, dtype: np.dtype | type | None = None) -> np.ndarray:
+    """A 64-byte aligned contiguous 1-d copy of ``array`` (converted to ``dtype`` if given)."""
+    out = aligned_empty(array.size, array.dtype if dtype is None else dtype)
+    out[:] = array.reshape(-1)
+    return out
