@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -273,6 +274,24 @@ SECTIONS = {
 }
 
 
+class YamlLoader(yaml.SafeLoader):
+    """The safe loader, reading floats as YAML 1.2 does: ``1e-9`` and ``2E5`` are numbers (YAML
+    1.1, PyYAML's default, wants a dot, ``1.0e-9``, and reads ``1e-9`` as a string)."""
+
+
+YamlLoader.yaml_implicit_resolvers = {
+    key: list(resolvers) for key, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()}
+YamlLoader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(r"^[-+]?(?:[0-9][0-9_]*)(?:\.[0-9_]*)?[eE][-+]?[0-9]+$"),
+    list("-+0123456789"))
+
+
+def load_yaml(text: Any) -> Any:
+    """A YAML document (a string or a file) read by :class:`YamlLoader`."""
+    return yaml.load(text, Loader=YamlLoader)
+
+
 def apply_overrides(raw: dict[str, Any], overrides: list[str], source: str) -> None:
     """Patch ``raw`` in place with ``key.path=value`` strings."""
     for item in overrides:
@@ -288,7 +307,7 @@ def apply_overrides(raw: dict[str, Any], overrides: list[str], source: str) -> N
             if not isinstance(node, dict):
                 raise ConfigError(f"{source}: override {item!r}: {part!r} is not a section")
         try:
-            node[parts[-1]] = yaml.safe_load(value)
+            node[parts[-1]] = load_yaml(value)
         except yaml.YAMLError as exc:
             raise ConfigError(f"{source}: override {key}: {value!r} is not a YAML value") from exc
 
@@ -493,7 +512,7 @@ def read_yaml(path: str | os.PathLike) -> Any:
     parsed."""
     try:
         with open(path, encoding="utf-8") as f:
-            return yaml.safe_load(f)
+            return load_yaml(f)
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
     except yaml.YAMLError as exc:

@@ -19,6 +19,7 @@ from dparse.config import (
     FeatureConfig,
     TrainingConfig,
     load_config,
+    load_yaml,
     save_config,
 )
 from dparse.conll import Sentence, write_conll
@@ -90,6 +91,16 @@ def test_later_overrides_win_and_ints_become_floats() -> None:
                                              "training.C=1"])
     assert cfg.training.epochs == 4
     assert cfg.training.C == 1.0 and isinstance(cfg.training.C, float)
+
+
+def test_exponent_floats_without_a_dot_are_numbers() -> None:
+    """YAML 1.2 floats: 1e-9 is a number in --set values and in files, not the string PyYAML's
+    YAML 1.1 rules make of it; words that only look alike stay strings."""
+    cfg = load_config(raw=_raw(), overrides=["decoder.name=dd2", "decoder.options.tol=1e-9",
+                                             "decoder.options.step=2E1"])
+    assert cfg.decoder.options == {"tol": 1e-9, "step": 20.0}
+    assert load_yaml("a: -3.5e+2\nb: 1e\nc: e5\nd: 7") == {"a": -350.0, "b": "1e", "c": "e5",
+                                                            "d": 7}
 
 
 @pytest.mark.parametrize("item", ["training.epochs", "=3", "training.epochs3"])
