@@ -15,21 +15,24 @@ LINE_BYTES = 64
 CHUNK_BYTES = 1 << 20
 
 
-def aligned_empty(size: int, dtype: np.dtype | type) -> np.ndarray:
-    """An uninitialized 1-d array of ``size`` items of ``dtype`` starting on a 64-byte boundary."""
+def _aligned(size: int, dtype: np.dtype | type, allocate) -> np.ndarray:
+    """A 1-d view of ``size`` items of ``dtype`` starting on a 64-byte boundary, inside a byte
+    buffer made by ``allocate`` (np.empty or np.zeros)."""
     dtype = np.dtype(dtype)
-    buffer = np.empty(size * dtype.itemsize + LINE_BYTES, dtype=np.uint8)
+    buffer = allocate(size * dtype.itemsize + LINE_BYTES, dtype=np.uint8)
     start = -buffer.ctypes.data % LINE_BYTES
     return buffer[start:start + size * dtype.itemsize].view(dtype)
+
+
+def aligned_empty(size: int, dtype: np.dtype | type) -> np.ndarray:
+    """An uninitialized 1-d array of ``size`` items of ``dtype`` starting on a 64-byte boundary."""
+    return _aligned(size, dtype, np.empty)
 
 
 def aligned_zeros(size: int, dtype: np.dtype | type) -> np.ndarray:
     """``np.zeros(size, dtype)`` starting on a 64-byte boundary (zeroed lazily by the system,
     as np.zeros is: pages never written take no memory)."""
-    dtype = np.dtype(dtype)
-    buffer = np.zeros(size * dtype.itemsize + LINE_BYTES, dtype=np.uint8)
-    start = -buffer.ctypes.data % LINE_BYTES
-    return buffer[start:start + size * dtype.itemsize].view(dtype)
+    return _aligned(size, dtype, np.zeros)
 
 
 def read_aligned_npy(stream: BinaryIO, name: str) -> np.ndarray:

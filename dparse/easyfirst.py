@@ -45,10 +45,9 @@ from dparse.training import (
     read_projective_training,
     run_perceptron_epochs,
 )
-from dparse.vocab import EncodedSentence, Vocabulary
+from dparse.vocab import TAG_COLUMNS, EncodedSentence, Vocabulary
 
 DECODERS = {"easyfirst-scan": False, "easyfirst-heap": True}  # name -> use_heap
-TAG_COLUMNS = {"upos": 2, "xpos": 3}  # the encoded token columns (dparse.vocab)
 MAX_UPDATES = 1000  # updates of one step after which the best valid action is forced
 log = logging.getLogger(__name__)
 

@@ -10,7 +10,8 @@
   blindly.
 - :class:`TopKHeads`: a trained first-order model's k best heads of every word.
 - :func:`keep_heads`: the rule of the second-order models' pruner
-  (:class:`dparse.secondorder.Pruner`, applied to treebanks by :class:`EncodedPruner`): each
+  (:class:`dparse.secondorder.Pruner`, applied to treebanks by :class:`EncodedPruner`;
+  a saved model's: :func:`dparse.secondorder.model_pruner`): each
   word keeps its heads whose probability is at least a threshold (absolute, or relative to its
   best head's), at most ``top_k``. The probabilities are the head softmax of each word
   (:func:`head_softmax`) or the arc marginals of a tree CRF (:func:`tree_marginals`, the
@@ -311,23 +312,6 @@ class EncodedPruner:
 
     def allowed(self, sent: Sentence) -> np.ndarray:
         return self.pruner.allowed(self.vocab.encode(sent)).astype(bool)
-
-
-def model_pruner(directory: Path) -> EncodedPruner:
-    """The first-order pruner of a saved second- or third-order model (its directory, checked
-    against its manifest, or the ``pruner/`` directory itself), applicable to sentences."""
-    from dparse.modeldir import check_model_dir
-    from dparse.secondorder import PRUNER_DIR, PRUNER_FILE
-    from dparse.secondorder import Pruner as HeadPruner
-
-    directory = Path(directory)
-    if not (directory / PRUNER_FILE).is_file():
-        check_model_dir(directory)
-        directory = directory / PRUNER_DIR
-        if not (directory / PRUNER_FILE).is_file():
-            raise DparseError(f"{directory.parent}: no first-order pruner (pruner/) in it")
-    pruner = HeadPruner.read_files(directory)
-    return EncodedPruner(pruner, pruner.model.vocab)
 
 
 @dataclass

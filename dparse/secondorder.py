@@ -32,6 +32,7 @@ from dparse._ext.o2features import SecondOrderSpace, score_second_order, second_
 from dparse.config import ExperimentConfig
 from dparse.decoders import get_decoder
 from dparse.errors import DparseError
+from dparse.folds import fold_of_sentences
 from dparse.learning import AveragedLearner
 from dparse.model import (
     VOCAB_FILE,
@@ -39,9 +40,9 @@ from dparse.model import (
     ArcFactoredModel,
     GraphModel,
 )
-from dparse.modeldir import save_arrays
+from dparse.modeldir import check_model_dir, save_arrays
 from dparse.outputs import write_text
-from dparse.prune import head_softmax, keep_heads, tree_marginals
+from dparse.prune import EncodedPruner, head_softmax, keep_heads, tree_marginals
 from dparse.vocab import EncodedSentence, Vocabulary
 
 log = logging.getLogger(__name__)
@@ -124,6 +125,19 @@ class Pruner:
                    bool(params.get("single_root", True)))
 
 
+def model_pruner(directory: Path) -> EncodedPruner:
+    """The first-order pruner of a saved second- or third-order model (its directory, checked
+    against its manifest, or the ``pruner/`` directory itself), applicable to sentences."""
+    directory = Path(directory)
+    if not (directory / PRUNER_FILE).is_file():
+        check_model_dir(directory)
+        directory = directory / PRUNER_DIR
+        if not (directory / PRUNER_FILE).is_file():
+            raise DparseError(f"{directory.parent}: no first-order pruner (pruner/) in it")
+    pruner = Pruner.read_files(directory)
+    return EncodedPruner(pruner, pruner.model.vocab)
+
+
 def unlabeled_scores(enc: EncodedSentence, weights: np.ndarray, arc_bits: int) -> np.ndarray:
     """Unlabeled first-order arc scores float64 [n+1, n+1] of ``enc`` under the first
     2**arc_bits entries of ``weights`` (float32 or float64)."""
@@ -195,13 +209,12 @@ def train_pruner(
         for enc in encoded:
             enc.allowed = pruner.allowed(enc)
     else:
-        cuts = [len(encoded) * f // k for f in range(k + 1)]
-        for f in range(k):
-            held = encoded[cuts[f]:cuts[f + 1]]
-            other = fit_pruner(cfg, vocab, encoded[:cuts[f]] + encoded[cuts[f + 1]:], progress,
-                               f"pruner fold {f + 1}/{k}")
-            for enc in held:
-                enc.allowed = other.allowed(enc)
+        fold_of = fold_of_sentences(len(encoded), k)
+        for f in range(1, k + 1):
+            other = fit_pruner(cfg, vocab, [e for e, g in zip(encoded, fold_of, strict=True)
+                                            if g != f], progress, f"pruner fold {f}/{k}")
+            for i in np.flatnonzero(fold_of == f):
+                encoded[i].allowed = other.allowed(encoded[i])
     recall, heads = pruning_recall(encoded)
     log.info("pruner keeps %.2f%% of gold training arcs, %.2f heads per word", recall, heads)
     return pruner

@@ -25,6 +25,7 @@ from dparse.outputs import write_text
 FIRST_ID = 4
 _DIGITS = re.compile(r"\d")
 ATTRIBUTES = ("words", "lemmas", "upos", "xpos", "prefixes", "suffixes", "morph")
+TAG_COLUMNS = {"upos": 2, "xpos": 3}  # the columns of EncodedSentence.tokens holding POS ids
 
 
 def normalize(form: str) -> str:

@@ -22,10 +22,10 @@ from dparse._ext.hypergraph import Hypergraph
 from dparse.config import ExperimentConfig, load_config
 from dparse.conll import Sentence, read_conll, write_conll
 from dparse.errors import ConfigError, DparseError
+from dparse.folds import fold_of_sentences
 from dparse.hypergraph.forest_io import read_forests
 from dparse.projectivize import projectivize_heads
 from dparse.rerank.jackknife import (
-    fold_of_sentences,
     fold_paths,
     jackknife_forests,
     jackknife_stats,

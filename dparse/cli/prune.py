@@ -12,7 +12,8 @@ from dparse.conll import read_treebank
 from dparse.gold import read_gold
 from dparse.metrics import format_score
 from dparse.model import ArcFactoredModel
-from dparse.prune import LengthDictionary, Pruner, TopKHeads, model_pruner, prune_stats
+from dparse.prune import LengthDictionary, Pruner, TopKHeads, prune_stats
+from dparse.secondorder import model_pruner
 
 _FILE = click.Path(exists=True, dir_okay=False, allow_dash=True)
 

@@ -43,6 +43,7 @@ from dparse._ext.hypergraph import Hypergraph
 from dparse.config import ExperimentConfig
 from dparse.conll import Sentence
 from dparse.errors import ConfigError, DparseError
+from dparse.folds import fold_of_sentences
 from dparse.hypergraph.forest import Forest
 from dparse.hypergraph.forest_io import forest_writer, read_forests
 from dparse.modeldir import file_sha256
@@ -51,22 +52,10 @@ from dparse.projectivize import projectivize_heads
 from dparse.training import read_split
 from dparse.transition.shiftreduce import CONFIG_KEYS, train, unforceable
 
-__all__ = ["FoldStats", "fold_of_sentences", "fold_paths", "jackknife_forests",
+__all__ = ["FoldStats", "fold_paths", "jackknife_forests",
            "jackknife_stats", "read_jackknife_forests", "stamp_key"]
 
 STAMP_FORMAT = "dparse-jackknife 1"
-
-
-def fold_of_sentences(n_sentences: int, folds: int) -> np.ndarray:
-    """int64 [n_sentences]: the fold (1..folds) of each training sentence: contiguous blocks
-    in file order, the first ``n_sentences % folds`` one sentence longer than the others."""
-    if folds < 2:
-        raise ConfigError(f"the jackknife needs at least 2 folds, got {folds}")
-    if n_sentences < folds:
-        raise DparseError(f"{n_sentences} training sentences cannot be cut into {folds} folds")
-    size, extra = divmod(n_sentences, folds)
-    lengths = [size + (k < extra) for k in range(folds)]
-    return np.repeat(np.arange(1, folds + 1), lengths)
 
 
 def fold_paths(work: Path, folds: int, fold: int) -> tuple[Path, Path]:

@@ -53,9 +53,9 @@ from dparse.training import (
     read_split,
     run_perceptron_epochs,
 )
-from dparse.transition.shiftreduce import TAG_COLUMNS, ShiftReduceModel
+from dparse.transition.shiftreduce import ShiftReduceModel
 from dparse.transition.shiftreduce import train as train_first_stage
-from dparse.vocab import EncodedSentence, Vocabulary
+from dparse.vocab import TAG_COLUMNS, EncodedSentence, Vocabulary
 
 DECODER_NAME = "rerank"
 FIRST_STAGE_DIR = "first-stage"

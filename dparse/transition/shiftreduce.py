@@ -49,7 +49,7 @@ from dparse.training import (
     read_projective_training,
     run_perceptron_epochs,
 )
-from dparse.vocab import EncodedSentence, Vocabulary
+from dparse.vocab import TAG_COLUMNS, EncodedSentence, Vocabulary
 
 SYSTEMS = {"spurious": 0, "nonspurious": 1}
 #: The config keys (section, key) that :func:`train` and the search read: a model trained from
@@ -61,7 +61,6 @@ CONFIG_KEYS = (("data", "format"), ("data", "encoding"), ("data", "skip_invalid_
                ("shiftreduce", "update"), ("training", "learner"), ("training", "epochs"),
                ("training", "seed"), ("training", "shuffle"), ("training", "select_by"),
                ("training", "punct"))
-TAG_COLUMNS = {"upos": 2, "xpos": 3}  # the encoded token columns (dparse.vocab)
 DECODER_NAME = "shiftreduce"
 log = logging.getLogger(__name__)
 

@@ -1,0 +1,24 @@
+"""Jackknife folds: training sentences cut into contiguous blocks in file order.
+
+Used wherever a model must see its training sentences as it sees new ones: the forest
+reranker's first-stage forests (:mod:`dparse.rerank.jackknife`) and the second-order pruner's
+training graphs (``pruner.train_folds``, :func:`dparse.secondorder.train_pruner`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dparse.errors import ConfigError, DparseError
+
+
+def fold_of_sentences(n_sentences: int, folds: int) -> np.ndarray:
+    """int64 [n_sentences]: the fold (1..folds) of each training sentence: contiguous blocks
+    in file order, the first ``n_sentences % folds`` one sentence longer than the others."""
+    if folds < 2:
+        raise ConfigError(f"the jackknife needs at least 2 folds, got {folds}")
+    if n_sentences < folds:
+        raise DparseError(f"{n_sentences} training sentences cannot be cut into {folds} folds")
+    size, extra = divmod(n_sentences, folds)
+    lengths = [size + (k < extra) for k in range(folds)]
+    return np.repeat(np.arange(1, folds + 1), lengths)
