@@ -43,7 +43,7 @@ from pathlib import Path
 import numpy as np
 import yaml
 from greedy_tables import find_or_train
-from treebanks import CONFIGS, TREEBANKS, Treebank, config_for
+from treebanks import CONFIGS, TREEBANKS, Treebank, config_for, missing_files
 
 from dparse.cli.options import PARSE_TIME_KEYS, check_model_overrides
 from dparse.config import load_config
@@ -365,8 +365,7 @@ def run_table2(args: argparse.Namespace, models: Models) -> list[str]:
     for tb in TREEBANKS:
         if (wanted is None and tb.name == "en_ewt") or (wanted and tb.name not in wanted):
             continue
-        missing = [f for f in (tb.train, tb.dev, tb.test) if f and not (Path(args.data) /
-                                                                        f).is_file()]
+        missing = missing_files(tb, args.data)
         if missing:
             log(f"skip {tb.name}: missing {', '.join(missing)}")
             continue

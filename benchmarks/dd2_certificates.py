@@ -18,11 +18,11 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
-import time
 from pathlib import Path
 
 import numpy as np
-from treebanks import TREEBANKS, Treebank, config_for
+from greedy_tables import find_or_train
+from treebanks import TREEBANKS, Treebank, config_for, missing_files
 
 from dparse.config import load_config
 from dparse.conll import Sentence, read_treebank
@@ -31,24 +31,12 @@ from dparse.metrics import evaluate, format_score
 from dparse.model import CONFIG_FILE, ParseTimer
 from dparse.outputs import write_text
 from dparse.parsers import load_parser
-from dparse.training import save_model, train
 
 # plain dual decomposition: the dd2 defaults (the o2-dd config's options before branch and bound)
 BEFORE = ("decoder.options={}",)
 # configs/en_ewt/o2-dd.yaml's decoder options (also for models saved before they were added)
 OPTIONS = load_config(raw=config_for("o2-dd", TREEBANKS[0], None)).decoder.options
 AFTER = (f"decoder.options={json.dumps(OPTIONS)}",)
-
-
-def trained(name: str, tb: Treebank, data_root: str, models: Path, log) -> Path:
-    """The model directory of en_ewt config ``name`` on ``tb``, trained first if missing."""
-    cfg = load_config(raw=config_for(name, tb, None), data_root=data_root)
-    out = models / cfg.name
-    if not (out / "manifest.json").is_file():
-        start = time.perf_counter()
-        save_model(train(cfg, progress=False), cfg, out)
-        log(f"{tb.name}: trained {name} in {time.perf_counter() - start:.0f}s")
-    return out
 
 
 def run(model: Path, test: list[Sentence], overrides: tuple[str, ...] = ()) -> dict:
@@ -70,8 +58,8 @@ def run(model: Path, test: list[Sentence], overrides: tuple[str, ...] = ()) -> d
 
 def run_treebank(tb: Treebank, data_root: str, models: Path, punct: str, log) -> dict:
     test = read_treebank(Path(data_root) / tb.test, encoding=tb.encoding)
-    o1 = trained("o1-cle", tb, data_root, models, log)
-    o2 = trained("o2-dd", tb, data_root, models, log)
+    o1, o2 = (find_or_train(load_config(raw=config_for(name, tb, None), data_root=data_root),
+                            models, [], log) for name in ("o1-cle", "o2-dd"))
     runs = {"o1-cle": run(o1, test), "before": run(o2, test, BEFORE),
             "after": run(o2, test, AFTER)}
     result: dict = {"treebank": tb.name, "sentences": len(test),
@@ -177,8 +165,7 @@ def main() -> None:
             continue
         if wanted is not None and tb.name not in wanted:
             continue
-        missing = [f for f in (tb.train, tb.dev, tb.test)
-                   if f and not (Path(args.data) / f).is_file()]
+        missing = missing_files(tb, args.data)
         if missing:
             print(f"skip {tb.name}: missing {', '.join(missing)}", flush=True)
             continue

@@ -48,7 +48,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from treebanks import TREEBANKS, Treebank, config_for
+from treebanks import TREEBANKS, Treebank, config_for, missing_files
 
 from dparse.config import ExperimentConfig, load_config
 from dparse.conll import Sentence, read_treebank
@@ -305,8 +305,7 @@ def main() -> None:
     for tb in TREEBANKS:
         if wanted is not None and tb.name not in wanted:
             continue
-        missing = [f for f in (tb.train, tb.dev, tb.test)
-                   if f and not (Path(args.data) / f).is_file()]
+        missing = missing_files(tb, args.data)
         if missing:
             log(f"skip {tb.name}: missing {', '.join(missing)}")
             continue

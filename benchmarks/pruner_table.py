@@ -40,8 +40,8 @@ from dparse.config import PrunerConfig, load_config
 from dparse.data.jackknife import fold_bounds
 from dparse.model import WEIGHTS_FILE
 from dparse.outputs import write_text
-from dparse.prune import EncodedPruner, PruneStats, model_pruner, prune_stats
-from dparse.secondorder import fit_pruner
+from dparse.prune import EncodedPruner, PruneStats, prune_stats
+from dparse.secondorder import fit_pruner, model_pruner
 from dparse.training import read_split
 from dparse.vocab import Vocabulary
 
@@ -67,10 +67,15 @@ def pruner_section(variant: str) -> dict:
     return raw["pruner"]
 
 
+def has_heldout_dev(tb: Treebank) -> bool:
+    """Whether the setup trains on a train file and has a dev file apart from it."""
+    return tb.dev is not None and tb.dev != tb.train
+
+
 def parser_variant(tb: Treebank) -> str:
     """The new pruner of the parser table: new where the setup trains on a train file, small
     where it trains on dev (or has no dev file)."""
-    return "new" if tb.dev is not None and tb.dev != tb.train else "small"
+    return "new" if has_heldout_dev(tb) else "small"
 
 
 def variant_config(name: str, tb: Treebank, variant: str, data: str):
@@ -129,7 +134,7 @@ def pruner_stats(tb: Treebank, variants: list[str], data: str,
     data (see the module doc), and what that was."""
     cfg = variant_config("o2-eisner", tb, variants[0], data)
     train = read_split(cfg, cfg.data.train)
-    if tb.dev is not None and tb.dev != tb.train:
+    if has_heldout_dev(tb):
         parts = [(train, read_split(cfg, tb.dev))]
         heldout = f"{tb.dev}"
     else:
@@ -160,7 +165,7 @@ def model_dir(cfg, args: argparse.Namespace) -> Path | None:
 
 def parser_rows(tb: Treebank, args: argparse.Namespace) -> tuple[list[str], str]:
     """Rows of the parser table for ``tb`` and the file they were measured on."""
-    eval_file = tb.dev if tb.dev is not None and tb.dev != tb.train else tb.test
+    eval_file = tb.dev if has_heldout_dev(tb) else tb.test
     ref_cfg = load_config(raw=config_for("o1-cle", tb, None), data_root=args.data)
     gold = read_split(ref_cfg, eval_file)
     ref_dir = model_dir(ref_cfg, args)
@@ -175,12 +180,10 @@ def parser_rows(tb: Treebank, args: argparse.Namespace) -> tuple[list[str], str]
                 continue
             stats = prune_stats(model_pruner(path), gold)
             # best of --repeats, the reference and the model alternating (a shared machine)
-            ref = row = None
-            for _ in range(args.repeats):
-                r = measure(ref_dir, gold, "include")
-                m = measure(path, gold, "include")
-                ref = r if ref is None or r["tokens_per_second"] > ref["tokens_per_second"] else ref
-                row = m if row is None or m["tokens_per_second"] > row["tokens_per_second"] else row
+            pairs = [(measure(ref_dir, gold, "include"), measure(path, gold, "include"))
+                     for _ in range(args.repeats)]
+            ref, row = (max(runs, key=lambda m: m["tokens_per_second"])
+                        for runs in zip(*pairs, strict=True))
             rows.append(f"| {tb.name} | {name} | {variant} | {stats.heads_per_word:.2f} | "
                         f"{stats.gold_kept_directed_pct:.2f} | {row['uas']:.2f} | "
                         f"{row['las']:.2f} | {row['tokens_per_second']:,.0f} | "

@@ -40,3 +40,8 @@ def config_for(name: str, tb: Treebank, epochs: int | None) -> dict:
     if epochs is not None:
         raw["training"]["epochs"] = epochs
     return raw
+
+
+def missing_files(tb: Treebank, data_root: str | Path) -> list[str]:
+    """The files of ``tb`` (train, dev, test; relative to ``data_root``) not found there."""
+    return [f for f in (tb.train, tb.dev, tb.test) if f and not (Path(data_root) / f).is_file()]

@@ -20,6 +20,7 @@ import os
 from pathlib import Path
 
 import numpy as np
+from treebanks import missing_files
 
 from dparse.batch.cells import MODEL_DIR, read_result
 from dparse.batch.grid import load_grid
@@ -60,7 +61,8 @@ def finished(grid_dir: Path, data_root: str | None) -> list[dict]:
     resolved config differs, e.g. by a config key added since: rerun the grid to refresh)."""
     spec = load_grid(GRID)
     root = Path(data_root or os.environ.get("DPARSE_DATA") or DEFAULT_DATA_ROOT)
-    spec.treebanks = [tb for tb in spec.treebanks if tb is not None and tb.name in present(root)]
+    names = present(root)
+    spec.treebanks = [tb for tb in spec.treebanks if tb is not None and tb.name in names]
     if not spec.treebanks:
         return []
     earlier: dict[tuple[str, str], tuple[float, dict]] = {}
@@ -153,8 +155,8 @@ def build(grid_dir: Path, records: list[dict]) -> str:
 
 def present(data_root: Path) -> list[str]:
     """The grid's treebanks whose files are all under ``data_root``."""
-    return [tb.name for tb in load_grid(GRID).treebanks if tb is not None and all(
-        (data_root / rel).is_file() for rel in (tb.train, tb.dev, tb.test) if rel)]
+    return [tb.name for tb in load_grid(GRID).treebanks
+            if tb is not None and not missing_files(tb, data_root)]
 
 
 def main() -> None:

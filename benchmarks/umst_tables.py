@@ -21,7 +21,7 @@ import json
 import time
 from pathlib import Path
 
-from treebanks import TREEBANKS, Treebank, config_for
+from treebanks import TREEBANKS, Treebank, config_for, missing_files
 
 from dparse.config import load_config
 from dparse.conll import Sentence, read_treebank
@@ -145,8 +145,7 @@ def main() -> None:
     for tb in TREEBANKS:
         if wanted is not None and tb.name not in wanted:
             continue
-        missing = [f for f in (tb.train, tb.dev, tb.test)
-                   if f and not (Path(args.data) / f).is_file()]
+        missing = missing_files(tb, args.data)
         if missing:
             print(f"skip {tb.name}: missing {', '.join(missing)}", flush=True)
             continue
