@@ -70,6 +70,17 @@ def random_parts(rng: np.random.Generator, n: int, kind: str) -> Parts:
 KINDS = ["normal", "ties", "negative", "planted"]
 
 
+def arcs_to_drop(rng: np.random.Generator, trees: np.ndarray, share: float) -> np.ndarray:
+    """bool [n+1, n+1] for ``trees`` (all trees of n words, [count, n+1]): each arc drawn with
+    probability ``share``, except the arcs of one random tree of ``trees`` (so that a tree
+    avoiding the drawn arcs always exists)."""
+    keep = trees[rng.integers(len(trees))]
+    n1 = keep.shape[0]
+    mask = rng.random((n1, n1)) < share
+    mask[keep[1:], np.arange(1, n1)] = False
+    return mask
+
+
 @pytest.mark.parametrize("single_root", [True, False])
 @pytest.mark.parametrize("kind", KINDS)
 def test_dd2_bruteforce(kind: str, single_root: bool) -> None:
@@ -163,10 +174,7 @@ def test_dd2_branch_and_bound_with_pruned_arcs() -> None:
         trees = all_trees(n, False, True)
         for _ in range(10):
             arc, sib, grand = random_parts(rng, n, "normal")
-            keep = trees[rng.integers(len(trees))]
-            mask = rng.random(arc.shape) < 0.4
-            mask[keep[1:], np.arange(1, n + 1)] = False
-            arc[mask] = -np.inf
+            arc[arcs_to_drop(rng, trees, 0.4)] = -np.inf
             heads, cert, _, dual, _, nodes = dd2(arc, sib, grand, True, *BRANCHING.values())
             check_tree(heads, single_root=True)
             assert np.isfinite(arc[heads[1:], np.arange(1, n + 1)]).all()
@@ -235,9 +243,7 @@ def test_dd2_disallowed_arcs() -> None:
         trees = all_trees(n, False, True)
         for _ in range(15):
             arc, sib, grand = random_parts(rng, n, "normal")
-            keep = trees[rng.integers(len(trees))]
-            mask = rng.random(arc.shape) < 0.5
-            mask[keep[1:], np.arange(1, n + 1)] = False
+            mask = arcs_to_drop(rng, trees, 0.5)  # drawn before the fill value
             arc[mask] = -np.inf if rng.random() < 0.5 else np.nan
             heads, cert, _, dual, _, _ = dd2(arc, sib, grand, True, 300)
             check_tree(heads, single_root=True)

@@ -626,7 +626,6 @@ cdef int dd2_decode(const score_t* arc, const score_t* sib, const score_t* grand
         clean = clean and arc[d.z[m] * N + m] > -INFINITY
     d.restrict = clean
     candidates(&d)
-    result.certified = False
     result.iterations = result.nodes = 0
     result.primal = -INFINITY
     status = subgradient(&d, max_iter, tol, &lam, &bound, &closed, heads, result)

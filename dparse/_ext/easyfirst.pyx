@@ -327,7 +327,7 @@ cdef int feats_keys(const SlotC* P, uint64_t* out) noexcept nogil:
 cdef int lexical_keys(const SlotC* P, uint64_t* out) noexcept nogil:
     """GROUP_LEXICAL templates (t = 110..): the suffix, lemma and other tag column of the four
     central structures p_{i-1}..p_{i+2}, alone and with t_p, and pairs of suffixes and of
-    other tags over (p_i, p_{i+1}), (p_{i-1}, p_i) and (p_{i+1}, p_{i+2}) (case endings,
+    other tags over (p_{i-1}, p_i), (p_i, p_{i+1}) and (p_{i+1}, p_{i+2}) (case endings,
     agreement). Static attributes of the window's heads only, so the k = 6 rescoring window
     still covers every location whose keys change."""
     cdef int k, nf = 0, j
@@ -343,8 +343,8 @@ cdef int lexical_keys(const SlotC* P, uint64_t* out) noexcept nogil:
         out[nf + 4] = key(j + 4, p.u, p.t, 0, 0)
         nf += 5
     for k in range(3):
-        p = &P[1 + k if k < 2 else 3]
-        q = &P[2 + k if k < 2 else 4]
+        p = &P[1 + k]
+        q = &P[2 + k]
         j = 140 + 4 * k
         out[nf] = key(j, p.sfx, q.sfx, 0, 0)
         out[nf + 1] = key(j + 1, p.sfx, q.t, 0, 0)
