@@ -232,10 +232,12 @@ def writing_model_dir(directory: str | os.PathLike) -> Iterator[Path]:
                         os.rename(old, real)
                         raise
                     staging = old
-            fsync_directory(parent)
-            if staging is not None:  # it now holds the previous model
-                shutil.rmtree(staging, ignore_errors=True)
-                staging = None
+                # also deferred: a signal raised inside rmtree's own cleanup can make it
+                # close a descriptor twice
+                fsync_directory(parent)
+                if staging is not None:  # it now holds the previous model
+                    shutil.rmtree(staging, ignore_errors=True)
+                    staging = None
         except BaseException as exc:
             with signals_deferred():
                 if staging is not None:

@@ -109,12 +109,28 @@ def _deliver(signum: int, handler: Any) -> None:
     raise SystemExit(128 + signum)
 
 
+def _interruption(exc: BaseException) -> Interrupted | None:
+    """The :class:`Interrupted` that ``exc`` is, or that it was raised while handling (its
+    cause or context, at any depth): library cleanup code hit by the signal half-way (a
+    descriptor closed twice in a ``finally``) can raise an error of its own in its place,
+    which is the signal's doing, not an error to report."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, Interrupted):
+            return current
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return None
+
+
 @contextmanager
 def signals_raise() -> Iterator[None]:
     """Inside the block, SIGINT and SIGTERM raise :class:`Interrupted` so that ``except`` and
     ``finally`` clauses clean up; leaving the block restores the previous handlers and, if a
-    signal came, delivers it to them. A signal ignored before stays ignored; outside the main
-    thread (where handlers cannot be set) nothing changes. Nests."""
+    signal came, delivers it to them (also when another exception, raised while handling the
+    Interrupted, leaves the block instead of it). A signal ignored before stays ignored;
+    outside the main thread (where handlers cannot be set) nothing changes. Nests."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -130,8 +146,11 @@ def signals_raise() -> Iterator[None]:
             signal.signal(s, _on_signal)
         yield
         raise_pending()
-    except Interrupted as exc:
-        caught = exc.signum
+    except BaseException as exc:
+        interrupted = _interruption(exc)
+        if interrupted is None:
+            raise
+        caught = interrupted.signum
     finally:
         _SignalState.defer_depth += 1  # a signal while the handlers are put back is kept
         for s in installed:

@@ -53,9 +53,10 @@ def _hidden(folder: Path, name: str) -> list[str]:
     return sorted(n for n in os.listdir(folder) if n.startswith(f".{name}.dparse-"))
 
 
-def _run_until(cmd: list[str], folder: Path, point: Point, signum: int) -> tuple[int, bool, int]:
+def _run_until(cmd: list[str], folder: Path, point: Point,
+               signum: int) -> tuple[int, bool, int, str]:
     """Run ``cmd``, send ``signum`` as soon as ``point`` holds; (exit status, whether the
-    signal was sent before the command ended, its pid)."""
+    signal was sent before the command ended, its pid, its standard error)."""
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=REPO)
     start = time.perf_counter()
     sent = False
@@ -71,7 +72,7 @@ def _run_until(cmd: list[str], folder: Path, point: Point, signum: int) -> tuple
         time.sleep(0.001)
     _, err = proc.communicate(timeout=120)
     assert "Traceback" not in err.decode(), err.decode()
-    return proc.returncode, sent, proc.pid
+    return proc.returncode, sent, proc.pid, err.decode()
 
 
 def _leftover_of(name: str, pids: set[str], suffixes: str) -> bool:
@@ -158,9 +159,9 @@ INSIDE_THE_WRITE = {"weights started", "weights half written", "output growing",
 
 
 def _check_outcome(point: str, status: int, sent: bool, signum: int, is_old: bool,
-                   is_new: bool) -> None:
+                   is_new: bool, err: str) -> None:
     assert is_old or is_new, f"{point}: neither the old nor the new"
-    assert status in (0, -signum), f"{point}: exit status {status}"
+    assert status in (0, -signum), f"{point}: exit status {status}; stderr: {err}"
     if point in INSIDE_THE_WRITE:
         assert sent, f"{point}: the command ended before the kill point"
     if sent and status != 0 and point in BEFORE_THE_SWAP:
@@ -179,11 +180,11 @@ def test_killed_train_leaves_the_old_or_the_new_model(runs: SimpleNamespace,
         if not target.exists():
             shutil.copytree(runs.folder / "old", target)
         point = _train_points(runs, target)[point_name]
-        status, sent, pid = _run_until(runs.train(2, target), folder, point, signum)
+        status, sent, pid, err = _run_until(runs.train(2, target), folder, point, signum)
         killed.add(str(pid))
         files = _contents(target)
         is_old, is_new = files == runs.old, files == runs.new
-        _check_outcome(point_name, status, sent, signum, is_old, is_new)
+        _check_outcome(point_name, status, sent, signum, is_old, is_new, err)
         load_model(target)  # checked against its manifest
         leftovers = _hidden(folder, "model")
         if signum == signal.SIGTERM:
@@ -238,10 +239,10 @@ def test_killed_parse_leaves_the_old_or_the_new_output(runs: SimpleNamespace,
             out.write_bytes(old)
             out.chmod(0o600)
         point = _parse_points(runs, out)[point_name]
-        status, sent, pid = _run_until(cmd, folder, point, signum)
+        status, sent, pid, err = _run_until(cmd, folder, point, signum)
         killed.add(str(pid))
         data = out.read_bytes()
-        _check_outcome(point_name, status, sent, signum, data == old, data == runs.parsed)
+        _check_outcome(point_name, status, sent, signum, data == old, data == runs.parsed, err)
         assert out.stat().st_mode & 0o777 == 0o600
         leftovers = _hidden(folder, out.name)
         if signum == signal.SIGTERM:

@@ -307,6 +307,30 @@ def test_signal_caught_inside_a_finalizer_still_stops_the_write(tmp_path: Path) 
     assert out.read_text() == "old\n" and _names(tmp_path) == ["out.txt"]
 
 
+def test_error_of_cleanup_code_hit_by_the_signal_is_the_signal(tmp_path: Path) -> None:
+    """Cleanup code that the signal interrupts half-way (shutil.rmtree between closing a
+    descriptor and noting it) can raise an error of its own in place of the signal: the
+    process still ends by the signal, the output untouched, no error reported."""
+    out = tmp_path / "out.txt"
+    out.write_text("old\n")
+    code = textwrap.dedent("""
+        import errno, os, signal, sys, time
+        from dparse.outputs import open_output
+
+        with open_output(sys.argv[1]) as out:
+            out.write("new\\n")
+            try:
+                os.kill(os.getpid(), signal.SIGTERM)
+                time.sleep(5)  # the signal's handler raises in here
+            finally:
+                raise OSError(errno.EBADF, "Bad file descriptor")  # closed twice
+        print("finished", flush=True)
+    """)
+    run = subprocess.run([sys.executable, "-c", code, str(out)], capture_output=True, text=True)
+    assert run.returncode == -signal.SIGTERM and run.stdout == "" and run.stderr == ""
+    assert out.read_text() == "old\n" and _names(tmp_path) == ["out.txt"]
+
+
 @pytest.mark.parametrize(("signum", "mode", "status"), [
     (signal.SIGTERM, "default", -signal.SIGTERM),  # dies by the signal, as without us
     (signal.SIGINT, "default", 130),  # KeyboardInterrupt
