@@ -7,7 +7,8 @@ separately (model loading and file reading excluded), scores UAS/LAS with punctu
 included, and reports its peak resident set size (``ru_maxrss`` of the child itself, which
 covers training and parsing). Children run single-threaded (OMP/BLAS thread counts set to 1).
 A config is a row: a new parser (e.g. a second-order model) is benchmarked by adding its config.
-The first config is also parsed by ``dparse parse --jobs N`` for each N of ``--jobs`` (1,2).
+The first config is also parsed by ``dparse parse --jobs N`` for each N of ``--jobs`` (1,2),
+alternated, on its test file repeated (``--jobs-copies``, ``--jobs-rounds``).
 A second table times third-order decoders without any model, on the same random part scores
 over pruned arcs (benchmarks/cube_scaling.py): ``cube`` (k = 5, with and without
 recombination) against the exact ``eisner3-outermost``, ``eisner3`` and ``eisner2-sibgp``.
@@ -25,6 +26,7 @@ import json
 import os
 import platform
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -52,6 +54,10 @@ DEFAULT_CONFIGS = [
 ]
 THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
                "NUMEXPR_NUM_THREADS", "VECLIB_MAXIMUM_THREADS")
+# dparse parse --jobs N runs: the test file repeated (en_ewt: 200,752 tokens, several seconds
+# a run, so that starting Python and loading the model do not dominate), alternated rounds
+JOBS_COPIES = 8
+JOBS_ROUNDS = 3
 # --quick: sentences kept of each split, and the epochs trained
 QUICK_SENTENCES = {"train": 500, "dev": 100, "test": 300}
 QUICK_EPOCHS = 1
@@ -75,31 +81,41 @@ def quick_overrides(cfg: Any, folder: Path) -> list[str]:
     return overrides
 
 
-def parse_with_jobs(model: Path, test: Path, jobs: list[int], folder: Path) -> list[dict]:
-    """``dparse parse --jobs N`` of the test file for each N (a process each): the parsing
-    tokens/sec (N = 1: inference time; N > 1: wall-clock span of the workers' parsing, model
-    loading excluded), the command's wall time, and whether the output equals N = 1's."""
+def parse_with_jobs(model: Path, test: Path, jobs: list[int], folder: Path, copies: int,
+                    rounds: int) -> list[dict]:
+    """``dparse parse --jobs N`` (a process each) of the test file repeated ``copies`` times,
+    every N of ``jobs`` in turn, ``rounds`` times (1 2 1 2 1 2): per run the tokens/sec over
+    the wall time of reading, parsing and writing (model loading and worker start excluded:
+    the same span for every N), the command's wall time, and whether the output equals the
+    first run's."""
+    from dparse.conll import read_conll, write_conll
+
+    corpus = folder / "jobs-input.conllu"
+    sentences = list(read_conll(test, require_heads=False))
+    write_conll((s for _ in range(copies) for s in sentences), corpus)
     rows = []
-    for n in jobs:
+    first: bytes | None = None
+    for n in [n for _ in range(rounds) for n in jobs]:
         out = folder / f"parsed.jobs{n}.conllu"
         started = time.perf_counter()
-        done = subprocess.run([sys.executable, "-m", "dparse", "parse", str(model), str(test),
+        done = subprocess.run([sys.executable, "-m", "dparse", "parse", str(model), str(corpus),
                                "-o", str(out), "--jobs", str(n), "--json"],
                               capture_output=True, text=True, check=True)
         elapsed = time.perf_counter() - started
         summary = json.loads(done.stderr.strip().splitlines()[-1])
-        first = folder / f"parsed.jobs{jobs[0]}.conllu"
+        parsed = out.read_bytes()
+        first = parsed if first is None else first
         rows.append({"jobs": n, "tokens": summary["tokens"], "command_seconds": elapsed,
-                     "tps": summary.get("wall_tokens_per_second",
-                                        summary["tokens_per_second"]),
-                     "same": out.read_bytes() == first.read_bytes()})
+                     "tps": summary["wall_tokens_per_second"],
+                     "inference_tps": summary["tokens_per_second"], "same": parsed == first})
     return rows
 
 
 def run_one(config: str, data_root: str, model_dir: str | None, quick: bool,
-            jobs: list[int] | None = None) -> dict[str, Any]:
+            jobs: list[int] | None = None, jobs_copies: int = 1,
+            jobs_rounds: int = 1) -> dict[str, Any]:
     """Train (or load) and parse one config, of any parser type; runs inside the child process
-    (``jobs``: also time ``dparse parse --jobs N`` for each N)."""
+    (``jobs``: also time ``dparse parse --jobs N`` for each N, :func:`parse_with_jobs`)."""
     from dparse.config import load_config
     from dparse.metrics import evaluate
     from dparse.model import CONFIG_FILE
@@ -125,7 +141,9 @@ def run_one(config: str, data_root: str, model_dir: str | None, quick: bool,
         gold = read_split(cfg, cfg.data.test)
         parsed, timer, by_length = parse_by_sentence(parser, gold)
         if jobs:
-            row["jobs"] = parse_with_jobs(saved, cfg.data_path(cfg.data.test), jobs, Path(tmp))
+            row["jobs"] = parse_with_jobs(saved, cfg.data_path(cfg.data.test), jobs, Path(tmp),
+                                          jobs_copies, jobs_rounds)
+            row["jobs_copies"] = jobs_copies
     report = evaluate(gold, parsed, punct="include")
     row.update(
         sentences=timer.sentences,
@@ -162,7 +180,8 @@ def parse_by_sentence(parser: Any, gold: list) -> tuple[list, Any, list[dict]]:
 
 
 def bench_config(config: str, data_root: str, model_dir: str | None, quick: bool,
-                 jobs: list[int] | None = None) -> dict:
+                 jobs: list[int] | None = None, jobs_copies: int = 1,
+                 jobs_rounds: int = 1) -> dict:
     """Run one config in a fresh single-threaded child process; its result row."""
     env = {**os.environ, **dict.fromkeys(THREAD_VARS, "1")}
     env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")])
@@ -170,7 +189,8 @@ def bench_config(config: str, data_root: str, model_dir: str | None, quick: bool
         cmd = [sys.executable, __file__, "--child", config, "--data", data_root,
                "--result", out.name, *(["--model-dir", model_dir] if model_dir else []),
                *(["--quick"] if quick else []),
-               "--jobs", ",".join(map(str, jobs or []))]
+               "--jobs", ",".join(map(str, jobs or [])), "--jobs-copies", str(jobs_copies),
+               "--jobs-rounds", str(jobs_rounds)]
         subprocess.run(cmd, env=env, check=True)
         return json.loads(Path(out.name).read_text(encoding="utf-8"))
 
@@ -265,21 +285,31 @@ def draw_plots(rows: list[dict], decoder_rows: list[dict] | None, directory: Pat
 
 
 def jobs_section(row: dict) -> list[str]:
-    """Markdown lines of the ``dparse parse --jobs N`` rows of one config."""
-    base = row["jobs"][0]["tps"]
+    """Markdown lines of the ``dparse parse --jobs N`` runs of one config, with the median
+    tokens/sec of each N and its ratio to the first N's."""
+    runs = row["jobs"]
+    counts = list(dict.fromkeys(j["jobs"] for j in runs))
+    median = {n: statistics.median(j["tps"] for j in runs if j["jobs"] == n) for n in counts}
+    base = median[counts[0]]
     lines = [f"## Parsing with worker processes: {row['config']} (dparse parse --jobs N)", "",
-             "| jobs | parse tok/s | x jobs 1 | command time | output = jobs 1 |",
-             "|---:|---:|---:|---:|---|"]
-    for j in row["jobs"]:
-        lines.append(f"| {j['jobs']} | {j['tps']:,.0f} | {j['tps'] / base:.2f} | "
-                     f"{_seconds(j['command_seconds'])} | {'yes' if j['same'] else 'NO'} |")
+             "| run | jobs | tok/s (wall) | x median of jobs " f"{counts[0]} | inference tok/s, "
+             "summed | command time | output = run 1 |",
+             "|---:|---:|---:|---:|---:|---:|---|"]
+    for k, j in enumerate(runs, 1):
+        lines.append(f"| {k} | {j['jobs']} | {j['tps']:,.0f} | {j['tps'] / base:.2f} | "
+                     f"{j['inference_tps']:,.0f} | {_seconds(j['command_seconds'])} | "
+                     f"{'yes' if j['same'] else 'NO'} |")
+    lines += ["", "| jobs | median tok/s (wall) | x jobs " f"{counts[0]} |", "|---:|---:|---:|"]
+    lines += [f"| {n} | {median[n]:,.0f} | {median[n] / base:.2f} |" for n in counts]
     return lines + [
         "",
-        "The test file parsed by the CLI; tok/s for 1 job is its inference time, for N > 1 "
-        "the wall-clock span of the workers' parsing (first chunk started to last chunk done; "
-        "model loading excluded). Command time includes starting Python, loading the model "
-        "(once per worker), reading and writing. On a machine whose cores are busy with "
-        "other work the ratio is depressed.",
+        f"The test file repeated {row.get('jobs_copies', 1)} times ({runs[0]['tokens']:,} "
+        "tokens), parsed by the CLI, the worker counts alternated. Tok/s (wall) is over the "
+        "wall time of reading, parsing and writing the whole output, the same span for every "
+        "N (model loading and worker start excluded); inference tok/s sums the workers' "
+        "encoding, scoring and decoding time. Command time includes starting Python and "
+        "loading the model. On a machine whose cores are busy with other work the ratio is "
+        "depressed.",
         "",
     ]
 
@@ -349,6 +379,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--jobs", default="1,2",
                         help="worker counts of the dparse parse --jobs rows, timed on the first "
                         "config ('' for none) [default: 1,2]")
+    parser.add_argument("--jobs-copies", type=int, default=JOBS_COPIES,
+                        help="the --jobs runs parse the test file repeated this many times "
+                        f"[default: {JOBS_COPIES}; 1 with --quick]")
+    parser.add_argument("--jobs-rounds", type=int, default=JOBS_ROUNDS,
+                        help="the worker counts are alternated this many times "
+                        f"[default: {JOBS_ROUNDS}; 1 with --quick]")
     parser.add_argument("--plots", default=None, metavar="DIR",
                         help="also draw time and tokens/sec against sentence length (log-log, "
                         "fitted exponents) into DIR (needs matplotlib)")
@@ -357,8 +393,9 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     data_root = str(Path(args.data).resolve())
     jobs = [int(n) for n in args.jobs.split(",") if n.strip()]
+    copies, rounds = (1, 1) if args.quick else (args.jobs_copies, args.jobs_rounds)
     if args.child:
-        row = run_one(args.child, data_root, args.model_dir, args.quick, jobs)
+        row = run_one(args.child, data_root, args.model_dir, args.quick, jobs, copies, rounds)
         write_text(Path(args.result), json.dumps(row))
         return
     if args.decoders_only and args.no_decoders:
@@ -368,7 +405,7 @@ def main(argv: list[str] | None = None) -> None:
                                                                for c in DEFAULT_CONFIGS]:
         print(f"bench: {config}", file=sys.stderr, flush=True)
         rows.append(bench_config(str(Path(config).resolve()), data_root, args.model_dir,
-                                 args.quick, None if rows else jobs))
+                                 args.quick, None if rows else jobs, copies, rounds))
     decoder_rows = None
     if not args.no_decoders:
         print("bench: third-order decoders on random parts", file=sys.stderr, flush=True)

@@ -37,6 +37,7 @@ class ParseTimer:
     encode: float = 0.0
     score: float = 0.0
     decode: float = 0.0
+    wall: float = 0.0  # reading, parsing and writing the whole input, if measured (else 0)
 
     def record(self, tokens: int, encode: float, decode: float) -> None:
         """Count one parsed sentence of ``tokens`` words and its encoding and decoding seconds."""
@@ -54,9 +55,14 @@ class ParseTimer:
     def tokens_per_second(self) -> float:
         return self.tokens / self.seconds if self.seconds > 0 else 0.0
 
+    @property
+    def wall_tokens_per_second(self) -> float:
+        return self.tokens / self.wall if self.wall > 0 else 0.0
+
     def summary(self) -> dict[str, float | int]:
-        """The counts and times as the commands report them (``--json``)."""
-        return {
+        """The counts and times as the commands report them (``--json``); the wall figures
+        only where they were measured."""
+        summary: dict[str, float | int] = {
             "sentences": self.sentences,
             "tokens": self.tokens,
             "seconds": round(self.seconds, 4),
@@ -64,6 +70,10 @@ class ParseTimer:
             "score_seconds": round(self.score, 4),
             "decode_seconds": round(self.decode, 4),
         }
+        if self.wall > 0:
+            summary["wall_seconds"] = round(self.wall, 4)
+            summary["wall_tokens_per_second"] = round(self.wall_tokens_per_second, 1)
+        return summary
 
     def line(self) -> str:
         """One line for stderr: what was parsed, how fast, scoring and decoding apart."""

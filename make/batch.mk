@@ -7,6 +7,9 @@
 #   make slurm-check    start a single-node SLURM on this machine (../shared/tools, Debian's
 #                       slurm-wlm and munge), run the smoke grid through dask-jobqueue, stop
 #                       SLURM (whatever the grid did) -> results/grid-smoke-slurm.md
+#   make bench-jobs     dparse parse --jobs 1 against --jobs $(JOBS) (default 2), alternated, on
+#                       en_ewt test repeated (the jobs section of make bench, alone; the o1-cle
+#                       model is trained into $(MODELS) if missing) -> results/bench-jobs.md
 #   make greedy-tables JOBS=4 [CLUSTER=slurm]   train the models of the greedy tables as a grid
 #                       first (configs/grids/greedy-models.yaml), then build the tables from them
 # JOBS is the number of workers (local processes or batch jobs); CLUSTER local, slurm or pbs
@@ -24,7 +27,12 @@ GRID_WORKERS = $(if $(JOBS),--workers $(JOBS))
 GRID_CLUSTER = --cluster $(CLUSTER) $(if $(filter slurm pbs,$(CLUSTER)),--queue $(SLURM_QUEUE) \
 	--walltime $(SLURM_WALLTIME) --memory $(SLURM_MEMORY))
 
-.PHONY: grid-smoke slurm-check greedy-models-grid
+.PHONY: grid-smoke slurm-check greedy-models-grid bench-jobs
+
+bench-jobs: install  ## parse --jobs 1 vs --jobs JOBS (2), alternated, o1-cle on en_ewt test x8 -> results/bench-jobs.md
+	$(PYTHON) benchmarks/bench.py --data $(DPARSE_DATA) --config configs/en_ewt/o1-cle.yaml \
+		--model-dir $(MODELS) --no-decoders --jobs 1$(comma)$(or $(JOBS),2) \
+		--out $(RESULTS)/bench-jobs.md
 
 grid-smoke:  ## a 4-cell grid on a local Dask cluster (JOBS=N workers, or CLUSTER=slurm) -> results/grid-smoke.md
 	mkdir -p $(RESULTS)

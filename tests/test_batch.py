@@ -1,7 +1,8 @@
 """Batch runs: ``dparse parse --jobs/--shard`` against one job, and grids on a LocalCluster.
 
 Tiny models (a few hundred en_ewt sentences, one epoch, small feature tables) keep the whole
-file under a minute; the worker processes are real (spawned), as is the Dask cluster.
+file under a minute; the worker processes are real (forked, and spawned where fork is not
+used), as is the Dask cluster.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from dparse.batch import parallel_parse
 from dparse.batch.cells import RESULT_FILE, read_result
 from dparse.batch.grid import (
     csv_table,
@@ -103,6 +105,21 @@ def test_parse_jobs_two_equals_one_job(kind: str, models: dict[str, Path],
                  "--chunk-size", "7")
     assert one == two
     assert one.count(b"\n\n") == 150
+
+
+def test_spawned_workers_parse_as_forked_ones(models: dict[str, Path], corpus: dict[str, Path],
+                                              tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where fork is not used (not Linux) each worker is spawned and loads the model itself:
+    the same output, and a model error still reaches the parent."""
+    one = _parse(models["graph"], corpus["test"], tmp_path / "one.conllu")
+    monkeypatch.setattr(parallel_parse, "fork_safe", lambda: False)
+    assert _parse(models["graph"], corpus["test"], tmp_path / "two.conllu", "--jobs", "2",
+                  "--chunk-size", "7") == one
+    out = tmp_path / "bad.conllu"
+    code, output = _invoke("parse", models["graph"], corpus["test"], "-o", out, "--jobs", "2",
+                           "--decoder", "no-such-decoder")
+    assert code == 2 and "no-such-decoder" in output and not out.exists()
 
 
 def test_parse_jobs_keeps_line_endings_and_missing_final_newline(
@@ -296,7 +313,7 @@ def test_interrupt_or_dead_worker_stops_cleanly_and_leaves_no_output(
     if event == "ctrl-c":
         proc.send_signal(signal.SIGINT)
     else:
-        next(w for w in workers if "spawn" in " ".join(w.cmdline())).kill()
+        next(w for w in workers if "resource_tracker" not in " ".join(w.cmdline())).kill()
     _, err = proc.communicate(timeout=30)
     if event == "ctrl-c":
         assert proc.returncode == 130 and b"interrupted" in err, err

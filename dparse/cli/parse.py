@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import click
@@ -38,8 +39,8 @@ from dparse.parsers import load_parser
 @click.option("--encoding", default="utf-8", show_default=True, help="Input and output encoding.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON on stderr.")
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Worker processes, each loading the model once; output identical to one "
-              "job's, in input order.")
+              help="Worker processes (forked with the model loaded once, on Linux); output "
+              "identical to one job's, in input order.")
 @click.option("--shard", "shard_text", metavar="I/N", default=None,
               help="Parse only the I-th of N contiguous pieces of INPUT (a file): the outputs "
               "of shards 1..N concatenated in order are the whole output (a job array).")
@@ -55,8 +56,9 @@ def parse(model_dir: str, input: str, output: str, decoder_name: str | None, fmt
     """Parse INPUT (a CoNLL-X, CoNLL-U or Malt-TAB file; stdin by default) with MODEL_DIR.
 
     Writes every sentence back in order with its comments, multiword-token lines and empty
-    nodes, replacing only HEAD and DEPREL. Prints a one-line summary (sentences, tokens,
-    seconds, tokens/sec; inference only, model loading excluded) to stderr.
+    nodes, replacing only HEAD and DEPREL. Prints a one-line summary to stderr: sentences,
+    tokens, inference seconds and tokens/sec (summed over the workers), and the wall time of
+    reading, parsing and writing with the tokens/sec over it (model loading excluded).
 
     \b
     Examples:
@@ -85,8 +87,9 @@ def parse(model_dir: str, input: str, output: str, decoder_name: str | None, fmt
     if jobs > 1:
         spec = ParserSpec(model_dir, tuple(overrides), decoder_name)
         source = sentences if shard is not None else input  # a file: read by the workers
-        click.echo(parse_with_workers(spec, source, output, encoding, jobs, chunk_size,
-                                      as_json, in_fmt), err=True)
+        stats = parse_with_workers(spec, source, output, encoding, jobs, chunk_size, in_fmt)
+        certified = 100 * stats.certified / stats.calls if stats.calls else None
+        click.echo(_summary(stats.timer, stats.decoder_name, certified, jobs, as_json), err=True)
         return
     parser = load_parser(directory, cfg, decoder_name)
     timer = ParseTimer()
@@ -96,6 +99,7 @@ def parse(model_dir: str, input: str, output: str, decoder_name: str | None, fmt
     counting = hasattr(decoder, "certified_share")
     if counting:
         decoder.reset_stats()
+    started = time.perf_counter()
     if forest_path is None:
         write_conll(parser.parse(sentences, timer), output, encoding=encoding)
     elif parser.forest_fn is None:
@@ -105,12 +109,23 @@ def parse(model_dir: str, input: str, output: str, decoder_name: str | None, fmt
         with forest_writer(forest_path) as forests:
             write_conll(parser.forest_fn(sentences, timer, lambda i, f: forests.write(f, i)),
                         output, encoding=encoding)
-    summary: dict[str, object] = {**timer.summary(), "decoder": parser.decoder_name}
+    timer.wall = time.perf_counter() - started
+    certified = 100 * decoder.certified_share if counting else None
+    click.echo(_summary(timer, parser.decoder_name, certified, jobs, as_json), err=True)
+
+
+def _summary(timer: ParseTimer, decoder_name: str | None, certified_percent: float | None,
+             jobs: int, as_json: bool) -> str:
+    """The summary line of a parse (JSON with ``as_json``): inference time and speed (summed
+    over the workers), and the wall time of reading, parsing and writing (model loading
+    excluded) with the speed over it, which is what more jobs make faster."""
+    summary: dict[str, object] = {**timer.summary(), "decoder": decoder_name, "jobs": jobs}
     certified = ""
-    if counting:
-        summary["certified_percent"] = round(100 * decoder.certified_share, 2)
+    if certified_percent is not None:
+        summary["certified_percent"] = round(certified_percent, 2)
         certified = f", {summary['certified_percent']:.2f}% certified optimal"
     if as_json:
-        click.echo(json.dumps(summary), err=True)
-    else:
-        click.echo(f"{timer.line()}, decoder {parser.decoder_name}{certified})", err=True)
+        return json.dumps(summary)
+    return (f"{timer.line()}, decoder {decoder_name}{certified}; {jobs} "
+            f"job{'s' if jobs > 1 else ''}: {timer.wall:.2f}s wall reading, parsing and "
+            f"writing, {timer.wall_tokens_per_second:,.0f} tokens/sec)")
