@@ -44,7 +44,7 @@ import tempfile
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from types import FrameType
+from types import FrameType, TracebackType
 from typing import IO, Any
 
 from dparse.errors import DparseError
@@ -77,7 +77,7 @@ class _SignalState:
 
 
 def _on_signal(signum: int, frame: FrameType | None) -> None:
-    if _SignalState.defer_depth:
+    if _SignalState.defer_depth or (frame is not None and frame.f_code in _GUARDED):
         _SignalState.pending.append(signum)
         return
     raise Interrupted(signum)
@@ -124,44 +124,56 @@ def _interruption(exc: BaseException) -> Interrupted | None:
     return None
 
 
-@contextmanager
-def signals_raise() -> Iterator[None]:
+class signals_raise:  # noqa: N801 - used as ``with signals_raise():``, like a function
     """Inside the block, SIGINT and SIGTERM raise :class:`Interrupted` so that ``except`` and
     ``finally`` clauses clean up; leaving the block restores the previous handlers and, if a
     signal came, delivers it to them (also when another exception, raised while handling the
     Interrupted, leaves the block instead of it). A signal ignored before stays ignored;
-    outside the main thread (where handlers cannot be set) nothing changes. Nests."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = {s: signal.getsignal(s) for s in _HANDLED}
-    installed = [s for s, h in previous.items() if h is not None and h is not signal.SIG_IGN]
-    hook = sys.unraisablehook
-    caught: int | None = None
-    try:
-        if hook is not _on_unraisable:
-            _SignalState.unraisable_hook = hook
+    outside the main thread (where handlers cannot be set) nothing changes. Nests.
+
+    A class rather than a generator, so that its own entry and exit are frames that the
+    handler recognises: a signal landing there (before the handlers are in place or the
+    restoring has begun) is kept and delivered by ``__exit__``, never raised where no
+    ``except`` of the block can see it."""
+
+    def __enter__(self) -> None:
+        self.active = threading.current_thread() is threading.main_thread()
+        if not self.active:
+            return
+        self.previous = {s: signal.getsignal(s) for s in _HANDLED}
+        self.installed = [s for s, h in self.previous.items()
+                          if h is not None and h is not signal.SIG_IGN]
+        self.hook = sys.unraisablehook
+        if self.hook is not _on_unraisable:
+            _SignalState.unraisable_hook = self.hook
         sys.unraisablehook = _on_unraisable
-        for s in installed:
+        for s in self.installed:
             signal.signal(s, _on_signal)
-        yield
-        raise_pending()
-    except BaseException as exc:
-        interrupted = _interruption(exc)
-        if interrupted is None:
-            raise
-        caught = interrupted.signum
-    finally:
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> bool:
+        if not self.active:
+            return False
         _SignalState.defer_depth += 1  # a signal while the handlers are put back is kept
-        for s in installed:
-            signal.signal(s, previous[s])
-        sys.unraisablehook = hook
-        _SignalState.defer_depth -= 1
-        if caught is None and _SignalState.pending:
+        try:
+            for s in self.installed:
+                signal.signal(s, self.previous[s])
+            sys.unraisablehook = self.hook
+        finally:
+            _SignalState.defer_depth -= 1
+        interrupted = _interruption(exc) if exc is not None else None
+        caught = interrupted.signum if interrupted is not None else None
+        if caught is None and _SignalState.pending and not _SignalState.defer_depth:
             caught = _SignalState.pending[0]
-        _SignalState.pending.clear()
+        if not _SignalState.defer_depth:
+            _SignalState.pending.clear()
         if caught is not None:
-            _deliver(caught, previous[caught])
+            _deliver(caught, self.previous[caught])
+        return False
+
+
+# Frames in which the handler keeps a signal instead of raising it (see signals_raise).
+_GUARDED = frozenset({signals_raise.__enter__.__code__, signals_raise.__exit__.__code__})
 
 
 @contextmanager
