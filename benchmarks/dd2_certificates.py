@@ -35,7 +35,7 @@ from dparse.parsers import load_parser
 # plain dual decomposition: the dd2 defaults (the o2-dd config's options before branch and bound)
 BEFORE = ("decoder.options={}",)
 # configs/en_ewt/o2-dd.yaml's decoder options (also for models saved before they were added)
-OPTIONS = load_config(raw=config_for("o2-dd", TREEBANKS[0], None)).decoder.options
+OPTIONS = config_for("o2-dd", TREEBANKS[0], None)["decoder"]["options"]
 AFTER = (f"decoder.options={json.dumps(OPTIONS)}",)
 
 

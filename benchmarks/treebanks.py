@@ -32,11 +32,14 @@ TREEBANKS = [
 
 
 def config_for(name: str, tb: Treebank, epochs: int | None) -> dict:
-    """The en_ewt config ``name`` (configs/en_ewt/NAME.yaml) with the treebank's files and
-    the name ``<treebank>-<name>``, as a raw mapping; ``epochs`` overrides the training epochs."""
+    """The en_ewt config ``name`` (configs/en_ewt/NAME.yaml) with the treebank's files, the
+    name ``<treebank>-<name>`` and ``decoder.single_root: auto`` (one root word where every
+    training tree has one: all but the CoNLL 2007 Basque data), as a raw mapping; ``epochs``
+    overrides the training epochs."""
     raw = yaml.safe_load((CONFIGS / f"{name}.yaml").read_text(encoding="utf-8"))
     raw["name"] = f"{tb.name}-{name}"
     raw["data"].update(train=tb.train, dev=tb.dev, test=tb.test, encoding=tb.encoding)
+    raw.setdefault("decoder", {})["single_root"] = "auto"
     if epochs is not None:
         raw["training"]["epochs"] = epochs
     return raw

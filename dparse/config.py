@@ -12,6 +12,7 @@ Treebank paths are relative to the data root: ``--data-root``, else ``$DPARSE_DA
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import re
 from dataclasses import dataclass, field
@@ -122,10 +123,14 @@ class PrunerConfig:
 @dataclass
 class DecoderConfig:
     """The decoder that parsing uses (and training, unless ``training.decoder`` is set), by
-    registered name, with keyword ``options``."""
+    registered name, with keyword ``options``. ``single_root``: exactly one word attached to
+    the root (true), any number (false), or ``auto``: true when every training tree has one
+    root word, false otherwise (the CoNLL 2007 Basque data, where 1007 of 2595 training trees
+    have several), decided by :func:`load_config` from the training file, so that a saved
+    model's config records the choice."""
 
     name: str = "cle"
-    single_root: bool = True
+    single_root: bool | str = True
     options: dict = field(default_factory=dict)
 
 
@@ -327,7 +332,9 @@ def _build(cls: type, raw: Any, where: str) -> Any:
     values = {}
     for name, value in raw.items():
         default = getattr(cls(), name)
-        if isinstance(default, bool):
+        if fields[name].type == "bool | str":  # true, false or "auto"
+            ok = isinstance(value, bool) or value == "auto"
+        elif isinstance(default, bool):
             ok = isinstance(value, bool)
         elif isinstance(default, int):
             ok = isinstance(value, int) and not isinstance(value, bool)
@@ -550,7 +557,28 @@ def load_config(
     if first and path is not None and not Path(first).is_absolute():
         cfg.rerank.first_stage = os.path.normpath(Path(path).parent / first)
     validate(cfg, source)
+    if cfg.decoder.single_root == "auto":
+        train = str(cfg.data_path(cfg.data.train))
+        try:
+            st = os.stat(train)
+        except OSError as exc:
+            raise ConfigError(f"{source}: decoder.single_root auto reads the training file "
+                              f"{train}: {exc.strerror}") from None
+        cfg.decoder.single_root = _single_rooted_file(train, cfg.data.format,
+                                                      cfg.data.encoding, st.st_mtime_ns,
+                                                      st.st_size)
     return cfg
+
+
+@functools.lru_cache(maxsize=64)
+def _single_rooted_file(path: str, fmt: str | None, encoding: str, mtime_ns: int,
+                        size: int) -> bool:
+    """Whether every tree of the training file ``path`` has exactly one root word
+    (``decoder.single_root: auto``); read once per process while the file is unchanged."""
+    from dparse.conll import read_conll
+
+    return all(len(s.heads) < 2 or sum(1 for h in s.heads[1:] if h == 0) == 1
+               for s in read_conll(path, fmt=fmt, encoding=encoding))
 
 
 def save_config(cfg: ExperimentConfig, path: Path) -> None:

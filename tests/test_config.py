@@ -248,6 +248,39 @@ def test_save_and_reload(tmp_path: Path) -> None:
     assert dataclasses.asdict(again) == dataclasses.asdict(cfg)
 
 
+def _conllx(path: Path, root_words: list[int]) -> Path:
+    """A CoNLL-X file of one sentence per entry, with that many words attached to the root
+    (the rest attached to word 1)."""
+    text = ""
+    for k in root_words:
+        for i in range(1, 4):
+            head = 0 if i <= k else 1
+            text += f"{i}\tw{i}\t_\tN\tNN\t_\t{head}\tdep\t_\t_\n"
+        text += "\n"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_single_root_auto_is_decided_by_the_training_trees(tmp_path: Path) -> None:
+    single = _conllx(tmp_path / "single.conll", [1, 1])
+    several = _conllx(tmp_path / "several.conll", [1, 2])
+    auto = ["decoder.single_root=auto"]
+    assert load_config(raw=_raw(), overrides=[*auto, f"data.train={single}"]
+                       ).decoder.single_root is True
+    cfg = load_config(raw=_raw(), overrides=[*auto, f"data.train={several}"])
+    assert cfg.decoder.single_root is False
+    saved = tmp_path / "saved.yaml"
+    save_config(cfg, saved)  # the model's config records the choice
+    assert "single_root: false" in saved.read_text() and load_config(saved) == cfg
+    _conllx(several, [1, 1])  # the file changed: read again
+    assert load_config(raw=_raw(), overrides=[*auto, f"data.train={several}"]
+                       ).decoder.single_root is True
+    with pytest.raises(ConfigError, match="single_root auto.*missing.conll"):
+        load_config(raw=_raw(), overrides=[*auto, f"data.train={tmp_path / 'missing.conll'}"])
+    with pytest.raises(ConfigError, match="decoder.single_root"):
+        load_config(raw=_raw(), overrides=["decoder.single_root=maybe"])
+
+
 def test_shipped_configs_load(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("DPARSE_DATA", raising=False)
     names = {p.name for p in SHIPPED}
