@@ -286,7 +286,12 @@ def test_shipped_configs_load(monkeypatch: pytest.MonkeyPatch) -> None:
     names = {p.name for p in SHIPPED}
     assert {"o1-cle.yaml", "o1-eisner.yaml"} <= names
     for path in SHIPPED:
-        cfg = load_config(path)
+        try:
+            cfg = load_config(path)
+        except ConfigError as exc:  # single_root auto reads the training file
+            assert not Path(DEFAULT_DATA_ROOT).is_dir()
+            assert "single_root auto reads the training file" in str(exc)
+            continue
         assert isinstance(cfg, ExperimentConfig) and cfg.data.train
     cle = load_config(REPO / "configs" / "en_ewt" / "o1-cle.yaml")
     eisner = load_config(REPO / "configs" / "en_ewt" / "o1-eisner.yaml")
