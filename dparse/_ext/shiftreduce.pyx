@@ -27,13 +27,15 @@ action score of q:
 
 Features (Huang and Sagae's templates plus the paper's Table 1, distance, valency, a few
 lexical pairs with the queue front, suffixes and universal tags, Zhang and Nivre 2011's child
-and second-child unigrams, McDonald et al. 2005's context tags around the heads of s1 and s0;
-all read from the signature, so merging stays exact) are hashed; the tag t of the templates is
-one POS column or, with ``tagcol`` PAIRED_TAGS, the pair (XPOS, UPOS). A feature picks one of
-``2**action_bits`` rows of 4 weights (one per action), so one memory read scores every action. Labels are chosen by a separate multi-class classifier over
-the finished tree (rows of ``n_labels`` weights from ``label_offset = 4 * 2**action_bits`` on):
-the words, tags, direction and distance of the head and the dependent, the dependent's outer
-children, neighbours and suffix, and the grandparent's tag.
+and second-child unigrams, McDonald et al. 2005's context tags around the heads of s1 and s0,
+alone and with the words of s0 and s1; all read from the signature, so merging stays exact)
+are hashed; the tag t of the templates is one POS column or, with ``tagcol`` PAIRED_TAGS, the
+pair (XPOS, UPOS). A feature picks one of ``2**action_bits`` rows of 4 weights (one per
+action), so one memory read scores every action. Labels are chosen by a separate multi-class
+classifier over the finished tree (rows of ``n_labels`` weights from
+``label_offset = 4 * 2**action_bits`` on): the words, tags, direction and distance of the head
+and the dependent, the dependent's outer children, neighbours and suffix, and the
+grandparent's tag.
 
 Training (averaged perceptron, the ``w``/``u`` trick of :class:`dparse.learning.AveragedLearner`)
 updates on the beam with early update (Collins and Roark 2004) or max violation (Huang et al.
@@ -76,7 +78,7 @@ UPDATES = {"early": EARLY, "max-violation": MAX_VIOLATION}
 #: The ``tagcol`` that makes the templates read the pair (XPOS, UPOS) as the tag.
 PAIRED_TAGS = PAIRED
 #: The version of the action feature templates, saved with a model (older models are refused).
-TEMPLATES_VERSION = 2
+TEMPLATES_VERSION = 3
 
 
 ctypedef struct SigC:
@@ -467,6 +469,11 @@ cdef int state_keys(const SentC* s, const SigC* g, uint64_t* out) noexcept nogil
     out[k] = fkey(153, s0t, s0rt, q0t, 0); k += 1
     out[k] = fkey(154, attr(s, g.s2h, WORD), s2t, 0, 0); k += 1
     out[k] = fkey(155, s2t, s0t, 0, 0); k += 1
+    # the words of s0 and s1 with the tags beside them
+    out[k] = fkey(156, s0w, s0pt, 0, 0); k += 1
+    out[k] = fkey(157, s0w, s0nt, 0, 0); k += 1
+    out[k] = fkey(158, s1w, s1pt, 0, 0); k += 1
+    out[k] = fkey(159, s1w, s1nt, 0, 0); k += 1
     return k
 
 
