@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 from conftest import DATA
 from dparse._ext.hypergraph import Hypergraph
-from dparse._ext.shiftreduce import layout_size, oracle, score_actions
+from dparse._ext.shiftreduce import PAIRED_TAGS, layout_size, oracle, score_actions
 from dparse._ext.shiftreduce import parse as sr_parse
 
 from dparse.cli import cli
@@ -63,33 +63,36 @@ def random_instance(rng: np.random.Generator, n: int, ties: bool) -> tuple[np.nd
     return tokens, np.round(weights) if ties else weights
 
 
-def search(tokens, weights, system, beam, gold=None, single_root=True):
+def search(tokens, weights, system, beam, gold=None, single_root=True, tagcol=XPOS):
     n = tokens.shape[0] - 1
     heads = np.zeros(n + 1, dtype=np.int32)
     labels = np.zeros(n + 1, dtype=np.int32)
-    chart = sr_parse(tokens, weights, BITS, LBITS, N_LABELS, XPOS, system, single_root, beam,
+    chart = sr_parse(tokens, weights, BITS, LBITS, N_LABELS, tagcol, system, single_root, beam,
                      heads, labels, gold, True)
     return heads, labels, chart
 
 
 @pytest.mark.parametrize("system", [0, 1])
 @pytest.mark.parametrize("single_root", [True, False])
-def test_shiftreduce_wide_beam_finds_the_exhaustive_optimum(system, single_root) -> None:
+@pytest.mark.parametrize("tagcol", [XPOS, PAIRED_TAGS])
+def test_shiftreduce_wide_beam_finds_the_exhaustive_optimum(system, single_root, tagcol) -> None:
     rng = np.random.default_rng(7 + system + 2 * single_root)
     for trial in range(25):
         n = int(rng.integers(1, 6))
         tokens, weights = random_instance(rng, n, ties=trial % 3 == 0)
-        scores = [score_actions(tokens, weights, BITS, XPOS, system, single_root,
+        scores = [score_actions(tokens, weights, BITS, tagcol, system, single_root,
                                 np.array(seq, dtype=np.int32))[0]
                   for seq in action_sequences(n, system, single_root)]
-        heads, labels, chart = search(tokens, weights, system, 10**6, single_root=single_root)
+        heads, labels, chart = search(tokens, weights, system, 10**6, single_root=single_root,
+                                      tagcol=tagcol)
         assert chart.best_score == pytest.approx(max(scores), abs=1e-9)
         # the returned tree is the best derivation's: its own sequence scores the same
         # (non-spurious: its only derivation)
         check_tree(heads, single_root=single_root, projective=True)
         if system:
             acts, _ = oracle(heads, system, single_root)
-            total, again = score_actions(tokens, weights, BITS, XPOS, system, single_root, acts)
+            total, again = score_actions(tokens, weights, BITS, tagcol, system, single_root,
+                                         acts)
             assert total == pytest.approx(chart.best_score, abs=1e-9)
             assert again.tolist() == heads.tolist()
         assert (labels[1:] >= 0).all() and (labels[1:] < N_LABELS).all()
@@ -239,6 +242,7 @@ def test_shiftreduce_cli_train_parse_and_forest_round_trip(tmp_path, data) -> No
     assert result.exit_code == 0, result.output
     parsed = list(read_conll(tmp_path / "dev.parsed"))
     model = ShiftReduceModel.load(out)
+    assert model.upos_pair and model.tagcol == PAIRED_TAGS  # the config's upos_pair: true
     model.beam = 4
     read = list(read_forests(forests))
     assert [sid for sid, _ in read] == [str(i + 1) for i in range(len(dev))]
@@ -274,3 +278,19 @@ def test_shiftreduce_forced_decoding_rejects_unusable_gold_trees() -> None:
     with pytest.raises(DparseError, match="sentence 1 of the input.*one root dependent"):
         list(model.parse([sent], force_gold=True))
     check_tree(next(model.parse([sent])).heads, single_root=True, projective=True)
+
+
+def test_shiftreduce_models_of_older_feature_templates_are_refused(tmp_path) -> None:
+    sent = Sentence.build("a b".split(), heads=[-1, 0, 1], deprels=["", "x", "y"],
+                          upos="A B".split(), xpos="A B".split())
+    vocab = Vocabulary.build([sent])
+    model = ShiftReduceModel(vocab, np.zeros(layout_size(12, 8, len(vocab.labels)),
+                                             dtype=np.float32), 12, 8, "xpos", upos_pair=True)
+    model.write_files(tmp_path)
+    again = ShiftReduceModel.read_files(tmp_path)
+    assert again.upos_pair and again.tagcol == PAIRED_TAGS
+    with np.load(tmp_path / "weights.npz") as data:
+        arrays = {key: data[key] for key in data.files if key != "templates"}
+    np.savez(tmp_path / "weights.npz", **arrays)
+    with pytest.raises(DparseError, match="feature templates version 1"):
+        ShiftReduceModel.read_files(tmp_path)

@@ -26,16 +26,21 @@ action score of q:
     reduce (p in pi(q))   c' = c_p + x_p + v_q + y   v' = v_p + x_p + v_q + y   pi' = pi(p)
 
 Features (Huang and Sagae's templates plus the paper's Table 1, distance, valency, a few
-lexical pairs with the queue front, suffixes and universal tags) are
-hashed: a feature picks one of ``2**action_bits`` rows of 4 weights (one per action), so one
-memory read scores every action. Labels are chosen by a separate multi-class classifier over
-the finished tree (rows of ``n_labels`` weights from ``label_offset = 4 * 2**action_bits`` on):
-the words, tags, direction and distance of the head and the dependent, the dependent's outer
-children, neighbours and suffix, and the grandparent's tag.
+lexical pairs with the queue front, suffixes and universal tags, Zhang and Nivre 2011's child
+and second-child unigrams, McDonald et al. 2005's context tags around the heads of s1 and s0,
+alone and with the words of s0 and s1; all read from the signature, so merging stays exact)
+are hashed; the tag t of the templates is one POS column or, with ``tagcol`` PAIRED_TAGS, the
+pair (XPOS, UPOS). A feature picks one of ``2**action_bits`` rows of 4 weights (one per
+action), so one memory read scores every action. Labels are chosen by a separate multi-class
+classifier over the finished tree (rows of ``n_labels`` weights from
+``label_offset = 4 * 2**action_bits`` on): the words, tags, direction and distance of the head
+and the dependent, the dependent's outer children, neighbours and suffix, and the
+grandparent's tag.
 
 Training (averaged perceptron, the ``w``/``u`` trick of :class:`dparse.learning.AveragedLearner`)
 updates on the beam with early update (Collins and Roark 2004) or max violation (Huang et al.
-2012), against the canonical gold derivation.
+2012), against the canonical gold derivation; a merged state that holds the gold prefix but
+whose best prefix scores higher counts as a violation (the gold cannot win from there).
 """
 
 from libc.stdint cimport int32_t, int64_t, uint64_t
@@ -47,7 +52,7 @@ import numpy as np
 from cython cimport floating
 
 from dparse._ext.hashing cimport distance_bin, fmix, mix
-from dparse._ext.tokens cimport EOS_ID, NCOLS, SUFFIX, UPOS, WORD
+from dparse._ext.tokens cimport EOS_ID, NCOLS, SUFFIX, UPOS, WORD, XPOS
 from dparse._ext.weights cimport add_row, prefetch_rows
 
 cdef enum:
@@ -58,8 +63,9 @@ cdef enum:
     N_ACTIONS = 4
     AXIOM = -1
     NONE_ID = 0x7FFFFFF0
-    MAX_FEATURES = 80
+    MAX_FEATURES = 112
     MAX_LABEL_FEATURES = 32
+    PAIRED = 99                              # tag column: the pair (XPOS, UPOS)
     # update kinds
     EARLY = 0
     MAX_VIOLATION = 1
@@ -69,6 +75,10 @@ cdef enum:
     NOT_PROJECTIVE = -2
 
 UPDATES = {"early": EARLY, "max-violation": MAX_VIOLATION}
+#: The ``tagcol`` that makes the templates read the pair (XPOS, UPOS) as the tag.
+PAIRED_TAGS = PAIRED
+#: The version of the action feature templates, saved with a model (older models are refused).
+TEMPLATES_VERSION = 3
 
 
 ctypedef struct SigC:
@@ -317,6 +327,8 @@ cdef inline uint64_t attr(const SentC* s, int pos, int col) noexcept nogil:
         return NONE_ID
     if pos > s.n:
         return EOS_ID
+    if col == PAIRED:
+        return ((<uint64_t>s.tok[pos * NCOLS + XPOS]) << 16) | <uint64_t>s.tok[pos * NCOLS + UPOS]
     return <uint64_t>s.tok[pos * NCOLS + col]
 
 
@@ -333,6 +345,8 @@ cdef int state_keys(const SentC* s, const SigC* g, uint64_t* out) noexcept nogil
     cdef uint64_t s0rt = attr(s, g.s0r, tc), s0r2t = attr(s, g.s0r2, tc)
     cdef uint64_t s1lt = attr(s, g.s1l, tc), s1l2t = attr(s, g.s1l2, tc)
     cdef uint64_t s1rt = attr(s, g.s1r, tc), s1r2t = attr(s, g.s1r2, tc)
+    cdef uint64_t s0pt = attr(s, g.s0h - 1, tc), s0nt = attr(s, g.s0h + 1, tc)
+    cdef uint64_t s1pt = attr(s, g.s1h - 1, tc), s1nt = attr(s, g.s1h + 1, tc)
     cdef uint64_t d = 99
     if g.s1h >= 0:
         d = <uint64_t>distance_bin(g.s0h - g.s1h)
@@ -417,6 +431,49 @@ cdef int state_keys(const SentC* s, const SigC* g, uint64_t* out) noexcept nogil
     out[k] = fkey(68, attr(s, g.j, SUFFIX), q0t, 0, 0); k += 1
     out[k] = fkey(69, attr(s, g.s0h, UPOS), attr(s, g.s1h, UPOS), attr(s, g.j, UPOS), 0); k += 1
     out[k] = fkey(70, attr(s, g.s0h, SUFFIX), attr(s, g.s1h, SUFFIX), 0, 0); k += 1
+    # children and second children alone, words and tags (Zhang and Nivre 2011's unigrams and
+    # third-order unigrams)
+    out[k] = fkey(71, attr(s, g.s0l, WORD), 0, 0, 0); k += 1
+    out[k] = fkey(72, s0lt, 0, 0, 0); k += 1
+    out[k] = fkey(73, attr(s, g.s0r, WORD), 0, 0, 0); k += 1
+    out[k] = fkey(74, s0rt, 0, 0, 0); k += 1
+    out[k] = fkey(75, attr(s, g.s1l, WORD), 0, 0, 0); k += 1
+    out[k] = fkey(76, s1lt, 0, 0, 0); k += 1
+    out[k] = fkey(77, attr(s, g.s1r, WORD), 0, 0, 0); k += 1
+    out[k] = fkey(78, s1rt, 0, 0, 0); k += 1
+    out[k] = fkey(79, attr(s, g.s0l2, WORD), 0, 0, 0); k += 1
+    out[k] = fkey(80, s0l2t, 0, 0, 0); k += 1
+    out[k] = fkey(81, attr(s, g.s0r2, WORD), 0, 0, 0); k += 1
+    out[k] = fkey(82, s0r2t, 0, 0, 0); k += 1
+    out[k] = fkey(83, attr(s, g.s1l2, WORD), 0, 0, 0); k += 1
+    out[k] = fkey(84, s1l2t, 0, 0, 0); k += 1
+    out[k] = fkey(85, attr(s, g.s1r2, WORD), 0, 0, 0); k += 1
+    out[k] = fkey(86, s1r2t, 0, 0, 0); k += 1
+    # the tags around the heads of s1 and s0 (McDonald et al. 2005's context tags)
+    out[k] = fkey(87, s1t, s1nt, s0pt, s0t); k += 1
+    out[k] = fkey(88, s1t, s1pt, s0pt, s0t); k += 1
+    out[k] = fkey(89, s1t, s1nt, s0nt, s0t); k += 1
+    out[k] = fkey(90, s1t, s1pt, s0nt, s0t); k += 1
+    # the queue's first two words, and both valencies at once
+    out[k] = fkey(91, q0w, q1w, 0, 0); k += 1
+    out[k] = fkey(92, q0t, q1t, 0, 0); k += 1
+    out[k] = fkey(93, s0t, <uint64_t>g.s0vl, <uint64_t>g.s0vr, 0); k += 1
+    out[k] = fkey(94, s1t, <uint64_t>g.s1vl, <uint64_t>g.s1vr, 0); k += 1
+    out[k] = fkey(95, s0t, s1t, <uint64_t>g.s0vl, <uint64_t>g.s1vr); k += 1
+    # context tags with the distance, context trigrams, s0's right child and the queue, s2
+    out[k] = fkey(160 + d, s1t, s1nt, s0pt, s0t); k += 1
+    out[k] = fkey(180 + d, s1t, s1pt, s0nt, s0t); k += 1
+    out[k] = fkey(150, s0pt, s0t, s1t, 0); k += 1
+    out[k] = fkey(151, s1t, s1nt, s0t, 0); k += 1
+    out[k] = fkey(152, s0rt, q0t, 0, 0); k += 1
+    out[k] = fkey(153, s0t, s0rt, q0t, 0); k += 1
+    out[k] = fkey(154, attr(s, g.s2h, WORD), s2t, 0, 0); k += 1
+    out[k] = fkey(155, s2t, s0t, 0, 0); k += 1
+    # the words of s0 and s1 with the tags beside them
+    out[k] = fkey(156, s0w, s0pt, 0, 0); k += 1
+    out[k] = fkey(157, s0w, s0nt, 0, 0); k += 1
+    out[k] = fkey(158, s1w, s1pt, 0, 0); k += 1
+    out[k] = fkey(159, s1w, s1nt, 0, 0); k += 1
     return k
 
 
@@ -1266,7 +1323,8 @@ def train_sentence(const int32_t[:, ::1] tokens, const int32_t[::1] gold_heads,
                     if not gm:
                         viol_step = l
                         break
-                elif not S.st[best].gold:
+                elif not S.st[best].gold or S.st[best].c > gscore[l] + 1e-9:
+                    # a merged gold state whose best prefix is not the gold one is lost too
                     viol = S.st[best].c - gscore[l]
                     if viol > bestv:
                         bestv = viol

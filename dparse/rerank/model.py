@@ -157,7 +157,7 @@ class RerankModel(SavedModel):
         """The first stage's labels of the arcs of ``heads`` (DEPREL strings, entry 0 empty)."""
         first = self.first
         ids = label_tree(enc.tokens, first.weights, first.action_bits, first.label_bits,
-                         len(first.vocab.labels), TAG_COLUMNS[first.tag], heads)
+                         len(first.vocab.labels), first.tagcol, heads)
         return [""] + [first.vocab.labels[i] for i in ids[1:].tolist()]
 
     def parse(

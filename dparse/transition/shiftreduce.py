@@ -18,7 +18,8 @@ antecedents); the Viterbi derivation of each forest is the parser's best tree an
 
 A saved model is a directory with ``weights.npz`` (float32 weights, the layout sizes, the tag
 column: ``features.tag``, with ``auto`` resolved on the training data by
-:func:`dparse.postags.resolve_column`), ``vocab.json`` and ``config.yaml``.
+:func:`dparse.postags.resolve_column`, ``upos_pair``, and the version of the action feature
+templates: models of other versions are refused), ``vocab.json`` and ``config.yaml``.
 """
 
 from __future__ import annotations
@@ -32,7 +33,13 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
-from dparse._ext.shiftreduce import UPDATES, layout_size, train_sentence
+from dparse._ext.shiftreduce import (
+    PAIRED_TAGS,
+    TEMPLATES_VERSION,
+    UPDATES,
+    layout_size,
+    train_sentence,
+)
 from dparse._ext.shiftreduce import parse as parse_encoded_sentence
 from dparse.config import ExperimentConfig
 from dparse.conll import Sentence
@@ -58,9 +65,9 @@ SYSTEMS = {"spurious": 0, "nonspurious": 1}
 CONFIG_KEYS = (("data", "format"), ("data", "encoding"), ("data", "skip_invalid_trees"),
                ("features", "arc_bits"), ("features", "label_bits"), ("features", "tag"),
                ("decoder", "single_root"), ("shiftreduce", "system"), ("shiftreduce", "beam"),
-               ("shiftreduce", "update"), ("training", "learner"), ("training", "epochs"),
-               ("training", "seed"), ("training", "shuffle"), ("training", "select_by"),
-               ("training", "punct"))
+               ("shiftreduce", "update"), ("shiftreduce", "upos_pair"), ("training", "learner"),
+               ("training", "epochs"), ("training", "seed"), ("training", "shuffle"),
+               ("training", "select_by"), ("training", "punct"))
 DECODER_NAME = "shiftreduce"
 log = logging.getLogger(__name__)
 
@@ -88,7 +95,8 @@ def unforceable(sent: Sentence, single_root: bool) -> str | None:
 @dataclass
 class ShiftReduceModel(SavedModel):
     """Weights (float32, or float64 in training) of the action and label features, and the
-    search settings (``system``, ``beam``, ``single_root``) parsing uses."""
+    search settings (``system``, ``beam``, ``single_root``) parsing uses; with ``upos_pair``
+    (and ``tag`` xpos) the templates read the pair (XPOS, UPOS) as the tag."""
 
     vocab: Vocabulary
     weights: np.ndarray = field(repr=False)
@@ -98,10 +106,16 @@ class ShiftReduceModel(SavedModel):
     system: str = "nonspurious"
     beam: int = 12
     single_root: bool = True
+    upos_pair: bool = False
 
     @property
     def size(self) -> int:
         return layout_size(self.action_bits, self.label_bits, len(self.vocab.labels))
+
+    @property
+    def tagcol(self) -> int:
+        """The tag column the C search reads (PAIRED_TAGS: XPOS and UPOS together)."""
+        return PAIRED_TAGS if self.upos_pair and self.tag == "xpos" else TAG_COLUMNS[self.tag]
 
     def configure(self, cfg: ExperimentConfig) -> ShiftReduceModel:
         """Take the search settings (system, beam, single root) of ``cfg``; returns self."""
@@ -114,7 +128,7 @@ class ShiftReduceModel(SavedModel):
         labels = np.full(len(enc) + 1, -1, dtype=np.int32)
         out = parse_encoded_sentence(
             enc.tokens, self.weights, self.action_bits, self.label_bits, len(self.vocab.labels),
-            TAG_COLUMNS[self.tag], system_id(self.system), self.single_root, self.beam, heads,
+            self.tagcol, system_id(self.system), self.single_root, self.beam, heads,
             labels, gold, keep_chart)
         return heads, labels, out
 
@@ -176,7 +190,7 @@ class ShiftReduceModel(SavedModel):
         directory.mkdir(parents=True, exist_ok=True)
         save_arrays(directory / WEIGHTS_FILE, weights=self.weights.astype(np.float32),
                     action_bits=self.action_bits, label_bits=self.label_bits, tag=self.tag,
-                    system=self.system)
+                    system=self.system, upos_pair=self.upos_pair, templates=TEMPLATES_VERSION)
         self.vocab.save(directory / VOCAB_FILE)
 
     @classmethod
@@ -188,9 +202,13 @@ class ShiftReduceModel(SavedModel):
         with np.load(directory / WEIGHTS_FILE) as data:
             if "system" not in data:
                 raise DparseError(f"{directory}: not a shift-reduce model")
+            version = int(data["templates"]) if "templates" in data else 1
+            if version != TEMPLATES_VERSION:
+                raise DparseError(f"{directory}: trained with feature templates version "
+                                  f"{version}, this dparse has {TEMPLATES_VERSION}: retrain it")
             model = cls(vocab, np.ascontiguousarray(data["weights"], dtype=np.float32),
                         int(data["action_bits"]), int(data["label_bits"]), str(data["tag"]),
-                        str(data["system"]))
+                        str(data["system"]), upos_pair=bool(data["upos_pair"]))
         if model.weights.shape[0] != model.size:
             raise DparseError(f"{directory}: weights do not match the layout")
         return model
@@ -213,7 +231,7 @@ def train_epoch(
     n_labels = len(model.vocab.labels)
     kind = UPDATES[update]
     system = system_id(model.system)
-    col = TAG_COLUMNS[model.tag]
+    col = model.tagcol
     for i in tqdm(order, desc=desc, unit="sent", disable=not progress, leave=False,
                   dynamic_ncols=True):
         enc = encoded[i]
@@ -258,7 +276,7 @@ def train(
     learner = AveragedLearner(layout_size(action_bits, label_bits, len(vocab.labels)),
                               "perceptron")
     model = ShiftReduceModel(vocab, learner.w, action_bits, label_bits, column,
-                             sc.system, sc.beam, cfg.decoder.single_root)
+                             sc.system, sc.beam, cfg.decoder.single_root, sc.upos_pair)
     encoded = [vocab.encode(s) for s in train_sents]
     if cfg.decoder.single_root:  # trees with several root dependents have no derivation
         encoded = [e for e in encoded if int((e.heads[1:] == 0).sum()) == 1]
