@@ -578,8 +578,9 @@ def _single_rooted_file(path: str, fmt: str | None, encoding: str, mtime_ns: int
     """Whether every tree of the training file ``path`` has exactly one root word
     (``decoder.single_root: auto``); read once per process while the file is unchanged."""
     from dparse.conll import read_conll
+    from dparse.trees import root_words
 
-    return all(len(s.heads) < 2 or sum(1 for h in s.heads[1:] if h == 0) == 1
+    return all(len(s.heads) < 2 or root_words(s.heads) == 1
                for s in read_conll(path, fmt=fmt, encoding=encoding))
 
 

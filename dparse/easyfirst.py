@@ -45,6 +45,7 @@ from dparse.training import (
     read_projective_training,
     run_perceptron_epochs,
 )
+from dparse.trees import root_words
 from dparse.vocab import TAG_COLUMNS, EncodedSentence, Vocabulary
 
 DECODERS = {"easyfirst-scan": False, "easyfirst-heap": True}  # name -> use_heap
@@ -184,7 +185,7 @@ def train_epoch(
     for i in tqdm(order, desc=desc, unit="sent", disable=not progress, leave=False,
                   dynamic_ncols=True):
         enc = encoded[i]
-        one_root = single_root and int((enc.heads[1:] == 0).sum()) == 1
+        one_root = single_root and root_words(enc.heads) == 1
         counts = train_sentence(
             enc.tokens, model.flags, enc.heads, enc.labels, learner.w, learner.u,
             float(learner.c), model.action_bits, model.label_bits, n_labels, col, one_root,

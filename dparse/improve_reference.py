@@ -38,7 +38,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from dparse.greedy_reference import TIE_TOLERANCE
-from dparse.trees import check_tree
+from dparse.trees import check_tree, root_words
 
 __all__ = ["allowed_arcs", "improve_tree", "prepare", "subtree", "tolerance", "tree_score"]
 
@@ -195,7 +195,7 @@ def improve_tree(
                     if not allowed[u, w]:
                         continue
                     new[w] = u
-                if single_root and np.count_nonzero(new[1:] == 0) != 1:
+                if single_root and root_words(new) != 1:
                     continue
                 new_disallowed, new_score = tree_score(new, arc, allowed, sib, grand)
                 fixed, gain = disallowed - new_disallowed, new_score - score

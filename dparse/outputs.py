@@ -163,9 +163,9 @@ class signals_raise:  # noqa: N801 - used as ``with signals_raise():``, like a f
             _SignalState.defer_depth -= 1
         interrupted = _interruption(exc) if exc is not None else None
         caught = interrupted.signum if interrupted is not None else None
-        if caught is None and _SignalState.pending and not _SignalState.defer_depth:
-            caught = _SignalState.pending[0]
-        if not _SignalState.defer_depth:
+        if not _SignalState.defer_depth:  # else the enclosing deferred section delivers it
+            if caught is None and _SignalState.pending:
+                caught = _SignalState.pending[0]
             _SignalState.pending.clear()
         if caught is not None:
             _deliver(caught, self.previous[caught])

@@ -52,7 +52,7 @@ from dparse.decoders import Decoder, configured_decoder
 from dparse.ensemble import tree_parts
 from dparse.errors import DparseError, InputError
 from dparse.model import CONFIG_FILE, GraphModel, load_model, require_model_files
-from dparse.trees import check_tree, is_projective
+from dparse.trees import check_tree, is_projective, root_words
 
 __all__ = [
     "CATEGORIES",
@@ -115,7 +115,7 @@ def unreachable_reasons(
     reasons = []
     if decoder.projective and not is_projective(gold):
         reasons.append("non-projective")
-    if single_root and np.count_nonzero(np.asarray(gold)[1:] == 0) != 1:
+    if single_root and root_words(gold) != 1:
         reasons.append("multi-rooted")
     if not np.isfinite(gold_score):
         reasons.append("disallowed")

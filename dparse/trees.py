@@ -61,6 +61,11 @@ def tree_mask(
     return ok.reshape(lead)
 
 
+def root_words(heads: ArrayLike) -> int:
+    """How many words ``heads`` (int [n+1], entry 0 the root's own) attach to the root."""
+    return int(np.count_nonzero(np.asarray(heads)[1:] == 0))
+
+
 def is_tree(heads: ArrayLike, single_root: bool = False) -> bool:
     """True iff ``heads`` (int [n+1]) is a valid tree; single_root: exactly one root child."""
     return bool(tree_mask(heads, single_root=single_root)) if np.ndim(heads) == 1 else False

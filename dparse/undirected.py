@@ -59,6 +59,7 @@ from dparse.model import (
 from dparse.modeldir import SavedModel, save_arrays
 from dparse.prune import LengthDictionary, undirected_edges
 from dparse.training import BestEpoch, EpochReport, read_split
+from dparse.trees import root_words
 from dparse.umst import single_root_repair
 from dparse.vocab import EncodedSentence, Vocabulary
 
@@ -172,7 +173,7 @@ class UndirectedParser:
         t2 = time.perf_counter()
         n1 = len(sent) + 1
         heads = tree_from_edges(n1, i, j, s, self.method)
-        if self.single_root and int((heads[1:] == 0).sum()) > 1:
+        if self.single_root and root_words(heads) > 1:
             w = np.full((n1, n1), np.nan)
             w[i, j] = s
             heads = single_root_repair(heads, w)

@@ -432,23 +432,14 @@ cdef int state_keys(const SentC* s, const SigC* g, uint64_t* out) noexcept nogil
     out[k] = fkey(69, attr(s, g.s0h, UPOS), attr(s, g.s1h, UPOS), attr(s, g.j, UPOS), 0); k += 1
     out[k] = fkey(70, attr(s, g.s0h, SUFFIX), attr(s, g.s1h, SUFFIX), 0, 0); k += 1
     # children and second children alone, words and tags (Zhang and Nivre 2011's unigrams and
-    # third-order unigrams)
-    out[k] = fkey(71, attr(s, g.s0l, WORD), 0, 0, 0); k += 1
-    out[k] = fkey(72, s0lt, 0, 0, 0); k += 1
-    out[k] = fkey(73, attr(s, g.s0r, WORD), 0, 0, 0); k += 1
-    out[k] = fkey(74, s0rt, 0, 0, 0); k += 1
-    out[k] = fkey(75, attr(s, g.s1l, WORD), 0, 0, 0); k += 1
-    out[k] = fkey(76, s1lt, 0, 0, 0); k += 1
-    out[k] = fkey(77, attr(s, g.s1r, WORD), 0, 0, 0); k += 1
-    out[k] = fkey(78, s1rt, 0, 0, 0); k += 1
-    out[k] = fkey(79, attr(s, g.s0l2, WORD), 0, 0, 0); k += 1
-    out[k] = fkey(80, s0l2t, 0, 0, 0); k += 1
-    out[k] = fkey(81, attr(s, g.s0r2, WORD), 0, 0, 0); k += 1
-    out[k] = fkey(82, s0r2t, 0, 0, 0); k += 1
-    out[k] = fkey(83, attr(s, g.s1l2, WORD), 0, 0, 0); k += 1
-    out[k] = fkey(84, s1l2t, 0, 0, 0); k += 1
-    out[k] = fkey(85, attr(s, g.s1r2, WORD), 0, 0, 0); k += 1
-    out[k] = fkey(86, s1r2t, 0, 0, 0); k += 1
+    # third-order unigrams): templates 71 + 2c (word) and 72 + 2c (tag) of child c
+    cdef int32_t kids[8]
+    kids[0] = g.s0l; kids[1] = g.s0r; kids[2] = g.s1l; kids[3] = g.s1r
+    kids[4] = g.s0l2; kids[5] = g.s0r2; kids[6] = g.s1l2; kids[7] = g.s1r2
+    cdef int c
+    for c in range(8):
+        out[k] = fkey(71 + 2 * c, attr(s, kids[c], WORD), 0, 0, 0); k += 1
+        out[k] = fkey(72 + 2 * c, attr(s, kids[c], tc), 0, 0, 0); k += 1
     # the tags around the heads of s1 and s0 (McDonald et al. 2005's context tags)
     out[k] = fkey(87, s1t, s1nt, s0pt, s0t); k += 1
     out[k] = fkey(88, s1t, s1pt, s0pt, s0t); k += 1

@@ -56,6 +56,7 @@ from dparse.training import (
     read_projective_training,
     run_perceptron_epochs,
 )
+from dparse.trees import root_words
 from dparse.vocab import TAG_COLUMNS, EncodedSentence, Vocabulary
 
 SYSTEMS = {"spurious": 0, "nonspurious": 1}
@@ -87,7 +88,7 @@ def unforceable(sent: Sentence, single_root: bool) -> str | None:
         return "no words"
     if (sent.heads[1:] < 0).any():
         return "missing heads"
-    if single_root and int((sent.heads[1:] == 0).sum()) != 1:
+    if single_root and root_words(sent.heads) != 1:
         return "several root dependents"
     return None
 
@@ -279,7 +280,7 @@ def train(
                              sc.system, sc.beam, cfg.decoder.single_root, sc.upos_pair)
     encoded = [vocab.encode(s) for s in train_sents]
     if cfg.decoder.single_root:  # trees with several root dependents have no derivation
-        encoded = [e for e in encoded if int((e.heads[1:] == 0).sum()) == 1]
+        encoded = [e for e in encoded if root_words(e.heads) == 1]
 
     def epoch(order: np.ndarray, desc: str) -> tuple[dict[str, int], float, float]:
         model.weights = learner.w
