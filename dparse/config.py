@@ -423,6 +423,9 @@ def validate(cfg: ExperimentConfig, source: str) -> None:
                           "shiftreduce.update early or max-violation")
     if sr.beam < 1:
         raise ConfigError(f"{source}: shiftreduce.beam must be at least 1")
+    if sr.upos_pair and cfg.features.tag == "upos":
+        raise ConfigError(f"{source}: shiftreduce.upos_pair pairs XPOS with UPOS: it needs "
+                          "features.tag xpos (or auto), not upos")
     if cfg.parser == "rerank":
         _validate_rerank(cfg, source)
     e = cfg.ensemble

@@ -195,11 +195,12 @@ def test_a_section_must_be_a_mapping() -> None:
         ("features.arc_bits=31", "arc_bits"),
         ("features.label_bits=7", "label_bits"),
         ("data.train=''", "data.train"),
+        ("shiftreduce.upos_pair=true,features.tag=upos", "shiftreduce.upos_pair"),
     ],
 )
 def test_bad_values(override: str, key: str) -> None:
     with pytest.raises(ConfigError, match=key):
-        load_config(raw=_raw(), overrides=[override])
+        load_config(raw=_raw(), overrides=override.split(","))
 
 
 def test_missing_train_file_is_an_error() -> None:
