@@ -3,18 +3,11 @@ and grandparent parts (each family can be switched off: ``features.siblings``,
 ``features.grandparents``), over the arcs that a first-order pruner keeps
 (:mod:`dparse.graph.pruner`).
 
-As in TurboParser (Martins et al. 2013), a separately trained first-order model prunes the arcs:
-for each word only its heads with probability >= ``threshold`` (absolute, or relative to the
-best head's with ``pruner.relative``) are kept, at most ``top_k`` of them. The pruner is either
-a labeled first-order model trained by the ``training`` learner, whose scores are pushed
-through each word's head softmax (``pruner.objective: perceptron``, the stored pruners of
-older models), or an unlabeled arc model trained by AdaGrad on a log-loss (``local``: each
-word's head softmax; ``crf``: the tree CRF, probabilities being arc marginals by the
-matrix-tree theorem, :func:`dparse.prune.tree_marginals`). Second-order parts are scored only
-over surviving arcs; pruned arcs get score -inf. Labels stay first-order (arc-label parts), so
-choosing each arc's best label before decoding remains exact. A saved model directory holds the
-weights, the vocabulary, the resolved config and the pruner (a first-order model directory,
-``pruner/``).
+As in TurboParser (Martins et al. 2013), a separately trained first-order model prunes the arcs
+(see :mod:`dparse.graph.pruner`). Second-order parts are scored only over surviving arcs; pruned
+arcs get score -inf. Labels stay first-order (arc-label parts), so choosing each arc's best
+label before decoding remains exact. A saved model directory holds the weights, the vocabulary,
+the resolved config and the pruner (a first-order model directory, ``pruner/``).
 """
 
 from __future__ import annotations
