@@ -10,7 +10,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dparse.graph import training
 from dparse.config import (
     DEFAULT_DATA_ROOT,
     DecoderConfig,
@@ -24,6 +23,7 @@ from dparse.config import (
 )
 from dparse.conll import Sentence, write_conll
 from dparse.errors import ConfigError, DparseError
+from dparse.graph import training
 from dparse.graph.model import ArcFactoredModel
 from dparse.graph.training import parsing_decoder, training_decoder
 
