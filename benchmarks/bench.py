@@ -117,10 +117,10 @@ def run_one(config: str, data_root: str, model_dir: str | None, quick: bool,
     """Train (or load) and parse one config, of any parser type; runs inside the child process
     (``jobs``: also time ``dparse parse --jobs N`` for each N, :func:`parse_with_jobs`)."""
     from dparse.config import load_config
+    from dparse.epochs import read_split, save_model
     from dparse.metrics import evaluate
-    from dparse.model import CONFIG_FILE
+    from dparse.modeldir import CONFIG_FILE
     from dparse.parsers import load_parser, train_parser
-    from dparse.training import read_split, save_model
 
     cfg = load_config(config, data_root=data_root)
     with tempfile.TemporaryDirectory(prefix="dparse-bench-") as tmp:
@@ -165,7 +165,7 @@ def parse_by_sentence(parser: Any, gold: list) -> tuple[list, Any, list[dict]]:
     """Parse ``gold`` one sentence per call, timing each: the parsed sentences, the whole
     file's ParseTimer, and per length bin (timing.length_bins) the mean inference and decoding
     seconds per sentence."""
-    from dparse.model import ParseTimer
+    from dparse.timer import ParseTimer
 
     total, parsed, inference, decode = ParseTimer(), [], [], []
     for sent in gold:

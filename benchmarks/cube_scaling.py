@@ -38,7 +38,8 @@ from dparse._ext.generalized_eisner import ArrayScorer
 from dparse._ext.partscorer import ArrayPartScorer
 from timing import seconds_per_call
 
-from dparse.decoders import CubePruning, get_decoder
+from dparse.decoders import get_decoder
+from dparse.graph.decoders import CubePruning
 from dparse.outputs import write_text
 from dparse.reports.plots import fit_exponent
 from dparse.trees import check_tree

@@ -49,12 +49,13 @@ from dparse.cli.options import PARSE_TIME_KEYS, check_model_overrides
 from dparse.config import load_config
 from dparse.conll import Sentence, read_treebank
 from dparse.errors import DparseError
+from dparse.graph.thirdorder_settings import parse_groups
 from dparse.metrics import evaluate
-from dparse.model import CONFIG_FILE, ParseTimer
+from dparse.modeldir import CONFIG_FILE
 from dparse.outputs import write_text
 from dparse.parsers import load_parser
 from dparse.search_errors import search_errors
-from dparse.thirdorder import parse_groups
+from dparse.timer import ParseTimer
 
 REFERENCE = "o1-cle"
 # Table 1: (row, config, the paper's UAS, LAS, tokens/sec on PTB section 23; None: not given)
@@ -270,7 +271,7 @@ def table4_overrides(k: int, recombination: bool) -> list[str]:
 
 def feature_groups(text: str) -> tuple[str, ...]:
     """The feature groups (``features.groups``: "none" or comma-separated names, see
-    dparse.thirdorder) of a config text. DparseError if it names none or bad ones."""
+    dparse.graph.thirdorder) of a config text. DparseError if it names none or bad ones."""
     groups = (yaml.safe_load(text) or {}).get("features", {}).get("groups")
     if not isinstance(groups, str):
         raise DparseError("the config has no features.groups string of feature groups")

@@ -28,9 +28,10 @@ from dparse.config import load_config
 from dparse.conll import Sentence, read_treebank
 from dparse.decoders import get_decoder
 from dparse.metrics import evaluate, format_score
-from dparse.model import CONFIG_FILE, ParseTimer
+from dparse.modeldir import CONFIG_FILE
 from dparse.outputs import write_text
 from dparse.parsers import load_parser
+from dparse.timer import ParseTimer
 
 # plain dual decomposition: the dd2 defaults (the o2-dd config's options before branch and bound)
 BEFORE = ("decoder.options={}",)

@@ -28,12 +28,13 @@ import numpy as np
 
 from dparse.config import load_config
 from dparse.conll import Sentence, read_treebank
-from dparse.easyfirst import EasyFirstModel
 from dparse.metrics import evaluate, format_score
-from dparse.model import CONFIG_FILE, ParseTimer
+from dparse.modeldir import CONFIG_FILE
 from dparse.outputs import write_text
 from dparse.parsers import load_parser
 from dparse.projectivize import projectivize
+from dparse.timer import ParseTimer
+from dparse.transition.easyfirst import EasyFirstModel
 
 # set -> (test file, train file, encoding, title)
 SETS = {

@@ -37,10 +37,11 @@ from treebanks import TREEBANKS, config_for
 from dparse.config import ExperimentConfig, load_config
 from dparse.conll import Sentence, read_treebank
 from dparse.decoders import configured_decoder
+from dparse.graph.load import load_model
 from dparse.metrics import evaluate, format_score
-from dparse.model import ParseTimer, load_model
 from dparse.outputs import write_text
 from dparse.parsers import load_parser
+from dparse.timer import ParseTimer
 
 DEFAULT_GRID = Path(__file__).resolve().parents[1] / "configs" / "en_ewt" / \
     "greedy-ensemble-grid.yaml"

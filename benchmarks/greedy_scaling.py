@@ -33,7 +33,7 @@ from timing import length_bins, seconds_per_call
 
 from dparse.conll import read_treebank
 from dparse.decoders import configured_decoder
-from dparse.model import load_model
+from dparse.graph.load import load_model
 from dparse.outputs import write_text
 from dparse.reports.plots import fit_exponent
 

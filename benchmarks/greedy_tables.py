@@ -53,12 +53,15 @@ from treebanks import TREEBANKS, Treebank, config_for, missing_files
 from dparse.config import ExperimentConfig, load_config
 from dparse.conll import Sentence, read_treebank
 from dparse.decoders import Decoder, configured_decoder
-from dparse.ensemble import bias_parts, decode_scored
+from dparse.epochs import save_model
+from dparse.graph.ensemble import bias_parts, decode_scored
+from dparse.graph.load import load_model
+from dparse.graph.model import GraphModel
 from dparse.metrics import evaluate, format_score
-from dparse.model import CONFIG_FILE, WEIGHTS_FILE, GraphModel, ParseTimer, load_model
+from dparse.modeldir import CONFIG_FILE, WEIGHTS_FILE
 from dparse.outputs import write_text
 from dparse.parsers import train_parser
-from dparse.training import save_model
+from dparse.timer import ParseTimer
 
 EXACT = {1: ("CLE", "o1-cle"), 2: ("DD", "o2-dd")}
 # row name, row config, model config (rows sharing a model differ only in decoder options)

@@ -39,10 +39,12 @@ import yaml
 from dparse.config import check_decoder, load_config
 from dparse.conll import Sentence, read_treebank
 from dparse.decoders import configured_decoder
-from dparse.ensemble import aligned, bias_parts, decode_scored
 from dparse.errors import DparseError
+from dparse.graph.ensemble import aligned, bias_parts, decode_scored
+from dparse.graph.load import load_model
+from dparse.graph.model import GraphModel
 from dparse.metrics import evaluate, format_score
-from dparse.model import CONFIG_FILE, GraphModel, load_model
+from dparse.modeldir import CONFIG_FILE
 from dparse.outputs import write_text
 
 GAMMAS = ("gamma1", "gamma2")

@@ -38,11 +38,11 @@ from treebanks import CONFIGS, TREEBANKS, Treebank, config_for
 
 from dparse.config import PrunerConfig, load_config
 from dparse.data.jackknife import fold_bounds
-from dparse.model import WEIGHTS_FILE
+from dparse.epochs import read_split
+from dparse.graph.pruner import fit_pruner, model_pruner
+from dparse.modeldir import WEIGHTS_FILE
 from dparse.outputs import write_text
 from dparse.prune import EncodedPruner, PruneStats, prune_stats
-from dparse.secondorder import fit_pruner, model_pruner
-from dparse.training import read_split
 from dparse.vocab import Vocabulary
 
 PARSER_CONFIGS = ("o2-eisner", "o2-dd")

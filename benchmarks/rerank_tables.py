@@ -29,11 +29,12 @@ import numpy as np
 from dparse.config import load_config
 from dparse.conll import Sentence, read_treebank
 from dparse.metrics import evaluate
-from dparse.model import CONFIG_FILE, ParseTimer
+from dparse.modeldir import CONFIG_FILE
 from dparse.outputs import write_text
 from dparse.parsers import load_parser
 from dparse.rerank.jackknife import jackknife_stats
 from dparse.rerank.model import Reranked, RerankModel
+from dparse.timer import ParseTimer
 
 BEAMS = (8, 12, 32, 64)
 

@@ -27,9 +27,10 @@ from dparse.config import load_config
 from dparse.conll import Sentence, read_treebank
 from dparse.hypergraph.forest_io import forest_writer
 from dparse.metrics import evaluate
-from dparse.model import CONFIG_FILE, ParseTimer
+from dparse.modeldir import CONFIG_FILE
 from dparse.outputs import write_text
 from dparse.parsers import load_parser
+from dparse.timer import ParseTimer
 from dparse.transition.shiftreduce import ShiftReduceModel
 
 

@@ -25,7 +25,7 @@ from treebanks import missing_files
 from dparse.batch.cells import MODEL_DIR, read_result
 from dparse.batch.grid import load_grid
 from dparse.config import DEFAULT_DATA_ROOT
-from dparse.model import WEIGHTS_FILE
+from dparse.modeldir import WEIGHTS_FILE
 from dparse.outputs import write_text
 
 GRID = Path(__file__).resolve().parent.parent / "configs" / "grids" / "ud.yaml"

@@ -26,13 +26,15 @@ from treebanks import TREEBANKS, Treebank, config_for, missing_files
 from dparse.config import load_config
 from dparse.conll import Sentence, read_treebank
 from dparse.decoders import get_decoder
+from dparse.epochs import save_model
+from dparse.graph.model import ArcFactoredModel
+from dparse.graph.training import train
 from dparse.metrics import evaluate, format_score
-from dparse.model import ArcFactoredModel, ParseTimer
 from dparse.oracle import oracle
 from dparse.outputs import write_text
 from dparse.prune import prune_stats
-from dparse.training import save_model, train
-from dparse.undirected import UndirectedModel, UndirectedParser, train_undirected
+from dparse.timer import ParseTimer
+from dparse.undirected.parser import UndirectedModel, UndirectedParser, train_undirected
 
 MODELS = ("D-MST", "U-MST-uf-lep", "U-MST-uf", "U-MST-df")
 

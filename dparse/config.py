@@ -55,7 +55,7 @@ class FeatureConfig:
     and grandparent parts (unless ``grandparents`` is false), with 2**sib_bits and
     2**grand_bits weights.
 
-    Third order (``order: 3``, dparse.thirdorder): labeled arcs (2**label_bits label rows)
+    Third order (``order: 3``, dparse.graph.thirdorder): labeled arcs (2**label_bits label rows)
     plus the higher-order feature ``groups`` ("none" or a comma-separated subset of sib, grand,
     trisib, gsib, sibgrand, valency, position) in 2**ho_bits weights, with the labels of
     every arc of a part conjoined in if ``label_tuples``; each arc the pruner keeps enters the
@@ -161,8 +161,9 @@ class TrainingConfig:
 
 @dataclass
 class UmstConfig:
-    """The undirected MST parser (``parser: umst``, dparse.undirected): LEP moves, the directed
-    model that scores them and labels arcs, the MST algorithm and the length-dictionary pruner."""
+    """The undirected MST parser (``parser: umst``, dparse.undirected.parser): LEP moves, the
+    directed model that scores them and labels arcs, the MST algorithm and the length-dictionary
+    pruner."""
 
     lep_steps: int = 0
     directed_model: str | None = None
@@ -483,7 +484,7 @@ def beta_grid(spec: str) -> list[float]:
 def _validate_third_order(cfg: ExperimentConfig, source: str) -> None:
     """The third-order keys: groups, sizes, and decoders that can score the model."""
     from dparse.errors import DparseError
-    from dparse.thirdorder import ThirdOrderSettings, check_decoder_fits
+    from dparse.graph.thirdorder_settings import ThirdOrderSettings, check_decoder_fits
 
     f = cfg.features
     if f.labels_per_arc < 1 or not 10 <= f.ho_bits <= 30:

@@ -2,7 +2,7 @@
 
 Used wherever a model must see its training sentences as it sees new ones: the forest
 reranker's first-stage forests (:mod:`dparse.rerank.jackknife`) and the second-order pruner's
-training graphs (``pruner.train_folds``, :func:`dparse.secondorder.train_pruner`).
+training graphs (``pruner.train_folds``, :func:`dparse.graph.pruner.train_pruner`).
 """
 
 from __future__ import annotations

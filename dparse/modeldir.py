@@ -64,9 +64,13 @@ from dparse.outputs import (
 )
 
 MANIFEST_FILE = "manifest.json"
+# the files most parser types write: the weights, the vocabulary and the resolved config
+WEIGHTS_FILE = "weights.npz"
+VOCAB_FILE = "vocab.json"
+CONFIG_FILE = "config.yaml"
 FORMAT = "dparse-model"
 FORMAT_VERSION = 1
-_OLD_MODEL_FILE = "weights.npz"  # every model directory saved before manifests holds one
+_OLD_MODEL_FILE = WEIGHTS_FILE  # every model directory saved before manifests holds one
 _HASH_BUFFER = 1 << 20
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 _AT_FDCWD = -100
@@ -316,3 +320,10 @@ def check_model_dir(directory: str | os.PathLike) -> None:
             raise DparseError(f"{path / rel}: contents do not match the checksum in "
                               f"{MANIFEST_FILE} (damaged or replaced)")
     _checked[key] = signature
+
+
+def require_model_files(directory: Path, *names: str) -> None:
+    """DparseError unless every named file is in the model directory."""
+    for name in names:
+        if not (directory / name).is_file():
+            raise DparseError(f"{directory}: not a dparse model directory (no {name})")

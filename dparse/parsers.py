@@ -1,7 +1,7 @@
 """The parser types of dparse, chosen by the config's top-level ``parser`` key.
 
-``graph`` (the default) is the graph-based parser of :mod:`dparse.training` and
-:mod:`dparse.model`; ``easyfirst`` is the easy-first parser of :mod:`dparse.easyfirst`;
+``graph`` (the default) is the graph-based parser of :mod:`dparse.graph` (first, second and
+third order); ``easyfirst`` is the easy-first parser of :mod:`dparse.transition.easyfirst`;
 ``umst`` the undirected MST parser of :mod:`dparse.undirected`; ``shiftreduce`` the beam
 shift-reduce parser of :mod:`dparse.transition.shiftreduce`; ``rerank`` the forest reranker
 over its forests (:mod:`dparse.rerank`). The
@@ -18,9 +18,9 @@ from typing import Any
 
 from dparse.config import ExperimentConfig
 from dparse.conll import Sentence
+from dparse.epochs import EpochReport
 from dparse.errors import ConfigError
-from dparse.model import ParseTimer
-from dparse.training import EpochReport
+from dparse.timer import ParseTimer
 
 
 @dataclass
@@ -39,14 +39,14 @@ class LoadedParser:
 
 def _train_graph(cfg: ExperimentConfig, progress: bool,
                  on_epoch: Callable[[EpochReport], None] | None) -> Any:
-    from dparse.training import train
+    from dparse.graph.training import train
 
     return train(cfg, progress=progress, on_epoch=on_epoch)
 
 
 def _load_graph(directory: Path, cfg: ExperimentConfig, name: str) -> LoadedParser:
     from dparse.decoders import configured_decoder
-    from dparse.model import load_model
+    from dparse.graph.load import load_model
 
     model = load_model(directory)
     # The config's decoder options go with the config's decoder, not with an override.
@@ -58,13 +58,13 @@ def _load_graph(directory: Path, cfg: ExperimentConfig, name: str) -> LoadedPars
 
 def _train_easyfirst(cfg: ExperimentConfig, progress: bool,
                      on_epoch: Callable[[EpochReport], None] | None) -> Any:
-    from dparse.easyfirst import train
+    from dparse.transition.easyfirst import train
 
     return train(cfg, progress=progress, on_epoch=on_epoch)
 
 
 def _load_easyfirst(directory: Path, cfg: ExperimentConfig, name: str) -> LoadedParser:
-    from dparse.easyfirst import EasyFirstModel, use_heap
+    from dparse.transition.easyfirst import EasyFirstModel, use_heap
 
     use_heap(name)  # a bad decoder name fails before loading
     model = EasyFirstModel.load(directory)
@@ -74,13 +74,13 @@ def _load_easyfirst(directory: Path, cfg: ExperimentConfig, name: str) -> Loaded
 
 def _train_umst(cfg: ExperimentConfig, progress: bool,
                 on_epoch: Callable[[EpochReport], None] | None) -> Any:
-    from dparse.undirected import train_undirected
+    from dparse.undirected.parser import train_undirected
 
     return train_undirected(cfg, progress=progress, on_epoch=on_epoch)
 
 
 def _load_umst(directory: Path, cfg: ExperimentConfig, name: str) -> LoadedParser:
-    from dparse.undirected import load_parser as load_undirected
+    from dparse.undirected.parser import load_parser as load_undirected
 
     if name != cfg.decoder.name:
         raise ConfigError(f"{directory}: an undirected MST model (parser: umst) decodes with its "

@@ -10,8 +10,8 @@
   blindly.
 - :class:`TopKHeads`: a trained first-order model's k best heads of every word.
 - :func:`keep_heads`: the rule of the second-order models' pruner
-  (:class:`dparse.secondorder.Pruner`, applied to treebanks by :class:`EncodedPruner`;
-  a saved model's: :func:`dparse.secondorder.model_pruner`): each
+  (:class:`dparse.graph.pruner.Pruner`, applied to treebanks by :class:`EncodedPruner`;
+  a saved model's: :func:`dparse.graph.pruner.model_pruner`): each
   word keeps its heads whose probability is at least a threshold (absolute, or relative to its
   best head's), at most ``top_k``. The probabilities are the head softmax of each word
   (:func:`head_softmax`) or the arc marginals of a tree CRF (:func:`tree_marginals`, the
@@ -305,7 +305,7 @@ def keep_heads(probs: np.ndarray, possible: np.ndarray, top_k: int, threshold: f
 @dataclass
 class EncodedPruner:
     """A pruner over encoded sentences (``pruner.allowed(enc)``, e.g. a second-order model's
-    :class:`dparse.secondorder.Pruner`) applied to sentences through ``vocab``."""
+    :class:`dparse.graph.pruner.Pruner`) applied to sentences through ``vocab``."""
 
     pruner: object
     vocab: object

@@ -21,7 +21,7 @@ arcs, so next to a finite gold score they flag a decoder stuck in its search. Th
 gaps are left out of the mean score gap of the search errors.
 
 A model that scores whole trees itself (``search_scores``: the third-order model of
-dparse.thirdorder, whose parts are labeled and scored on the fly) compares labeled trees: its
+dparse.graph.thirdorder, whose parts are labeled and scored on the fly) compares labeled trees: its
 prediction against the gold tree with the gold labels (a gold label outside the arc's candidate
 labels, or a pruned gold arc, makes gold unreachable, ``disallowed``, its score still
 counted for ``unreachable_higher``); without label tuples (e.g. the unlabeled exact decoder
@@ -49,9 +49,11 @@ from numpy.typing import ArrayLike, NDArray
 
 from dparse.conll import read_conll
 from dparse.decoders import Decoder, configured_decoder
-from dparse.ensemble import tree_parts
 from dparse.errors import DparseError, InputError
-from dparse.model import CONFIG_FILE, GraphModel, load_model, require_model_files
+from dparse.graph.ensemble import tree_parts
+from dparse.graph.load import load_model
+from dparse.graph.model import GraphModel
+from dparse.modeldir import CONFIG_FILE, require_model_files
 from dparse.trees import check_tree, is_projective, root_words
 
 __all__ = [

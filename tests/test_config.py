@@ -10,7 +10,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dparse import training
 from dparse.config import (
     DEFAULT_DATA_ROOT,
     DecoderConfig,
@@ -24,8 +23,9 @@ from dparse.config import (
 )
 from dparse.conll import Sentence, write_conll
 from dparse.errors import ConfigError, DparseError
-from dparse.model import ArcFactoredModel
-from dparse.training import parsing_decoder, training_decoder
+from dparse.graph import training
+from dparse.graph.model import ArcFactoredModel
+from dparse.graph.training import parsing_decoder, training_decoder
 
 REPO = Path(__file__).resolve().parents[1]
 # experiment configs (not the tuning grids *-grid.yaml of benchmarks/greedy_tune.py)

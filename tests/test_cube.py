@@ -27,7 +27,8 @@ from dparse._ext.generalized_eisner import (
     cube_parse,
 )
 
-from dparse.decoders import CubePruning, configured_decoder, get_decoder, score_tree
+from dparse.decoders import configured_decoder, get_decoder, score_tree
+from dparse.graph.decoders import CubePruning
 from dparse.trees import check_tree
 
 SEED = int(os.environ.get("DPARSE_TEST_SEED", "0"))

@@ -12,11 +12,11 @@ from dparse._ext.easyfirst import TEMPLATE_GROUPS, _replay, layout_size, train_s
 from dparse.cli import cli
 from dparse.config import load_config
 from dparse.conll import Sentence, read_conll, read_treebank, write_conll
-from dparse.easyfirst import MAX_UPDATES, EasyFirstModel, tag_flags, train_epoch
 from dparse.learning import AveragedLearner
 from dparse.metrics import evaluate
 from dparse.postags import TagSettings
 from dparse.projectivize import projectivize, projectivize_heads
+from dparse.transition.easyfirst import MAX_UPDATES, EasyFirstModel, tag_flags, train_epoch
 from dparse.trees import check_tree, is_projective
 from dparse.vocab import Vocabulary
 

@@ -1,4 +1,4 @@
-"""dparse.ensemble and ``dparse ensemble``: parser combination by biased decoding
+"""dparse.graph.ensemble and ``dparse ensemble``: parser combination by biased decoding
 (Tchernowitz et al. 2016, Section 7).
 
 Biasing raises exactly the parts of the other tree (checked against the naive part lists of
@@ -25,9 +25,10 @@ from conftest import DATA, requires_data
 from dparse.config import load_config
 from dparse.conll import Sentence, read_conll, read_treebank, write_conll
 from dparse.decoders import get_decoder
-from dparse.ensemble import aligned, bias_parts, decode_scored, ensemble_parse, tree_parts
+from dparse.epochs import save_model
 from dparse.errors import InputError
-from dparse.training import save_model, train
+from dparse.graph.ensemble import aligned, bias_parts, decode_scored, ensemble_parse, tree_parts
+from dparse.graph.training import train
 from dparse.trees import check_tree, is_projective
 
 SEED = int(os.environ.get("DPARSE_TEST_SEED", "0"))

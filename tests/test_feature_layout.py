@@ -30,9 +30,10 @@ from dparse._ext.arcfeatures import (
 
 from dparse.aligned import aligned_copy, aligned_zeros
 from dparse.conll import read_conll
+from dparse.graph.load import load_model
+from dparse.graph.model import ArcFactoredModel
 from dparse.learning import AveragedLearner
-from dparse.model import WEIGHTS_FILE, ArcFactoredModel, load_model
-from dparse.modeldir import save_arrays
+from dparse.modeldir import WEIGHTS_FILE, save_arrays
 from dparse.vocab import Vocabulary
 
 SEED = int(os.environ.get("DPARSE_TEST_SEED", "0"))

@@ -1,5 +1,5 @@
 """Greedy inference (Tchernowitz et al. 2016): the ``bgi`` and ``bgi-pp`` decoders, their C search
-dparse/_ext/greedy.pyx and the Python reference dparse/greedy_reference.py.
+dparse/_ext/greedy.pyx and the Python reference dparse/graph/greedy_reference.py.
 
 The C search returns the reference's tree and beam value on random instances (first and second
 order, pruned arcs, ties, single_root, beam 1 and 3). Approximate decoders: every output is a
@@ -20,7 +20,7 @@ from bruteforce import all_trees, best_score, best_score2, tree_score2
 from dparse._ext.greedy import greedy as c_greedy
 
 from dparse.decoders import configured_decoder, get_decoder, score_tree
-from dparse.greedy_reference import beam_search, greedy
+from dparse.graph.greedy_reference import beam_search, greedy
 from dparse.trees import check_tree
 
 SEED = int(os.environ.get("DPARSE_TEST_SEED", "0"))

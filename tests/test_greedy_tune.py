@@ -12,9 +12,10 @@ from conftest import DATA, requires_data
 
 from dparse.config import load_config
 from dparse.conll import read_conll, read_treebank, write_conll
+from dparse.epochs import save_model
 from dparse.errors import DparseError
-from dparse.model import load_model
-from dparse.training import save_model, train
+from dparse.graph.load import load_model
+from dparse.graph.training import train
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "benchmarks"))

@@ -1,5 +1,5 @@
 """Post-search arc swaps (Tchernowitz et al. 2016, Section 6): dparse/_ext/improve.pyx and the
-Python reference dparse/improve_reference.py.
+Python reference dparse/graph/improve_reference.py.
 
 The C version returns the reference's trees (random instances with ties, negative scores,
 disallowed arcs, with and without sibling and grandparent parts). Both are checked against an
@@ -19,7 +19,7 @@ import pytest
 from bruteforce import all_trees, tree_score2
 from dparse._ext.improve import improve_tree as improve_fast
 
-from dparse.improve_reference import allowed_arcs, improve_tree, tree_score
+from dparse.graph.improve_reference import allowed_arcs, improve_tree, tree_score
 from dparse.trees import check_tree
 
 SEED = int(os.environ.get("DPARSE_TEST_SEED", "0"))

@@ -26,7 +26,8 @@ import pytest
 from conftest import DATA, requires_data
 
 from dparse.conll import read_conll, write_conll
-from dparse.model import WEIGHTS_FILE, load_model
+from dparse.graph.load import load_model
+from dparse.modeldir import WEIGHTS_FILE
 
 pytestmark = requires_data
 

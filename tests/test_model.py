@@ -1,4 +1,4 @@
-"""dparse.model: parsing real sentences into valid labeled trees, save/load, timing."""
+"""dparse.graph.model: parsing real sentences into valid labeled trees, save/load, timing."""
 
 from __future__ import annotations
 
@@ -13,8 +13,10 @@ from dparse.config import load_config
 from dparse.conll import Sentence, read_conll, write_conll
 from dparse.decoders import get_decoder
 from dparse.errors import DparseError
-from dparse.model import VOCAB_FILE, WEIGHTS_FILE, ArcFactoredModel, ParseTimer
-from dparse.training import train
+from dparse.graph.model import ArcFactoredModel
+from dparse.graph.training import train
+from dparse.modeldir import VOCAB_FILE, WEIGHTS_FILE
+from dparse.timer import ParseTimer
 from dparse.trees import check_tree, is_projective
 
 pytestmark = requires_data

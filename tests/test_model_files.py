@@ -28,15 +28,17 @@ from dparse import __version__, modeldir
 from dparse.config import load_config
 from dparse.conll import Sentence, read_conll, write_conll
 from dparse.decoders import get_decoder
-from dparse.easyfirst import EasyFirstModel, tag_flags
+from dparse.epochs import save_model
 from dparse.errors import DparseError
-from dparse.model import ArcFactoredModel, load_model
+from dparse.graph.load import load_model
+from dparse.graph.model import ArcFactoredModel
+from dparse.graph.pruner import Pruner
+from dparse.graph.secondorder import SecondOrderModel
 from dparse.modeldir import MANIFEST_FILE, check_model_dir, writing_model_dir
 from dparse.postags import TagSettings
 from dparse.prune import LengthDictionary
-from dparse.secondorder import Pruner, SecondOrderModel
-from dparse.training import save_model
-from dparse.undirected import LABEL_BITS, UndirectedModel
+from dparse.transition.easyfirst import EasyFirstModel, tag_flags
+from dparse.undirected.parser import LABEL_BITS, UndirectedModel
 from dparse.vocab import Vocabulary
 
 pytestmark = requires_data

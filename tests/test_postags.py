@@ -13,13 +13,13 @@ from dparse._ext.easyfirst import TAG_LEXICAL, TAG_PREPOSITION, layout_size
 from dparse.cli import cli
 from dparse.config import load_config, save_config
 from dparse.conll import Sentence, read_conll, read_treebank, write_conll
-from dparse.easyfirst import EasyFirstModel, tag_flags, tag_settings
 from dparse.metrics import evaluate
-from dparse.model import CONFIG_FILE, VOCAB_FILE, WEIGHTS_FILE, ParseTimer
-from dparse.modeldir import save_arrays, writing_model_dir
+from dparse.modeldir import CONFIG_FILE, VOCAB_FILE, WEIGHTS_FILE, save_arrays, writing_model_dir
 from dparse.parsers import load_parser
 from dparse.postags import MAX_XPOS_TAGS, TagSettings, auto_word_classes, choose_column
 from dparse.rerank.model import WordClasses
+from dparse.timer import ParseTimer
+from dparse.transition.easyfirst import EasyFirstModel, tag_flags, tag_settings
 from dparse.transition.shiftreduce import ShiftReduceModel
 from dparse.vocab import Vocabulary
 

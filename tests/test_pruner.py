@@ -18,15 +18,9 @@ from dparse.cli import cli
 from dparse.config import load_config
 from dparse.conll import Sentence, read_conll, write_conll
 from dparse.errors import ConfigError, DparseError
-from dparse.model import ArcFactoredModel
+from dparse.graph.model import ArcFactoredModel
+from dparse.graph.pruner import Pruner, fit_pruner, loss_gradient, train_pruner, unlabeled_scores
 from dparse.prune import EncodedPruner, head_softmax, keep_heads, prune_stats, tree_marginals
-from dparse.secondorder import (
-    Pruner,
-    fit_pruner,
-    loss_gradient,
-    train_pruner,
-    unlabeled_scores,
-)
 from dparse.vocab import Vocabulary
 
 

@@ -387,7 +387,7 @@ def test_search_error_table_counts() -> None:
 @requires_data
 def test_model_certificates_count_each_gold_sentence(tmp_path: Path) -> None:
     from dparse.decoders import get_decoder
-    from dparse.model import load_model
+    from dparse.graph.load import load_model
     from dparse.reports.certificates import model_certificates
 
     dev = read_conll(DATA / "en_ewt" / "dev.conllu")

@@ -25,7 +25,8 @@ from conftest import DATA, requires_data
 from dparse.conll import read_conll, read_treebank, write_conll
 from dparse.decoders import Decoder, available_decoders, configured_decoder, get_decoder
 from dparse.errors import DparseError
-from dparse.model import GraphModel, load_model
+from dparse.graph.load import load_model
+from dparse.graph.model import GraphModel
 from dparse.search_errors import (
     CATEGORIES,
     Comparison,

@@ -14,10 +14,11 @@ from dparse._ext.o2features import SecondOrderSpace, score_second_order, second_
 from dparse.config import load_config
 from dparse.conll import read_conll, write_conll
 from dparse.decoders import get_decoder
+from dparse.graph.load import load_model
+from dparse.graph.pruner import pruning_recall
+from dparse.graph.secondorder import SecondOrderModel
+from dparse.graph.training import train
 from dparse.metrics import evaluate
-from dparse.model import load_model
-from dparse.secondorder import SecondOrderModel, pruning_recall
-from dparse.training import train
 from dparse.trees import check_tree
 from dparse.vocab import Vocabulary
 

@@ -15,13 +15,15 @@ from dparse._ext.arcfeatures import FeatureSpace
 from dparse.config import load_config
 from dparse.conll import read_conll, write_conll
 from dparse.decoders import configured_decoder
+from dparse.epochs import save_model
 from dparse.errors import DparseError
+from dparse.graph.load import load_model
+from dparse.graph.model import ArcFactoredModel
+from dparse.graph.pruner import Pruner
+from dparse.graph.thirdorder import ThirdOrderModel
+from dparse.graph.training import train
 from dparse.metrics import evaluate
-from dparse.model import ArcFactoredModel, load_model
 from dparse.search_errors import search_errors
-from dparse.secondorder import Pruner
-from dparse.thirdorder import ThirdOrderModel
-from dparse.training import save_model, train
 from dparse.trees import check_tree
 from dparse.vocab import Vocabulary
 
@@ -219,8 +221,8 @@ class _WrongModel:
 def test_invalid_updates_are_skipped_or_kept(sentences, keep: bool) -> None:
     """Gold already outscores the prediction by more than its cost (w . delta = 1000): PA skips
     the update; with keep_invalid it steps as if they tied."""
+    from dparse.graph.epoch import run_epoch
     from dparse.learning import AveragedLearner
-    from dparse.training import run_epoch
 
     _, encs = sentences
     learner = AveragedLearner(4, "pa", C=0.5)

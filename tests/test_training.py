@@ -1,4 +1,4 @@
-"""dparse.training on slices of real en_ewt data: accuracy, determinism, model selection."""
+"""dparse.graph.training on slices of real en_ewt data: accuracy, determinism, model selection."""
 
 from __future__ import annotations
 
@@ -12,9 +12,11 @@ from conftest import DATA, requires_data
 
 from dparse.config import ExperimentConfig, load_config
 from dparse.conll import read_conll, read_treebank, write_conll
+from dparse.epochs import save_model
 from dparse.errors import DparseError
-from dparse.model import CONFIG_FILE, ArcFactoredModel
-from dparse.training import TrainResult, save_model, train
+from dparse.graph.model import ArcFactoredModel
+from dparse.graph.training import TrainResult, train
+from dparse.modeldir import CONFIG_FILE
 
 pytestmark = requires_data
 

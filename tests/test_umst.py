@@ -1,4 +1,4 @@
-"""Undirected MST inference (dparse/_ext/umst.pyx, dparse/umst.py) against Kruskal.
+"""Undirected MST inference (dparse/_ext/umst.pyx, dparse/undirected/decoders.py) against Kruskal.
 
 Boruvka and Karger-Klein-Tarjan must return exactly the maximum spanning forest that Kruskal's
 algorithm finds under the same total order (weight, then lower edge index), on thousands of
@@ -22,7 +22,7 @@ from dparse._ext.umst import (
 
 from dparse.decoders import available_decoders, get_decoder, score_tree
 from dparse.trees import check_tree
-from dparse.umst import combine, single_root_repair
+from dparse.undirected.decoders import combine, single_root_repair
 
 SEED = int(os.environ.get("DPARSE_TEST_SEED", "0"))
 METHODS = ["boruvka", "kkt"]

@@ -1,4 +1,4 @@
-"""dparse.undirected: U-MST-uf training and parsing end to end on a tiny treebank."""
+"""dparse.undirected.parser: U-MST-uf training and parsing end to end on a tiny treebank."""
 
 from __future__ import annotations
 
@@ -14,12 +14,12 @@ from dparse._ext.arcfeatures import FeatureSpace, arc_list_indices, arc_list_sco
 
 from dparse.config import load_config
 from dparse.conll import Sentence, write_conll
+from dparse.epochs import save_model
 from dparse.errors import ConfigError
-from dparse.model import ParseTimer
 from dparse.parsers import load_parser, train_parser
-from dparse.training import save_model
+from dparse.timer import ParseTimer
 from dparse.trees import check_tree
-from dparse.undirected import UndirectedModel
+from dparse.undirected.parser import UndirectedModel
 from dparse.vocab import Vocabulary
 
 REPO = Path(__file__).resolve().parents[1]

@@ -1,6 +1,6 @@
 # cython: language_level=3
 """Unlabeled first-order arc scores and their probabilistic training: the second-order
-pruner's model (dparse.secondorder.Pruner with ``pruner.objective`` local or crf).
+pruner's model (dparse.graph.pruner.Pruner with ``pruner.objective`` local or crf).
 
 The features are the unlabeled arc features of arcfeatures.pyx (``arc_features``), read from
 the first ``2**arc_bits`` entries of a weight vector; no label is scored. Training minimizes a

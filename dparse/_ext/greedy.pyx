@@ -3,7 +3,7 @@
 
 Tchernowitz, Yedidsion and Reichart (2016): Algorithm 1 (BGI), Algorithm 2 (BGI-PP), beam search
 (Section 6), with the data structures of Section 5 / Appendix A. Returns the tree and beam value
-of the Python reference dparse/greedy_reference.py, whose docstring is the contract (parts with
+of the Python reference dparse/graph/greedy_reference.py, whose docstring is the contract (parts with
 forbidden arcs B, disallowed arcs, single_root, tie rule, beam order, duplicates).
 
 Notation: E the allowed arcs (finite scores; ids in index order h * (n+1) + m), q(a) the arc
@@ -91,7 +91,7 @@ from dparse._ext.types cimport (
     score_t,
 )
 
-from dparse.greedy_reference import TIE_TOLERANCE
+from dparse.graph.greedy_reference import TIE_TOLERANCE
 
 cdef enum:
     PART_NOT_FINITE = -100      # a sib or grand weight read is inf or NaN
@@ -350,7 +350,7 @@ cdef void build_lists(Graph* g, double alpha) noexcept nogil:
         if g.has_grand:
             k += g.out_start[g.am[a] + 1] - g.out_start[g.am[a]]
     g.Gtot = k
-    # probabilities (Section 4), as dparse.greedy_reference.arc_probabilities computes them
+    # probabilities (Section 4), as dparse.graph.greedy_reference.arc_probabilities computes them
     for a in range(g.E):
         g.q[a] = 1.0
     if g.pp:
@@ -1366,7 +1366,7 @@ def greedy(arc, sib=None, grand=None, bint single_root=True, bint pp=False, doub
     """BGI (pp False) or BGI-PP (pp True; Section 4's alpha and beta) with a beam of width
     ``beam`` on arc float64 [n+1, n+1] and optional sib, grand float64 [n+1, n+1, n+1]
     (C-contiguous float64 arrays are used without a copy). Returns (heads int32 [n+1], value):
-    the tree of dparse.greedy_reference.greedy and its beam value, the sum of its chosen
+    the tree of dparse.graph.greedy_reference.greedy and its beam value, the sum of its chosen
     values. ValueError for malformed scores or options."""
     cdef const score_t[:, ::1] A = np.ascontiguousarray(arc, dtype=np.float64)
     cdef const score_t[:, :, ::1] Sv

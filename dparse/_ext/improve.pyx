@@ -1,6 +1,6 @@
 # cython: language_level=3
 """Post-search improvements by greedy arc swaps (Tchernowitz, Yedidsion and Reichart 2016,
-Section 6), in C; returns the trees of the Python reference dparse/improve_reference.py, whose
+Section 6), in C; returns the trees of the Python reference dparse/graph/improve_reference.py, whose
 docstring states the swaps (case 1: u' outside v's subtree, v moves to u'; case 2: u' inside
 it, v moves to u' and w, v's child towards u', moves to u), the score conventions (sib[h, m, s],
 grand[g, h, m] as in DESIGN.md; fewer disallowed arcs first; parts with a disallowed arc count
@@ -40,8 +40,8 @@ from dparse._ext.types cimport (
     score_t,
 )
 
-from dparse.greedy_reference import TIE_TOLERANCE
-from dparse.improve_reference import prepare
+from dparse.graph.greedy_reference import TIE_TOLERANCE
+from dparse.graph.improve_reference import prepare
 from dparse.trees import check_tree
 
 cdef score_t RELATIVE_TOL = TIE_TOLERANCE  # the reference's margin, readable without the gil
@@ -404,7 +404,7 @@ cdef int improve_core(const score_t* arc, const score_t* sib, const score_t* gra
 
 def improve_tree(heads, arc, sib=None, grand=None, int rounds=5, bint single_root=True):
     """Up to ``rounds`` rounds of the best arc swap (Section 6; see the module doc and
-    dparse/improve_reference.py) on the tree ``heads`` int [n+1] under arc float64 [n+1, n+1]
+    dparse/graph/improve_reference.py) on the tree ``heads`` int [n+1] under arc float64 [n+1, n+1]
     and optional sib, grand float64 [n+1, n+1, n+1].
 
     Returns a new int32 [n+1] tree (the input is not modified). ValueError for malformed

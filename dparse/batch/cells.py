@@ -135,11 +135,11 @@ def run_cell(cell: Cell) -> dict[str, Any]:
 def _train_parse_score(cell: Cell, log: io.StringIO) -> dict[str, Any]:
     from dparse.config import load_config
     from dparse.conll import read_treebank, write_conll
+    from dparse.epochs import EpochReport, save_model
     from dparse.errors import ConfigError
     from dparse.metrics import evaluate
-    from dparse.model import ParseTimer
     from dparse.parsers import load_parser, train_parser
-    from dparse.training import EpochReport, save_model
+    from dparse.timer import ParseTimer
 
     directory = Path(cell.directory)
     directory.mkdir(parents=True, exist_ok=True)

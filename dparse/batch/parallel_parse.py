@@ -66,9 +66,9 @@ from dparse.conll import (
     write_conll,
 )
 from dparse.errors import DparseError
-from dparse.model import ParseTimer
 from dparse.outputs import open_output
 from dparse.parsers import LoadedParser
+from dparse.timer import ParseTimer
 
 # sentences per task: ~800 tokens, ~25 ms of first-order parsing, well above a task's fixed
 # cost (about a millisecond), small enough to keep what is in flight small and to share
@@ -113,8 +113,7 @@ class ParserSpec:
         """Check the model directory and load the parser, as ``dparse parse`` does."""
         from dparse.cli.options import PARSE_TIME_KEYS, check_model_overrides
         from dparse.config import load_config
-        from dparse.model import CONFIG_FILE
-        from dparse.modeldir import check_model_dir
+        from dparse.modeldir import CONFIG_FILE, check_model_dir
         from dparse.parsers import load_parser
 
         directory = Path(self.model_dir)

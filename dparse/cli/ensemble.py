@@ -11,11 +11,12 @@ from dparse.cli.options import ENSEMBLE_KEYS, check_model_overrides, model_set_o
 from dparse.config import load_config
 from dparse.conll import FORMATS, read_conll, write_conll
 from dparse.decoders import configured_decoder
-from dparse.ensemble import ensemble_parse
 from dparse.errors import ConfigError
 from dparse.gold import vote_trees
-from dparse.model import CONFIG_FILE, ParseTimer, load_model
-from dparse.modeldir import check_model_dir
+from dparse.graph.ensemble import ensemble_parse
+from dparse.graph.load import load_model
+from dparse.modeldir import CONFIG_FILE, check_model_dir
+from dparse.timer import ParseTimer
 
 _FILE = click.Path(exists=True, dir_okay=False, allow_dash=True)
 

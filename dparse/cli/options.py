@@ -78,8 +78,8 @@ def check_model_overrides(
     not a sound model directory)."""
     if not overrides:
         return
-    from dparse.model import CONFIG_FILE  # not at the top: ``dparse data`` needs no numpy
-    from dparse.modeldir import check_model_dir
+    # not at the top: ``dparse data`` needs no numpy
+    from dparse.modeldir import CONFIG_FILE, check_model_dir
 
     check_model_dir(model_dir)
     trained = load_config(model_dir / CONFIG_FILE)

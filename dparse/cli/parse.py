@@ -21,9 +21,9 @@ from dparse.conll import read_conll, write_conll
 from dparse.decoders import available_decoders, get_decoder
 from dparse.errors import ConfigError
 from dparse.hypergraph.forest_io import forest_writer
-from dparse.model import CONFIG_FILE, ParseTimer
-from dparse.modeldir import check_model_dir
+from dparse.modeldir import CONFIG_FILE, check_model_dir
 from dparse.parsers import load_parser
+from dparse.timer import ParseTimer
 
 
 @click.command("parse")

@@ -10,10 +10,10 @@ import click
 from dparse.cli.options import skip_invalid_trees_option
 from dparse.conll import read_treebank
 from dparse.gold import read_gold
+from dparse.graph.model import ArcFactoredModel
+from dparse.graph.pruner import model_pruner
 from dparse.metrics import format_score
-from dparse.model import ArcFactoredModel
 from dparse.prune import LengthDictionary, Pruner, TopKHeads, prune_stats
-from dparse.secondorder import model_pruner
 
 _FILE = click.Path(exists=True, dir_okay=False, allow_dash=True)
 

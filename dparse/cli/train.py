@@ -15,8 +15,8 @@ from dparse.cli.options import (
     show_progress,
 )
 from dparse.config import load_config
+from dparse.epochs import EpochReport, save_model
 from dparse.parsers import train_parser
-from dparse.training import EpochReport, save_model
 
 
 @click.command("train")

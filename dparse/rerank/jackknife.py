@@ -42,6 +42,7 @@ from tqdm import tqdm
 from dparse._ext.hypergraph import Hypergraph
 from dparse.config import ExperimentConfig
 from dparse.conll import Sentence
+from dparse.epochs import read_split
 from dparse.errors import ConfigError, DparseError
 from dparse.folds import fold_of_sentences
 from dparse.hypergraph.forest import Forest
@@ -49,7 +50,6 @@ from dparse.hypergraph.forest_io import forest_writer, read_forests
 from dparse.modeldir import file_sha256
 from dparse.outputs import write_text
 from dparse.projectivize import projectivize_heads
-from dparse.training import read_split
 from dparse.transition.shiftreduce import CONFIG_KEYS, train, unforceable
 
 __all__ = ["FoldStats", "fold_paths", "jackknife_forests",

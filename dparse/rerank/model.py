@@ -37,22 +37,25 @@ from dparse._ext.rerank import WORD_CLASSES, RerankSentence
 from dparse._ext.shiftreduce import label_tree
 from dparse.config import ExperimentConfig, beta_grid, load_config, save_config
 from dparse.conll import Sentence
+from dparse.epochs import EpochReport, PerceptronTrainResult, read_split, run_perceptron_epochs
 from dparse.errors import ConfigError, DparseError
 from dparse.hypergraph.forest import Forest
 from dparse.learning import AveragedLearner
-from dparse.model import CONFIG_FILE, VOCAB_FILE, WEIGHTS_FILE, ParseTimer, require_model_files
-from dparse.modeldir import SavedModel, save_arrays, writing_model_dir
+from dparse.modeldir import (
+    CONFIG_FILE,
+    VOCAB_FILE,
+    WEIGHTS_FILE,
+    SavedModel,
+    require_model_files,
+    save_arrays,
+    writing_model_dir,
+)
 from dparse.outputs import write_text
 from dparse.postags import TagSettings
 from dparse.projectivize import projectivize
 from dparse.punct import excluded
 from dparse.rerank.jackknife import jackknife_forests, read_jackknife_forests, stamp_key
-from dparse.training import (
-    EpochReport,
-    PerceptronTrainResult,
-    read_split,
-    run_perceptron_epochs,
-)
+from dparse.timer import ParseTimer
 from dparse.transition.shiftreduce import ShiftReduceModel
 from dparse.transition.shiftreduce import train as train_first_stage
 from dparse.vocab import TAG_COLUMNS, EncodedSentence, Vocabulary

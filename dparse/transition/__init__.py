@@ -1,6 +1,4 @@
 """Transition-based parsing: beam shift-reduce with dynamic programming and packed forests
-(:mod:`dparse.transition.shiftreduce`, Hayashi, Kondo and Matsumoto 2013, Sections 2-4)."""
-
-from dparse.transition.shiftreduce import ShiftReduceModel, train
-
-__all__ = ["ShiftReduceModel", "train"]
+(:mod:`dparse.transition.shiftreduce`, Hayashi, Kondo and Matsumoto 2013, Sections 2-4) and
+easy-first non-directional parsing (:mod:`dparse.transition.easyfirst`, Goldberg and Elhadad
+2010)."""

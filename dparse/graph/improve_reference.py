@@ -37,7 +37,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from dparse.greedy_reference import TIE_TOLERANCE
+from dparse.decoders import as_scores
+from dparse.graph.greedy_reference import TIE_TOLERANCE
 from dparse.trees import check_tree, root_words
 
 __all__ = ["allowed_arcs", "improve_tree", "prepare", "subtree", "tolerance", "tree_score"]
@@ -56,9 +57,6 @@ def prepare(
     """Checks shapes, dtypes and ``rounds``; returns a new int32 copy of heads [n+1] and the
     score arrays as C-contiguous float64 (arc [n+1, n+1], sib and grand [n+1, n+1, n+1] or
     None). Whether heads is a tree is left to the caller (:func:`dparse.trees.check_tree`)."""
-    # imported here: dparse.decoders imports dparse._ext.improve, which imports this module
-    from dparse.decoders import as_scores
-
     if rounds < 0:
         raise ValueError(f"rounds must be >= 0, got {rounds}")
     arc = as_scores(arc)

@@ -3,7 +3,8 @@
 A model is a vocabulary, a ``FeatureSpace`` (the layout of the hashed weight vector) and the
 weights. A saved model is a directory holding ``weights.npz``, ``vocab.json``, ``config.yaml``
 (the resolved experiment config it was trained with) and ``manifest.json``, written whole and
-checked on load by :mod:`dparse.modeldir`.
+checked on load by :mod:`dparse.modeldir`. :func:`dparse.graph.load.load_model` loads a model of any
+order.
 """
 
 from __future__ import annotations
@@ -20,73 +21,15 @@ from dparse.aligned import aligned_copy, read_aligned_npy
 from dparse.conll import Sentence
 from dparse.decoders import Decoder
 from dparse.errors import DparseError
-from dparse.modeldir import SavedModel, check_model_dir, save_arrays
+from dparse.modeldir import (
+    VOCAB_FILE,
+    WEIGHTS_FILE,
+    SavedModel,
+    require_model_files,
+    save_arrays,
+)
+from dparse.timer import ParseTimer
 from dparse.vocab import EncodedSentence, Vocabulary
-
-WEIGHTS_FILE = "weights.npz"
-VOCAB_FILE = "vocab.json"
-CONFIG_FILE = "config.yaml"
-
-
-@dataclass
-class ParseTimer:
-    """Seconds spent in each stage of parsing, and what was parsed."""
-
-    sentences: int = 0
-    tokens: int = 0
-    encode: float = 0.0
-    score: float = 0.0
-    decode: float = 0.0
-    wall: float = 0.0  # reading, parsing and writing the whole input, if measured (else 0)
-
-    def record(self, tokens: int, encode: float, decode: float) -> None:
-        """Count one parsed sentence of ``tokens`` words and its encoding and decoding seconds."""
-        self.sentences += 1
-        self.tokens += tokens
-        self.encode += encode
-        self.decode += decode
-
-    @property
-    def seconds(self) -> float:
-        """Inference time: encoding, scoring and decoding (reading and writing excluded)."""
-        return self.encode + self.score + self.decode
-
-    @property
-    def tokens_per_second(self) -> float:
-        return self.tokens / self.seconds if self.seconds > 0 else 0.0
-
-    @property
-    def wall_tokens_per_second(self) -> float:
-        return self.tokens / self.wall if self.wall > 0 else 0.0
-
-    def summary(self) -> dict[str, float | int]:
-        """The counts and times as the commands report them (``--json``); the wall figures
-        only where they were measured."""
-        summary: dict[str, float | int] = {
-            "sentences": self.sentences,
-            "tokens": self.tokens,
-            "seconds": round(self.seconds, 4),
-            "tokens_per_second": round(self.tokens_per_second, 1),
-            "score_seconds": round(self.score, 4),
-            "decode_seconds": round(self.decode, 4),
-        }
-        if self.wall > 0:
-            summary["wall_seconds"] = round(self.wall, 4)
-            summary["wall_tokens_per_second"] = round(self.wall_tokens_per_second, 1)
-        return summary
-
-    def line(self) -> str:
-        """One line for stderr: what was parsed, how fast, scoring and decoding apart."""
-        return (f"parsed {self.sentences} sentences, {self.tokens} tokens in "
-                f"{self.seconds:.2f}s: {self.tokens_per_second:,.0f} tokens/sec "
-                f"(scoring {self.score:.2f}s, decoding {self.decode:.2f}s")
-
-
-def require_model_files(directory: Path, *names: str) -> None:
-    """DparseError unless every named file is in the model directory."""
-    for name in names:
-        if not (directory / name).is_file():
-            raise DparseError(f"{directory}: not a dparse model directory (no {name})")
 
 
 def best_labels(label: np.ndarray, heads: np.ndarray) -> np.ndarray:
@@ -255,22 +198,3 @@ class ArcFactoredModel(GraphModel):
         if weights.shape[0] != space.size:
             raise DparseError(f"{directory}: weights do not match the feature space")
         return cls(vocab, space, weights)
-
-
-def load_model(directory: Path) -> GraphModel:
-    """Load a first-, second- or third-order model directory (the weights file says which),
-    checked against its manifest."""
-    check_model_dir(directory)
-    require_model_files(directory, WEIGHTS_FILE)
-    with np.load(directory / WEIGHTS_FILE) as data:
-        second_order = "sib_bits" in data.files
-        third_order = "ho_bits" in data.files
-    if third_order:
-        from dparse.thirdorder import ThirdOrderModel
-
-        return ThirdOrderModel.read_files(directory)
-    if second_order:
-        from dparse.secondorder import SecondOrderModel
-
-        return SecondOrderModel.read_files(directory)
-    return ArcFactoredModel.read_files(directory)

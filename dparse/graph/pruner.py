@@ -1,6 +1,4 @@
-"""The second-order graph-based model: arcs and labels (first order) plus consecutive-sibling
-and grandparent parts (each family can be switched off: ``features.siblings``,
-``features.grandparents``), over the arcs that a first-order pruner keeps.
+"""The first-order pruner of the higher-order graph-based models.
 
 As in TurboParser (Martins et al. 2013), a separately trained first-order model prunes the arcs:
 for each word only its heads with probability >= ``threshold`` (absolute, or relative to the
@@ -9,11 +7,7 @@ a labeled first-order model trained by the ``training`` learner, whose scores ar
 through each word's head softmax (``pruner.objective: perceptron``, the stored pruners of
 older models), or an unlabeled arc model trained by AdaGrad on a log-loss (``local``: each
 word's head softmax; ``crf``: the tree CRF, probabilities being arc marginals by the
-matrix-tree theorem, :func:`dparse.prune.tree_marginals`). Second-order parts are scored only
-over surviving arcs; pruned arcs get score -inf. Labels stay first-order (arc-label parts), so
-choosing each arc's best label before decoding remains exact. A saved model directory holds the
-weights, the vocabulary, the resolved config and the pruner (a first-order model directory,
-``pruner/``).
+matrix-tree theorem, :func:`dparse.prune.tree_marginals`).
 """
 
 from __future__ import annotations
@@ -28,25 +22,19 @@ from tqdm import tqdm
 
 from dparse._ext.arcfeatures import FeatureSpace
 from dparse._ext.arcprob import AdaGrad, score_heads
-from dparse._ext.o2features import SecondOrderSpace, score_second_order, second_order_delta
 from dparse.config import ExperimentConfig
 from dparse.decoders import get_decoder
 from dparse.errors import DparseError
 from dparse.folds import fold_of_sentences
+from dparse.graph.epoch import run_epoch
+from dparse.graph.model import ArcFactoredModel
 from dparse.learning import AveragedLearner
-from dparse.model import (
-    VOCAB_FILE,
-    WEIGHTS_FILE,
-    ArcFactoredModel,
-    GraphModel,
-)
-from dparse.modeldir import check_model_dir, save_arrays
+from dparse.modeldir import check_model_dir
 from dparse.outputs import write_text
 from dparse.prune import EncodedPruner, head_softmax, keep_heads, tree_marginals
 from dparse.vocab import EncodedSentence, Vocabulary
 
 log = logging.getLogger(__name__)
-
 PRUNER_DIR = "pruner"
 PRUNER_FILE = "pruner.json"
 # AdaGrad skips the arcs whose loss gradient is at most this (probabilities far below any
@@ -172,8 +160,6 @@ def fit_pruner(
                     cfg.decoder.single_root)
     rng = np.random.default_rng(cfg.training.seed)
     if pruner.labeled:
-        from dparse.training import run_epoch
-
         learner = AveragedLearner(space.size, cfg.training.learner, cfg.training.C)
         decoder = get_decoder("cle")
         for epoch in range(1, pc.epochs + 1):
@@ -230,107 +216,3 @@ def pruning_recall(encoded: Iterable[EncodedSentence]) -> tuple[float, float]:
         total += n
         candidates += int(enc.allowed.sum())
     return 100.0 * kept / max(total, 1), candidates / max(total, 1)
-
-
-class SecondOrderModel(GraphModel):
-    """Arc, label, sibling (if ``siblings``) and grandparent (if ``grandparents``) parts over
-    one hashed weight vector (the sibling region stays in it, unused, without siblings)."""
-
-    def __init__(
-        self,
-        vocab: Vocabulary,
-        space: SecondOrderSpace,
-        weights: np.ndarray,
-        pruner: Pruner,
-        grandparents: bool,
-        siblings: bool = True,
-    ) -> None:
-        self.vocab = vocab
-        self.space = space
-        self.pruner = pruner
-        self.grandparents = grandparents
-        self.siblings = siblings
-        self.first = ArcFactoredModel(vocab, space.first, weights[: space.first.size])
-        self._weights = weights
-
-    @classmethod
-    def untrained(
-        cls, vocab: Vocabulary, first: FeatureSpace, cfg: ExperimentConfig, pruner: Pruner
-    ) -> SecondOrderModel:
-        space = SecondOrderSpace(first, cfg.features.sib_bits, cfg.features.grand_bits)
-        return cls(vocab, space, np.zeros(space.size, dtype=np.float32), pruner,
-                   cfg.features.grandparents, cfg.features.siblings)
-
-    @property
-    def weights(self) -> np.ndarray:
-        """The whole weight vector: first-order part, then sibling and grandparent parts."""
-        return self._weights
-
-    @weights.setter
-    def weights(self, value: np.ndarray) -> None:
-        self._weights = value
-        self.first.weights = value[: self.space.first.size]
-
-    @property
-    def size(self) -> int:
-        return self.space.size
-
-    def score_parts(
-        self, enc: EncodedSentence, weights: np.ndarray | None, cost_augmented: bool
-    ) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
-        """Arc scores float64 [n+1, n+1] (-inf where pruned: the arcs ``enc.allowed`` keeps, or
-        the pruner's), best labels int32 [n+1, n+1] and the second-order part arrays of the
-        decoder contract, {"sib": [n+1]^3, "grand": [n+1]^3}, each only if the model has it."""
-        w = self._weights if weights is None else weights
-        allowed = enc.allowed if enc.allowed is not None else self.pruner.allowed(enc)
-        arc, label = self.first.score(enc, w[: self.space.first.size], cost_augmented, allowed)
-        n1 = len(enc) + 1
-        sib = np.empty((n1, n1, n1), dtype=np.float64) if self.siblings else None
-        grand = np.empty((n1, n1, n1), dtype=np.float64) if self.grandparents else None
-        score_second_order(enc.tokens, w, self.space, allowed, sib, grand)
-        parts = {name: value for name, value in (("sib", sib), ("grand", grand))
-                 if value is not None}
-        return arc, label, parts
-
-    def delta(
-        self, enc: EncodedSentence, heads: np.ndarray, labels: np.ndarray
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """phi(gold) - phi(predicted) over all parts (indices int64, values float64)."""
-        idx1, val1 = self.first.delta(enc, heads, labels)
-        idx2, val2 = second_order_delta(enc.tokens, self.space, enc.heads, heads,
-                                        self.grandparents, self.siblings)
-        return np.concatenate([idx1, idx2]), np.concatenate([val1, val2])
-
-    def write_files(self, directory: Path) -> None:
-        """Write the weights, the vocabulary and the pruner (``pruner/``) into ``directory``."""
-        directory.mkdir(parents=True, exist_ok=True)
-        first = self.space.first
-        save_arrays(
-            directory / WEIGHTS_FILE,
-            weights=self._weights.astype(np.float32),
-            arc_bits=first.arc_bits,
-            lab_bits=first.lab_bits,
-            sib_bits=self.space.sib_bits,
-            grand_bits=self.space.grand_bits,
-            grandparents=self.grandparents,
-            siblings=self.siblings,
-        )
-        self.vocab.save(directory / VOCAB_FILE)
-        self.pruner.write_files(directory / PRUNER_DIR)
-
-    @classmethod
-    def read_files(cls, directory: Path) -> SecondOrderModel:
-        """Read what ``write_files`` wrote."""
-        vocab = Vocabulary.load(directory / VOCAB_FILE)
-        with np.load(directory / WEIGHTS_FILE) as data:
-            first = FeatureSpace(int(data["arc_bits"]), int(data["lab_bits"]), len(vocab.labels))
-            space = SecondOrderSpace(first, int(data["sib_bits"]), int(data["grand_bits"]))
-            weights = np.ascontiguousarray(data["weights"], dtype=np.float32)
-            grandparents = bool(data["grandparents"])
-            siblings = bool(data["siblings"])
-        if weights.shape[0] != space.size:
-            raise DparseError(f"{directory}: weights do not match the feature space")
-        if not (directory / PRUNER_DIR / PRUNER_FILE).is_file():
-            raise DparseError(f"{directory}: second-order model without its pruner/")
-        return cls(vocab, space, weights, Pruner.read_files(directory / PRUNER_DIR), grandparents,
-                   siblings)

@@ -19,7 +19,7 @@
   also gives the labels (the paper uses the trained D-MST parser for LEP).
 
 U-MST-df needs no code here: it is the directed first-order parser with the ``umst-df``
-decoder (dparse/umst.py). Configs say ``parser: umst`` and hold a ``umst`` section
+decoder (dparse/undirected/decoders.py). Configs say ``parser: umst`` and hold a ``umst`` section
 (:class:`dparse.config.UmstConfig`). A saved undirected model is a directory with
 ``weights.npz``, ``vocab.json``, ``prune.json`` (if pruned) and ``config.yaml``.
 """
@@ -46,21 +46,16 @@ from dparse._ext.arcfeatures import (
 from dparse._ext.umst import local_enhancement, tree_from_edges
 from dparse.config import ExperimentConfig
 from dparse.conll import Sentence
+from dparse.epochs import BestEpoch, EpochReport, read_split
 from dparse.errors import DparseError
+from dparse.graph.model import ArcFactoredModel
 from dparse.learning import AveragedLearner
 from dparse.metrics import evaluate
-from dparse.model import (
-    VOCAB_FILE,
-    WEIGHTS_FILE,
-    ArcFactoredModel,
-    ParseTimer,
-    require_model_files,
-)
-from dparse.modeldir import SavedModel, save_arrays
+from dparse.modeldir import VOCAB_FILE, WEIGHTS_FILE, SavedModel, require_model_files, save_arrays
 from dparse.prune import LengthDictionary, undirected_edges
-from dparse.training import BestEpoch, EpochReport, read_split
+from dparse.timer import ParseTimer
 from dparse.trees import root_words
-from dparse.umst import single_root_repair
+from dparse.undirected.decoders import single_root_repair
 from dparse.vocab import EncodedSentence, Vocabulary
 
 PRUNE_FILE = "prune.json"

@@ -34,17 +34,17 @@ from dparse._ext.easyfirst import (
 from dparse._ext.easyfirst import parse as parse_encoded_sentence
 from dparse.config import ExperimentConfig
 from dparse.conll import Sentence
-from dparse.errors import ConfigError, DparseError
-from dparse.learning import AveragedLearner
-from dparse.model import VOCAB_FILE, WEIGHTS_FILE, ParseTimer, require_model_files
-from dparse.modeldir import SavedModel, save_arrays
-from dparse.postags import TagSettings
-from dparse.training import (
+from dparse.epochs import (
     EpochReport,
     PerceptronTrainResult,
     read_projective_training,
     run_perceptron_epochs,
 )
+from dparse.errors import ConfigError, DparseError
+from dparse.learning import AveragedLearner
+from dparse.modeldir import VOCAB_FILE, WEIGHTS_FILE, SavedModel, require_model_files, save_arrays
+from dparse.postags import TagSettings
+from dparse.timer import ParseTimer
 from dparse.trees import root_words
 from dparse.vocab import TAG_COLUMNS, EncodedSentence, Vocabulary
 

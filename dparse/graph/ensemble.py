@@ -28,7 +28,8 @@ from numpy.typing import NDArray
 from dparse.conll import Sentence
 from dparse.decoders import Decoder
 from dparse.errors import InputError
-from dparse.model import GraphModel, ParseTimer, best_labels
+from dparse.graph.model import GraphModel, best_labels
+from dparse.timer import ParseTimer
 
 __all__ = ["aligned", "bias_parts", "decode_scored", "ensemble_parse", "tree_parts"]
 

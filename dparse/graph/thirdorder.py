@@ -7,7 +7,7 @@ label rows of o3features.pyx; with ``features.first_order_labels`` the pruner's 
 the arc is a stacked label feature: arcfeatures.pyx gives a first-order model's best label but
 not its per-label scores), and the groups named in ``features.groups`` (sib, grand, trisib,
 gsib, sibgrand, valency, position), with label tuples in them if ``features.label_tuples``. A
-first-order pruner (:class:`dparse.secondorder.Pruner`) limits the arcs; each kept arc carries
+first-order pruner (:class:`dparse.graph.pruner.Pruner`) limits the arcs; each kept arc carries
 its ``features.labels_per_arc`` best labels (by labeled arc score) into the chart.
 
 Decoders: ``cube`` (options k, recombination), labeled, every group; or ``eisner3-outermost``,
@@ -23,7 +23,6 @@ pruner (``pruner/``).
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -32,68 +31,23 @@ from dparse._ext.arcfeatures import FeatureSpace, arc_list_indices, arc_list_sco
 from dparse._ext.eisner import eisner
 from dparse._ext.eisner3 import eisner3_scorer
 from dparse._ext.o3features import (
-    EXACT_GROUPS,
-    GROUPS,
     O3ChartScorer,
     O3PartScorer,
     O3Sentence,
     tree_feature_indices,
 )
 from dparse.config import ExperimentConfig
-from dparse.decoders import ConfiguredDecoder, CubePruning, Decoder
+from dparse.decoders import ConfiguredDecoder, Decoder
 from dparse.errors import DparseError
-from dparse.model import VOCAB_FILE, WEIGHTS_FILE, GraphModel, ParseTimer, require_model_files
-from dparse.modeldir import save_arrays
-from dparse.secondorder import PRUNER_DIR, PRUNER_FILE, Pruner
+from dparse.graph.decoders import CubePruning
+from dparse.graph.model import GraphModel
+from dparse.graph.pruner import PRUNER_DIR, PRUNER_FILE, Pruner
+from dparse.graph.thirdorder_settings import ThirdOrderSettings, check_decoder_fits, parse_groups
+from dparse.modeldir import VOCAB_FILE, WEIGHTS_FILE, require_model_files, save_arrays
+from dparse.timer import ParseTimer
 from dparse.vocab import EncodedSentence, Vocabulary
 
 FIRST_LABEL_BITS = 8  # the first-order space's own label rows: unused, kept minimal
-DECODERS = ("cube", "eisner3-outermost")
-
-
-@dataclass(frozen=True)
-class ThirdOrderSettings:
-    """What the feature model uses (features section of the config)."""
-
-    label_bits: int
-    ho_bits: int
-    groups: tuple[str, ...]
-    label_tuples: bool
-    labels_per_arc: int
-    first_order_labels: bool = False
-
-    @classmethod
-    def from_config(cls, cfg: ExperimentConfig) -> ThirdOrderSettings:
-        f = cfg.features
-        return cls(f.label_bits, f.ho_bits, parse_groups(f.groups), f.label_tuples,
-                   f.labels_per_arc, f.first_order_labels)
-
-
-def parse_groups(text: str) -> tuple[str, ...]:
-    """The groups of a ``features.groups`` string ("none" or comma-separated names from
-    GROUPS); ValueError naming a bad one."""
-    if text.strip() == "none":
-        return ()
-    names = tuple(name.strip() for name in text.split(","))
-    bad = [name for name in names if name not in GROUPS]
-    if bad or len(set(names)) < len(names):
-        raise ValueError(f"features.groups {text!r}: must be none or a comma-separated subset "
-                         f"of {', '.join(GROUPS)}")
-    return names
-
-
-def check_decoder_fits(settings: ThirdOrderSettings, name: str) -> None:
-    """DparseError unless the third-order model can decode with ``name`` under ``settings``."""
-    if name not in DECODERS:
-        raise DparseError(f"a third-order model (features.order: 3) decodes with "
-                          f"{' or '.join(DECODERS)}, not {name!r}")
-    if name == "eisner3-outermost":
-        extra = sorted(set(settings.groups) - set(EXACT_GROUPS))
-        if extra or settings.label_tuples:
-            raise DparseError(
-                f"eisner3-outermost scores only the groups {', '.join(EXACT_GROUPS)} without "
-                f"label tuples; this model has groups {', '.join(settings.groups) or 'none'}"
-                f"{' and label tuples' if settings.label_tuples else ''} (use cube)")
 
 
 def cube_of(decoder: Decoder) -> CubePruning:

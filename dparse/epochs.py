@@ -1,0 +1,180 @@
+"""What every trainer shares: epoch reports, keeping the best epoch on dev, reading the
+config's treebank splits, the epochs of the perceptron-trained projective parsers (easy-first,
+shift-reduce) and saving a trained model as a model directory.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+
+from dparse.config import ExperimentConfig, save_config
+from dparse.conll import Sentence
+from dparse.errors import ConfigError, DparseError
+from dparse.gold import read_gold
+from dparse.learning import AveragedLearner
+from dparse.metrics import evaluate, format_score
+from dparse.modeldir import CONFIG_FILE, writing_model_dir
+from dparse.projectivize import ProjectivizeReport, projectivize
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class EpochReport:
+    """What one epoch did: training accuracy, dev scores, time by stage (seconds). None: not
+    applicable (no dev file, no scored dev token, or no labels: ``las_note`` says why)."""
+
+    epoch: int
+    train_uas: float
+    train_las: float | None
+    dev_uas: float | None
+    dev_las: float | None
+    seconds: dict[str, float]
+    las_note: ClassVar[str] = ""
+
+    def summary(self, dev_file: str | None, punct: str) -> str:
+        """One line: train and dev UAS and LAS (``n/a`` and why where not applicable) and the
+        seconds by stage; ``dev_file`` and ``punct`` as the config's data.dev and
+        training.punct."""
+        las_why = f" ({self.las_note})" if self.las_note else ""
+        if self.dev_uas is not None:
+            dev = f"dev UAS {format_score(self.dev_uas, 0)} LAS {format_score(self.dev_las, 0)}"
+            dev += las_why if self.dev_las is None else ""
+        elif dev_file:
+            dev = f"dev {dev_file}: no scored tokens (punct {punct})"
+        else:
+            dev = "no dev file"
+        train_las = format_score(self.train_las, 0) + (las_why if self.train_las is None else "")
+        secs = " ".join(f"{k} {v:.1f}s" for k, v in self.seconds.items())
+        return (f"epoch {self.epoch}: train UAS {self.train_uas:.2f} LAS {train_las}; {dev}; "
+                f"{secs}")
+
+
+@dataclass
+class BestEpoch:
+    """The weights of the epoch with the best dev score so far (without a dev file: the last)."""
+
+    score: float | None = None
+    epoch: int = 0
+    weights: np.ndarray | None = None
+
+    def offer(self, epoch: int, weights: np.ndarray, dev_score: float | None) -> None:
+        """Keep ``weights`` if ``dev_score`` beats the best so far (or there is no dev score)."""
+        if dev_score is None or self.score is None or dev_score > self.score:
+            self.score, self.epoch, self.weights = dev_score, epoch, weights
+
+    def close_epoch(self, result: Any, report: EpochReport, weights: np.ndarray,
+                    dev_score: float | None,
+                    on_epoch: Callable[[EpochReport], None] | None) -> None:
+        """The end of an epoch of any trainer: offer its weights, keep its report in
+        ``result.epochs`` and pass it to ``on_epoch``."""
+        self.offer(report.epoch, weights, dev_score)
+        result.epochs.append(report)
+        if on_epoch is not None:
+            on_epoch(report)
+
+    def finish(self, model: Any, result: Any, start: float) -> Any:
+        """The end of training: the best epoch's weights into ``model``, its number and the
+        seconds since ``start`` (a perf_counter) into ``result``; returns ``result``."""
+        model.weights = self.weights
+        result.best_epoch = self.epoch
+        result.seconds = time.perf_counter() - start
+        return result
+
+
+def read_split(cfg: ExperimentConfig, relative: str) -> list[Sentence]:
+    """Read one treebank file of the config's data section: gold trees (:mod:`dparse.gold`),
+    at least one."""
+    path = cfg.data_path(relative)
+    if not path.exists():
+        raise DparseError(
+            f"{path}: treebank not found (data root {cfg.data_root!r}; set --data-root or "
+            "DPARSE_DATA)"
+        )
+    role = ("training (data.train)" if relative == cfg.data.train
+            else "model selection (data.dev; null for none)")
+    return read_gold(path, role, cfg.data.format, cfg.data.encoding, cfg.data.skip_invalid_trees)
+
+
+@dataclass
+class PerceptronTrainResult:
+    """A perceptron-trained parser (easy-first, shift-reduce): the selected model, the history
+    of the run (epoch reports and the parser's own counts) and what projectivization changed."""
+
+    model: Any
+    best_epoch: int
+    projectivized: ProjectivizeReport
+    epochs: list[EpochReport] = field(default_factory=list)
+    counts: list[dict[str, int]] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+def read_projective_training(
+    cfg: ExperimentConfig, parser: str, sentences: list[Sentence] | None = None
+) -> tuple[list[Sentence], ProjectivizeReport, list[Sentence]]:
+    """For a projective parser trained by the perceptron: checks ``training.learner``, reads
+    the training sentences (those with every head annotated, the others counted in the log;
+    of ``sentences`` instead of data.train when given) projectivized, and the dev sentences
+    (empty without a dev file)."""
+    if cfg.training.learner != "perceptron":
+        raise ConfigError(f"the {parser} parser trains with training.learner: perceptron")
+    source = read_split(cfg, cfg.data.train) if sentences is None else sentences
+    annotated = [s for s in source if not (s.heads[1:] < 0).any()]
+    if len(annotated) < len(source):
+        log.info("%s: %d of %d training sentences left out: some of their heads are not "
+                 "annotated", parser, len(source) - len(annotated), len(source))
+    train_sents, proj = projectivize(annotated)
+    dev_sents = read_split(cfg, cfg.data.dev) if cfg.data.dev else []
+    return train_sents, proj, dev_sents
+
+
+def run_perceptron_epochs(
+    cfg: ExperimentConfig,
+    result: PerceptronTrainResult,
+    learner: AveragedLearner,
+    n_sentences: int,
+    epoch: Callable[[np.ndarray, str], tuple[dict[str, int], float, float]],
+    parse_dev: Callable[[list[Sentence]], list[Sentence]],
+    dev_sents: list[Sentence],
+    on_epoch: Callable[[EpochReport], None] | None,
+    start: float,
+) -> PerceptronTrainResult:
+    """The epochs of a perceptron-trained parser: each visits the ``n_sentences`` training
+    sentences in a seeded order through ``epoch(order, desc)`` (its counts, train UAS and
+    LAS), then the averaged weights parse dev (``parse_dev``) and the best epoch on dev is
+    kept in ``result.model``; ``result.seconds`` counts from ``start`` (a perf_counter)."""
+    tc, model = cfg.training, result.model
+    rng = np.random.default_rng(tc.seed)
+    best = BestEpoch()
+    for number in range(1, tc.epochs + 1):
+        order = rng.permutation(n_sentences) if tc.shuffle else np.arange(n_sentences)
+        t0 = time.perf_counter()
+        counts, train_uas, train_las = epoch(order, f"epoch {number}/{tc.epochs}")
+        seconds = {"train": time.perf_counter() - t0}
+        model.weights = learner.averaged()
+        dev_uas = dev_las = None
+        if dev_sents:
+            t0 = time.perf_counter()
+            report = evaluate(dev_sents, parse_dev(dev_sents), punct=tc.punct)
+            dev_uas, dev_las = report.uas, report.las
+            seconds["dev"] = time.perf_counter() - t0
+        result.counts.append(counts)
+        best.close_epoch(result, EpochReport(number, train_uas, train_las, dev_uas, dev_las,
+                                             seconds), model.weights,
+                         dev_las if tc.select_by == "las" else dev_uas, on_epoch)
+    return best.finish(model, result, start)
+
+
+def save_model(result: Any, cfg: ExperimentConfig, directory: Path) -> None:
+    """Write a trainer's selected model (``result.model``, any parser type) and its resolved
+    config as the model directory ``directory``, whole or not at all (:mod:`dparse.modeldir`)."""
+    with writing_model_dir(directory) as staging:
+        result.model.write_files(staging)
+        save_config(cfg, staging / CONFIG_FILE)

@@ -1,0 +1,128 @@
+"""Online training of the graph-based models (first, second and third order), with model
+selection on a dev file.
+
+Each epoch visits the training sentences in a seeded random order; each sentence is scored
+(cost-augmented for the passive-aggressive learner), decoded with the training decoder
+(``training.decoder``, else the ``decoder`` section's) and, when the prediction differs from
+gold, learned from. After each epoch the averaged weights parse the dev file with the parsing
+decoder (the ``decoder`` section's: the model is selected for how it will be used); the epoch
+with the best dev score (``training.select_by``) is kept.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from dparse._ext.arcfeatures import FeatureSpace
+from dparse.aligned import aligned_zeros
+from dparse.config import ExperimentConfig
+from dparse.decoders import Decoder, configured_decoder
+from dparse.epochs import BestEpoch, EpochReport, read_split
+from dparse.graph.epoch import run_epoch
+from dparse.graph.model import ArcFactoredModel, GraphModel
+from dparse.graph.pruner import pruning_recall, train_pruner
+from dparse.graph.secondorder import SecondOrderModel
+from dparse.graph.thirdorder import ThirdOrderModel
+from dparse.learning import AveragedLearner
+from dparse.metrics import evaluate
+from dparse.timer import ParseTimer
+from dparse.vocab import EncodedSentence, Vocabulary
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class TrainResult:
+    """The selected model and the history of the run."""
+
+    model: GraphModel
+    best_epoch: int
+    epochs: list[EpochReport] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+def new_model(
+    cfg: ExperimentConfig, vocab: Vocabulary, encoded: list[EncodedSentence], progress: bool
+) -> GraphModel:
+    """An untrained model of the configured order (a second- or third-order model first
+    trains its first-order pruner on the same data)."""
+    if cfg.features.order == 1:
+        # First-order models read their arc features in the blocked layout (one cache line
+        # per template key); the higher-order models keep the hashed one, which their loaders
+        # assume.
+        space = FeatureSpace(cfg.features.arc_bits, cfg.features.label_bits, len(vocab.labels),
+                             "blocked")
+        return ArcFactoredModel(vocab, space, aligned_zeros(space.size, np.float32))
+    space = FeatureSpace(cfg.features.arc_bits, cfg.features.label_bits, len(vocab.labels))
+    pruner = train_pruner(cfg, vocab, encoded, progress)
+    if cfg.features.order == 3:
+        return ThirdOrderModel.untrained(vocab, cfg, pruner)
+    return SecondOrderModel.untrained(vocab, space, cfg, pruner)
+
+
+def training_decoder(cfg: ExperimentConfig) -> Decoder:
+    """The decoder that predicts the training sentences: ``training.decoder`` with
+    ``training.decoder_options``, or when that is null the ``decoder`` section's."""
+    tc = cfg.training
+    if tc.decoder is None:
+        return parsing_decoder(cfg)
+    return configured_decoder(tc.decoder, tc.decoder_options)
+
+
+def parsing_decoder(cfg: ExperimentConfig) -> Decoder:
+    """The ``decoder`` section's decoder with its options: what parsing and dev epochs use."""
+    return configured_decoder(cfg.decoder.name, cfg.decoder.options)
+
+
+def train(
+    cfg: ExperimentConfig,
+    progress: bool = True,
+    on_epoch: Callable[[EpochReport], None] | None = None,
+) -> TrainResult:
+    """Train a model as the config says; returns the best epoch's averaged model."""
+    start = time.perf_counter()
+    train_sents = read_split(cfg, cfg.data.train)
+    dev_sents = read_split(cfg, cfg.data.dev) if cfg.data.dev else []
+    vocab = Vocabulary.build(train_sents)
+    encoded = [vocab.encode(s) for s in train_sents]
+    model = new_model(cfg, vocab, encoded, progress)
+    decoder = training_decoder(cfg)
+    dev_decoder = parsing_decoder(cfg)
+    single_root = cfg.decoder.single_root
+    tc = cfg.training
+    learner = AveragedLearner(model.size, tc.learner, tc.C)
+    rng = np.random.default_rng(tc.seed)
+    best = BestEpoch()
+    result = TrainResult(model=model, best_epoch=0)
+    pruner = getattr(model, "pruner", None)
+    if pruner is not None and dev_sents:
+        dev_encoded = [vocab.encode(s) for s in dev_sents]
+        for enc in dev_encoded:
+            enc.allowed = pruner.allowed(enc)
+        recall, heads = pruning_recall(dev_encoded)
+        log.info("pruner keeps %.2f%% of gold dev arcs, %.2f heads per word", recall, heads)
+
+    for epoch in range(1, tc.epochs + 1):
+        order = rng.permutation(len(encoded)) if tc.shuffle else np.arange(len(encoded))
+        stats = run_epoch(model, learner, [encoded[i] for i in order], decoder, single_root,
+                          desc=f"epoch {epoch}/{tc.epochs}", progress=progress,
+                          keep_invalid=tc.invalid_updates == "keep")
+        seconds = {"score": stats.timer.score, "decode": stats.timer.decode,
+                   "update": stats.update_seconds}
+        model.weights = learner.averaged()
+        dev_uas = dev_las = None
+        if dev_sents:
+            t0 = time.perf_counter()
+            parsed = list(model.parse(dev_sents, dev_decoder, single_root, ParseTimer()))
+            report = evaluate(dev_sents, parsed, punct=tc.punct)
+            dev_uas, dev_las = report.uas, report.las
+            seconds["dev"] = time.perf_counter() - t0
+        best.close_epoch(result, EpochReport(epoch, stats.uas, stats.las, dev_uas, dev_las,
+                                             seconds), model.weights,
+                         dev_las if tc.select_by == "las" else dev_uas, on_epoch)
+    return best.finish(model, result, start)
