@@ -5,6 +5,9 @@
 PYTHON ?= python3
 DATA ?= ../shared/data
 export DPARSE_DATA := $(abspath $(DATA))
+# The scripts under benchmarks/ import dparse from this checkout (as `python -m dparse` does
+# from here), installed or not.
+export PYTHONPATH := $(CURDIR)$(if $(PYTHONPATH),:$(PYTHONPATH))
 RESULTS ?= results
 comma := ,
 MODELS ?= models

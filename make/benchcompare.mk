@@ -18,7 +18,7 @@ BENCH_TRAIN_PAIRS ?= 2
 
 .PHONY: bench-compare
 bench-compare:  ## this build vs REF=<commit>: parse tok/s, training time, memory, UAS/LAS
-	PYTHONPATH=$(CURDIR) $(PYTHON) benchmarks/bench_compare.py --ref $(REF) --work $(BENCH_WORK) \
+	$(PYTHON) benchmarks/bench_compare.py --ref $(REF) --work $(BENCH_WORK) \
 		--pairs $(BENCH_PAIRS) --configs $(BENCH_CONFIGS) --treebanks $(BENCH_TREEBANKS) \
 		--data $(DPARSE_DATA) --out $(RESULTS)/bench-compare.md \
 		--train-pairs $(BENCH_TRAIN_PAIRS) $(if $(BENCH_EPOCHS),--epochs $(BENCH_EPOCHS))

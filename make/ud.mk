@@ -9,7 +9,7 @@
 
 TABLES += ud-table
 ud-table_DATA := da_ddt
-UD_TABLE_TREEBANKS ?= $(shell PYTHONPATH=. $(PYTHON) benchmarks/ud_table.py --present $(DPARSE_DATA))
+UD_TABLE_TREEBANKS ?= $(shell $(PYTHON) benchmarks/ud_table.py --present $(DPARSE_DATA))
 
 .PHONY: ud-table
 
@@ -18,4 +18,4 @@ ud-table:  ## configs/ud/* on every treebank in DATA (JOBS=N) -> results/ud-tabl
 	$(PYTHON) -m dparse grid configs/grids/ud.yaml --out $(GRID_RUNS)/ud $(GRID_WORKERS) \
 		$(GRID_CLUSTER) --only treebank=$(UD_TABLE_TREEBANKS) \
 		|| echo "ud-table: some cells failed (see $(GRID_RUNS)/ud/results.md); table written anyway"
-	PYTHONPATH=. $(PYTHON) benchmarks/ud_table.py $(GRID_RUNS)/ud -o $(RESULTS)/ud-table.md
+	$(PYTHON) benchmarks/ud_table.py $(GRID_RUNS)/ud -o $(RESULTS)/ud-table.md
