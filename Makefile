@@ -6,7 +6,7 @@ PYTHON ?= python3
 DATA ?= ../shared/data
 export DPARSE_DATA := $(abspath $(DATA))
 # The scripts under benchmarks/ import dparse from this checkout (as `python -m dparse` does
-# from here), installed or not.
+# from here), installed or not. ($(shell) sees no exported variable before make 4.4: pass it.)
 export PYTHONPATH := $(CURDIR)$(if $(PYTHONPATH),:$(PYTHONPATH))
 RESULTS ?= results
 comma := ,

@@ -9,7 +9,7 @@
 
 TABLES += ud-table
 ud-table_DATA := da_ddt
-UD_TABLE_TREEBANKS ?= $(shell $(PYTHON) benchmarks/ud_table.py --present $(DPARSE_DATA))
+UD_TABLE_TREEBANKS ?= $(shell PYTHONPATH=$(PYTHONPATH) $(PYTHON) benchmarks/ud_table.py --present $(DPARSE_DATA))
 
 .PHONY: ud-table
 
