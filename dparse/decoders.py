@@ -24,8 +24,6 @@ implements :meth:`Decoder._decode`, is registered, and its module is added to PR
 from __future__ import annotations
 
 import importlib
-import math
-import numbers
 from collections.abc import Mapping
 from typing import ClassVar, TypeVar
 
@@ -43,8 +41,6 @@ __all__ = [
     "available_decoders",
     "configured_decoder",
     "get_decoder",
-    "integer_option",
-    "real_option",
     "register_decoder",
     "score_tree",
 ]
@@ -208,24 +204,3 @@ def score_tree(heads: ArrayLike, arc: ArrayLike) -> float:
     h = np.asarray(heads)
     a = np.asarray(arc, dtype=np.float64)
     return float(a[h[1:], np.arange(1, h.shape[0])].sum())
-
-
-def integer_option(name: str, value: object, low: int) -> int:
-    """``value`` as an int >= ``low`` (a greedy decoder option); ValueError otherwise."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
-        raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
-    return int(value)
-
-
-def real_option(name: str, value: object, low: float, high: float = math.inf) -> float:
-    """``value`` as a finite float in [low, high] (a greedy decoder option); ValueError
-    otherwise."""
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, numbers.Real)
-        or not math.isfinite(value)
-        or not low <= value <= high
-    ):
-        span = f">= {low}" if high == math.inf else f"in [{low}, {high}]"
-        raise ValueError(f"{name} must be a finite number {span}, got {value!r}")
-    return float(value)

@@ -13,6 +13,8 @@ with cube pruning; parts arc, sib, grand, trisib, gsib; options k and recombinat
 
 from __future__ import annotations
 
+import math
+import numbers
 from collections.abc import Callable
 from typing import ClassVar
 
@@ -25,14 +27,7 @@ from dparse._ext.eisner2 import eisner2_sib, eisner2_sibgp
 from dparse._ext.eisner3 import eisner3
 from dparse._ext.generalized_eisner import ArrayScorer, ChartScorer, GeneralizedEisner
 from dparse._ext.greedy import greedy
-from dparse.decoders import (
-    Decoder,
-    Heads,
-    Scores,
-    integer_option,
-    real_option,
-    register_decoder,
-)
+from dparse.decoders import Decoder, Heads, Scores, register_decoder
 
 
 class _Extension(Decoder):
@@ -127,6 +122,27 @@ class Eisner3Outermost(Eisner3):
         return eisner3(arc, single_root=single_root, outermost=True, **parts)
 
 
+def _integer_option(name: str, value: object, low: int) -> int:
+    """``value`` as an int >= ``low`` (a greedy decoder option); ValueError otherwise."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
+        raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
+    return int(value)
+
+
+def _real_option(name: str, value: object, low: float, high: float = math.inf) -> float:
+    """``value`` as a finite float in [low, high] (a greedy decoder option); ValueError
+    otherwise."""
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, numbers.Real)
+        or not math.isfinite(value)
+        or not low <= value <= high
+    ):
+        span = f">= {low}" if high == math.inf else f"in [{low}, {high}]"
+        raise ValueError(f"{name} must be a finite number {span}, got {value!r}")
+    return float(value)
+
+
 @register_decoder
 class GreedyBGI(Decoder):
     """Basic greedy inference, BGI (Tchernowitz et al. 2016, Algorithm 1): adds the arc with
@@ -143,8 +159,8 @@ class GreedyBGI(Decoder):
     option_names: ClassVar[tuple[str, ...]] = ("beam", "improve")
 
     def __init__(self, beam: int = 1, improve: int = 0) -> None:
-        self.beam = integer_option("beam", beam, 1)
-        self.improve = integer_option("improve", improve, 0)
+        self.beam = _integer_option("beam", beam, 1)
+        self.improve = _integer_option("improve", improve, 0)
         self._variants: dict[tuple[tuple[str, type, object], ...], GreedyBGI] = {}
 
     def decode(self, arc: ArrayLike, *, single_root: bool = True, **parts: object) -> Heads:
@@ -202,8 +218,8 @@ class GreedyBGIPP(GreedyBGI):
         self, alpha: float = 1.0, beta: float = 0.5, beam: int = 1, improve: int = 0
     ) -> None:
         super().__init__(beam, improve)
-        self.alpha = real_option("alpha", alpha, 0.0)
-        self.beta = real_option("beta", beta, 0.0, 1.0)
+        self.alpha = _real_option("alpha", alpha, 0.0)
+        self.beta = _real_option("beta", beta, 0.0, 1.0)
 
     def _search(self, arc: Scores, sib: Scores | None, grand: Scores | None,
                 single_root: bool) -> Heads:
@@ -226,7 +242,7 @@ class CubePruning(Decoder):
     parts = ("arc", "sib", "grand", "trisib", "gsib")
 
     def __init__(self, k: int = 5, recombination: bool = True) -> None:
-        self.k = integer_option("k", k, 1)
+        self.k = _integer_option("k", k, 1)
         if not isinstance(recombination, (bool, np.bool_)):
             raise ValueError(f"recombination must be true or false, got {recombination!r}")
         self.recombination = bool(recombination)

@@ -10,11 +10,7 @@ import numpy as np
 from dparse.graph.model import ArcFactoredModel, GraphModel
 from dparse.graph.secondorder import SecondOrderModel
 from dparse.graph.thirdorder import ThirdOrderModel
-from dparse.modeldir import (
-    WEIGHTS_FILE,
-    check_model_dir,
-    require_model_files,
-)
+from dparse.modeldir import WEIGHTS_FILE, check_model_dir, require_model_files
 
 
 def load_model(directory: Path) -> GraphModel:
