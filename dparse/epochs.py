@@ -104,16 +104,23 @@ def read_split(cfg: ExperimentConfig, relative: str) -> list[Sentence]:
 
 
 @dataclass
-class PerceptronTrainResult:
-    """A perceptron-trained parser (easy-first, shift-reduce): the selected model, the history
-    of the run (epoch reports and the parser's own counts) and what projectivization changed."""
+class TrainResult:
+    """What a trainer returns: the selected model (any parser type, with ``write_files``), the
+    number of its epoch, the epoch reports and the seconds of the whole run."""
 
     model: Any
     best_epoch: int
-    projectivized: ProjectivizeReport
     epochs: list[EpochReport] = field(default_factory=list)
-    counts: list[dict[str, int]] = field(default_factory=list)
     seconds: float = 0.0
+
+
+@dataclass
+class PerceptronTrainResult(TrainResult):
+    """A perceptron-trained projective parser's (easy-first, shift-reduce, reranker): also its
+    own counts of each epoch and what projectivization changed."""
+
+    projectivized: ProjectivizeReport | None = None
+    counts: list[dict[str, int]] = field(default_factory=list)
 
 
 def read_projective_training(
@@ -172,9 +179,9 @@ def run_perceptron_epochs(
     return best.finish(model, result, start)
 
 
-def save_model(result: Any, cfg: ExperimentConfig, directory: Path) -> None:
-    """Write a trainer's selected model (``result.model``, any parser type) and its resolved
-    config as the model directory ``directory``, whole or not at all (:mod:`dparse.modeldir`)."""
+def save_model(result: TrainResult, cfg: ExperimentConfig, directory: Path) -> None:
+    """Write a trainer's selected model (any parser type) and its resolved config as the model
+    directory ``directory``, whole or not at all (:mod:`dparse.modeldir`)."""
     with writing_model_dir(directory) as staging:
         result.model.write_files(staging)
         save_config(cfg, staging / CONFIG_FILE)

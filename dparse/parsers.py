@@ -18,7 +18,7 @@ from typing import Any
 
 from dparse.config import ExperimentConfig
 from dparse.conll import Sentence
-from dparse.epochs import EpochReport
+from dparse.epochs import EpochReport, TrainResult
 from dparse.errors import ConfigError
 from dparse.timer import ParseTimer
 
@@ -38,7 +38,7 @@ class LoadedParser:
 
 
 def _train_graph(cfg: ExperimentConfig, progress: bool,
-                 on_epoch: Callable[[EpochReport], None] | None) -> Any:
+                 on_epoch: Callable[[EpochReport], None] | None) -> TrainResult:
     from dparse.graph.training import train
 
     return train(cfg, progress=progress, on_epoch=on_epoch)
@@ -57,7 +57,7 @@ def _load_graph(directory: Path, cfg: ExperimentConfig, name: str) -> LoadedPars
 
 
 def _train_easyfirst(cfg: ExperimentConfig, progress: bool,
-                     on_epoch: Callable[[EpochReport], None] | None) -> Any:
+                     on_epoch: Callable[[EpochReport], None] | None) -> TrainResult:
     from dparse.transition.easyfirst import train
 
     return train(cfg, progress=progress, on_epoch=on_epoch)
@@ -73,7 +73,7 @@ def _load_easyfirst(directory: Path, cfg: ExperimentConfig, name: str) -> Loaded
 
 
 def _train_umst(cfg: ExperimentConfig, progress: bool,
-                on_epoch: Callable[[EpochReport], None] | None) -> Any:
+                on_epoch: Callable[[EpochReport], None] | None) -> TrainResult:
     from dparse.undirected.parser import train_undirected
 
     return train_undirected(cfg, progress=progress, on_epoch=on_epoch)
@@ -89,7 +89,7 @@ def _load_umst(directory: Path, cfg: ExperimentConfig, name: str) -> LoadedParse
 
 
 def _train_shiftreduce(cfg: ExperimentConfig, progress: bool,
-                       on_epoch: Callable[[EpochReport], None] | None) -> Any:
+                       on_epoch: Callable[[EpochReport], None] | None) -> TrainResult:
     from dparse.transition.shiftreduce import train
 
     return train(cfg, progress=progress, on_epoch=on_epoch)
@@ -110,7 +110,7 @@ def _load_shiftreduce(directory: Path, cfg: ExperimentConfig, name: str) -> Load
 
 
 def _train_rerank(cfg: ExperimentConfig, progress: bool,
-                  on_epoch: Callable[[EpochReport], None] | None, jobs: int = 1) -> Any:
+                  on_epoch: Callable[[EpochReport], None] | None, jobs: int = 1) -> TrainResult:
     from dparse.rerank.model import train
 
     return train(cfg, progress=progress, on_epoch=on_epoch, jobs=jobs)
@@ -149,10 +149,9 @@ def train_parser(
     progress: bool = True,
     on_epoch: Callable[[EpochReport], None] | None = None,
     **options: Any,
-) -> Any:
-    """Train the config's parser type; the result has ``model`` (with ``save(directory)``),
-    ``best_epoch`` and ``seconds``. ``options`` go to the trainers that take them (rerank:
-    ``jobs``)."""
+) -> TrainResult:
+    """Train the config's parser type (the model saved by :func:`dparse.epochs.save_model`);
+    ``options`` go to the trainers that take them (rerank: ``jobs``)."""
     return _entry(TRAINERS, cfg)(cfg, progress, on_epoch, **options)
 
 

@@ -221,7 +221,7 @@ class _WrongModel:
 def test_invalid_updates_are_skipped_or_kept(sentences, keep: bool) -> None:
     """Gold already outscores the prediction by more than its cost (w . delta = 1000): PA skips
     the update; with keep_invalid it steps as if they tied."""
-    from dparse.graph.epoch import run_epoch
+    from dparse.graph.online import run_epoch
     from dparse.learning import AveragedLearner
 
     _, encs = sentences

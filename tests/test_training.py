@@ -12,10 +12,10 @@ from conftest import DATA, requires_data
 
 from dparse.config import ExperimentConfig, load_config
 from dparse.conll import read_conll, read_treebank, write_conll
-from dparse.epochs import save_model
+from dparse.epochs import TrainResult, save_model
 from dparse.errors import DparseError
 from dparse.graph.model import ArcFactoredModel
-from dparse.graph.training import TrainResult, train
+from dparse.graph.training import train
 from dparse.modeldir import CONFIG_FILE
 
 pytestmark = requires_data

@@ -26,8 +26,8 @@ from dparse.config import ExperimentConfig
 from dparse.decoders import get_decoder
 from dparse.errors import DparseError
 from dparse.folds import fold_of_sentences
-from dparse.graph.epoch import run_epoch
 from dparse.graph.model import ArcFactoredModel
+from dparse.graph.online import run_epoch
 from dparse.learning import AveragedLearner
 from dparse.modeldir import check_model_dir
 from dparse.outputs import write_text

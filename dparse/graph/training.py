@@ -14,7 +14,6 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -22,9 +21,9 @@ from dparse._ext.arcfeatures import FeatureSpace
 from dparse.aligned import aligned_zeros
 from dparse.config import ExperimentConfig
 from dparse.decoders import Decoder, configured_decoder
-from dparse.epochs import BestEpoch, EpochReport, read_split
-from dparse.graph.epoch import run_epoch
+from dparse.epochs import BestEpoch, EpochReport, TrainResult, read_split
 from dparse.graph.model import ArcFactoredModel, GraphModel
+from dparse.graph.online import run_epoch
 from dparse.graph.pruner import pruning_recall, train_pruner
 from dparse.graph.secondorder import SecondOrderModel
 from dparse.graph.thirdorder import ThirdOrderModel
@@ -34,16 +33,6 @@ from dparse.timer import ParseTimer
 from dparse.vocab import EncodedSentence, Vocabulary
 
 log = logging.getLogger(__name__)
-
-
-@dataclass
-class TrainResult:
-    """The selected model and the history of the run."""
-
-    model: GraphModel
-    best_epoch: int
-    epochs: list[EpochReport] = field(default_factory=list)
-    seconds: float = 0.0
 
 
 def new_model(

@@ -46,7 +46,7 @@ from dparse._ext.arcfeatures import (
 from dparse._ext.umst import local_enhancement, tree_from_edges
 from dparse.config import ExperimentConfig
 from dparse.conll import Sentence
-from dparse.epochs import BestEpoch, EpochReport, read_split
+from dparse.epochs import BestEpoch, EpochReport, TrainResult, read_split
 from dparse.errors import DparseError
 from dparse.graph.model import ArcFactoredModel
 from dparse.learning import AveragedLearner
@@ -208,19 +208,11 @@ class UndirectedEpoch(EpochReport):
                                "labels come from umst.directed_model when parsing")
 
 
-@dataclass
-class UndirectedTrainResult:
-    model: UndirectedModel
-    best_epoch: int
-    epochs: list[UndirectedEpoch] = field(default_factory=list)
-    seconds: float = 0.0
-
-
 def train_undirected(
     cfg: ExperimentConfig,
     progress: bool = True,
     on_epoch: Callable[[UndirectedEpoch], None] | None = None,
-) -> UndirectedTrainResult:
+) -> TrainResult:
     """Trains U-MST-uf as the config says; returns the best epoch's averaged model."""
     ucfg = cfg.umst
     start = time.perf_counter()
@@ -248,7 +240,7 @@ def train_undirected(
         i, j = (key // (len(sent) + 1)).astype(np.int32), (key % (len(sent) + 1)).astype(np.int32)
         instances.append((vocab.encode(sent), i, j, edge_mask(sent.heads, i, j)))
     rng = np.random.default_rng(tc.seed)
-    result = UndirectedTrainResult(model=model, best_epoch=0)
+    result = TrainResult(model=model, best_epoch=0)
     best = BestEpoch()
     n_tokens = sum(len(s) for s in train_sents)
     parser = UndirectedParser(model, single_root=False, method=ucfg.method)
