@@ -23,8 +23,8 @@ from dparse.hypergraph.forest_io import read_forests
 from dparse.learning import AveragedLearner
 from dparse.metrics import evaluate
 from dparse.projectivize import projectivize
-from dparse.transition.shiftreduce import ShiftReduceModel, train_epoch
-from dparse.trees import check_tree
+from dparse.transition.shiftreduce import ShiftReduceModel, train, train_epoch
+from dparse.trees import check_tree, root_words
 from dparse.vocab import Vocabulary
 
 BITS, LBITS, N_LABELS, XPOS = 10, 8, 3, 3
@@ -188,7 +188,7 @@ def ewt() -> dict:
     dev = read_treebank(DATA / "en_ewt" / "dev.conllu")[:200]
     vocab = Vocabulary.build(train)
     encoded = [vocab.encode(s) for s in train]
-    encoded = [e for e in encoded if int((e.heads[1:] == 0).sum()) == 1]
+    encoded = [e for e in encoded if root_words(e.heads) == 1]
     models = {}
     for system, update in (("nonspurious", "max-violation"), ("spurious", "early")):
         learner = AveragedLearner(layout_size(18, 12, len(vocab.labels)), "perceptron")
@@ -294,3 +294,17 @@ def test_shiftreduce_models_of_older_feature_templates_are_refused(tmp_path) -> 
     np.savez(tmp_path / "weights.npz", **arrays)
     with pytest.raises(DparseError, match="feature templates version 1"):
         ShiftReduceModel.read_files(tmp_path)
+
+
+def test_shiftreduce_upos_pair_needs_an_xpos_column() -> None:
+    """``features.tag: auto`` on a treebank without XPOS reads UPOS: there is nothing to pair,
+    and the model says so (it parses with the UPOS column alone)."""
+    sents = [Sentence.build("a b c".split(), heads=[-1, 2, 0, 2], deprels=["", "x", "r", "y"],
+                            upos="A B C".split(), xpos="_ _ _".split()) for _ in range(4)]
+    cfg = load_config("configs/en_ewt/sr-nonsp-b12.yaml", [
+        "features.tag=auto", "shiftreduce.upos_pair=true", "data.dev=null", "training.epochs=1",
+        "features.arc_bits=12", "features.label_bits=8"])
+    model = train(cfg, progress=False, sentences=sents).model
+    assert model.tag == "upos" and not model.upos_pair
+    assert model.tagcol != PAIRED_TAGS
+    check_tree(next(model.parse(sents[:1])).heads, single_root=True, projective=True)

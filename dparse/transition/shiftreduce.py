@@ -97,7 +97,7 @@ def unforceable(sent: Sentence, single_root: bool) -> str | None:
 class ShiftReduceModel(SavedModel):
     """Weights (float32, or float64 in training) of the action and label features, and the
     search settings (``system``, ``beam``, ``single_root``) parsing uses; with ``upos_pair``
-    (and ``tag`` xpos) the templates read the pair (XPOS, UPOS) as the tag."""
+    (only with ``tag`` xpos) the templates read the pair (XPOS, UPOS) as the tag."""
 
     vocab: Vocabulary
     weights: np.ndarray = field(repr=False)
@@ -116,7 +116,7 @@ class ShiftReduceModel(SavedModel):
     @property
     def tagcol(self) -> int:
         """The tag column the C search reads (PAIRED_TAGS: XPOS and UPOS together)."""
-        return PAIRED_TAGS if self.upos_pair and self.tag == "xpos" else TAG_COLUMNS[self.tag]
+        return PAIRED_TAGS if self.upos_pair else TAG_COLUMNS[self.tag]
 
     def configure(self, cfg: ExperimentConfig) -> ShiftReduceModel:
         """Take the search settings (system, beam, single root) of ``cfg``; returns self."""
@@ -273,11 +273,14 @@ def train(
     vocab = Vocabulary.build(train_sents)
     column = resolve_column(cfg.features.tag, train_sents)
     log.info("shift-reduce: POS column %s", column)
+    upos_pair = sc.upos_pair and column == "xpos"
+    if sc.upos_pair and not upos_pair:  # features.tag auto found no XPOS to pair
+        log.warning("shift-reduce: shiftreduce.upos_pair ignored: the POS column is %s", column)
     action_bits, label_bits = cfg.features.arc_bits, cfg.features.label_bits
     learner = AveragedLearner(layout_size(action_bits, label_bits, len(vocab.labels)),
                               "perceptron")
     model = ShiftReduceModel(vocab, learner.w, action_bits, label_bits, column,
-                             sc.system, sc.beam, cfg.decoder.single_root, sc.upos_pair)
+                             sc.system, sc.beam, cfg.decoder.single_root, upos_pair)
     encoded = [vocab.encode(s) for s in train_sents]
     if cfg.decoder.single_root:  # trees with several root dependents have no derivation
         encoded = [e for e in encoded if root_words(e.heads) == 1]
