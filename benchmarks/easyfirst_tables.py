@@ -26,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
+from dparse.batch.cells import read_result
 from dparse.config import load_config
 from dparse.conll import Sentence, read_treebank
 from dparse.metrics import evaluate, format_score
@@ -49,12 +50,16 @@ SYSTEMS = {"o1-cle": "MST (first-order graph, CLE)", "easyfirst": "NONDIR (easy-
 LONG_LENGTHS = (25, 100, 400, 1600)
 
 
-def train_seconds(log: Path) -> str:
-    """The training time that ``dparse train`` logged, or '-'."""
+def train_seconds(log: Path, model: Path) -> str:
+    """The training time that ``dparse train`` logged, else that of the grid cell whose model
+    ``model`` links to (make easyfirst-tables JOBS=N), or '-'."""
     if log.is_file():
         found = re.search(r"trained \S+ in ([0-9.]+)s", log.read_text(encoding="utf-8"))
         if found:
             return f"{float(found.group(1)):.0f}s"
+    cell = read_result(model.resolve().parent) if model.is_symlink() else None
+    if cell and cell.get("status") == "ok":
+        return f"{cell['train_seconds']:.0f}s"
     return "-"
 
 
@@ -86,7 +91,7 @@ def accuracy_tables(data: Path, parses: Path, models: Path, repeats: int) -> lis
             cells = " | ".join(format_score(v, 0) for v in (r.uas, r.root_accuracy,
                                                              r.complete_match, r.las))
             rows.append(f"| {label} | {cells} | {tps:,.0f} | "
-                        f"{train_seconds(parses / f'{name}-{system}.train.log')} |")
+                        f"{train_seconds(parses / f'{name}-{system}.train.log', model)} |")
         if not rows:
             continue
         lines += [f"## {title}", "",

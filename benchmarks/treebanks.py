@@ -1,9 +1,7 @@
 """The treebank setups that the table scripts run on, and en_ewt configs adapted to each.
 
-Shared by benchmarks/umst_tables.py and benchmarks/greedy_tables.py: each setup names its files
-relative to the data root. UD treebanks with a train file train on it and select epochs on dev;
-the small UD sets of the CoNLL 2006/2007 languages train on dev (no model selection), like the
-500-sentence "minimally supervised" setup; the CoNLL 2007 subset has no dev file.
+Shared by the table scripts; the setups are configs/grids/treebanks/tables.yaml (which the grids
+of the tables' models list too), each naming its files relative to the data root.
 """
 
 from __future__ import annotations
@@ -12,23 +10,10 @@ from pathlib import Path
 
 import yaml
 
-from dparse.batch.grid import Treebank  # one setup: files relative to the data root
+from dparse.batch.grid import Treebank, load_treebanks  # Treebank: one setup (files, encoding)
 
 CONFIGS = Path(__file__).resolve().parent.parent / "configs" / "en_ewt"
-
-
-TREEBANKS = [
-    Treebank("en_ewt", "en_ewt/train.conllu", "en_ewt/dev.conllu", "en_ewt/test.conllu"),
-    Treebank("tr_imst", "tr_imst/train.conllu", "tr_imst/dev.conllu", "tr_imst/test.conllu"),
-    Treebank("el_gdt", "el_gdt/train.conllu", "el_gdt/dev.conllu", "el_gdt/test.conllu"),
-    Treebank("pt_bosque", "pt_bosque/train.conllu", "pt_bosque/dev.conllu",
-             "pt_bosque/test.conllu"),
-    *[Treebank(tb, f"{tb}/dev.conllu", None, f"{tb}/test.conllu")  # train on dev (small data)
-      for tb in ("bg_btb", "da_ddt", "de_gsd", "ja_gsd", "nl_alpino", "sl_ssj", "sv_talbanken",
-                 "zh_gsd")],
-    Treebank("esp", "conll2007_nltk/esp.train", None, "conll2007_nltk/esp.test"),
-    Treebank("eus", "conll2007_nltk/eus.train", None, "conll2007_nltk/eus.test", "iso-8859-1"),
-]
+TREEBANKS = load_treebanks(CONFIGS.parent / "grids" / "treebanks" / "tables.yaml")
 
 
 def config_for(name: str, tb: Treebank, epochs: int | None) -> dict:

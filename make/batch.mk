@@ -11,7 +11,12 @@
 #                       en_ewt test repeated (the jobs section of make bench, alone; the o1-cle
 #                       model is trained into $(MODELS) if missing) -> results/bench-jobs.md
 #   make greedy-tables JOBS=4 [CLUSTER=slurm]   train the models of the greedy tables as a grid
-#                       first (configs/grids/greedy-models.yaml), then build the tables from them
+#                       first (configs/grids/greedy-models-o*.yaml), then build the tables from them
+# The other reproduction targets do the same with JOBS or CLUSTER given: umst-tables
+# (configs/grids/umst-models.yaml), cube-table1..4 (cube-models-en_ewt.yaml,
+# cube-models-table2.yaml), easyfirst-tables (easyfirst-models.yaml), sr-tables
+# (sr-models.yaml); ud-table is a grid itself; rerank-tables makes JOBS jackknife folds at a time
+# (local processes only). Only the models missing from the folder a table looks in are trained.
 # JOBS is the number of workers (local processes or batch jobs); CLUSTER local, slurm or pbs
 # (slurm and pbs need `pip install '.[cluster]'`); SLURM_QUEUE, SLURM_WALLTIME, SLURM_MEMORY the
 # batch settings. Cells already finished under $(GRID_RUNS) are never rerun.
@@ -26,8 +31,14 @@ GRID_RUNS ?= $(MODELS)/grids
 GRID_WORKERS = $(if $(JOBS),--workers $(JOBS))
 GRID_CLUSTER = --cluster $(CLUSTER) $(if $(filter slurm pbs,$(CLUSTER)),--queue $(SLURM_QUEUE) \
 	--walltime $(SLURM_WALLTIME) --memory $(SLURM_MEMORY))
+# non-empty when the tables' models are to be trained as grids first
+BATCH := $(strip $(JOBS)$(filter slurm pbs,$(CLUSTER)))
+# $(call models_grid,GRID,FOLDER[,OPTIONS]): train the models of configs/grids/GRID.yaml that
+# FOLDER lacks (by name) as a grid, linked into FOLDER
+models_grid = $(PYTHON) -m dparse grid configs/grids/$(1).yaml --out $(GRID_RUNS)/$(1) \
+	$(GRID_WORKERS) $(GRID_CLUSTER) --models $(2) --missing-only $(3)
 
-.PHONY: grid-smoke slurm-check greedy-models-grid bench-jobs
+.PHONY: grid-smoke slurm-check greedy-models-grid bench-jobs print-%
 
 bench-jobs: install  ## parse --jobs 1 vs --jobs JOBS (2), alternated, o1-cle on en_ewt test x8 -> results/bench-jobs.md
 	$(PYTHON) benchmarks/bench.py --data $(DPARSE_DATA) --config configs/en_ewt/o1-cle.yaml \
@@ -60,10 +71,13 @@ slurm-check:  ## the smoke grid through dask-jobqueue on a single-node SLURM sta
 # greedy-tables with JOBS or CLUSTER: its models are trained as a grid first and linked into
 # $(GREEDY_MODELS) by name, where benchmarks/greedy_tables.py finds (and checks) them.
 greedy-models-grid:
-	$(foreach k,$(GREEDY_ORDER_LIST),$(PYTHON) -m dparse grid configs/grids/greedy-models-o$(k).yaml \
-		--out $(GRID_RUNS)/greedy-models-o$(k) $(GRID_WORKERS) $(GRID_CLUSTER) \
-		--models $(GREEDY_MODELS) $(if $(GREEDY_TREEBANKS),--only treebank=$(GREEDY_TREEBANKS)) &&) true
+	$(foreach k,$(GREEDY_ORDER_LIST),$(call models_grid,greedy-models-o$(k),$(GREEDY_MODELS),\
+		$(if $(GREEDY_TREEBANKS),--only treebank=$(GREEDY_TREEBANKS))) &&) true
 
-ifneq ($(JOBS)$(filter slurm pbs,$(CLUSTER)),)
+ifneq ($(BATCH),)
 greedy-tables: greedy-models-grid
 endif
+
+# make print-VAR: a variable's value (tests compare the grids with the make files' settings)
+print-%:
+	@echo '$($*)'

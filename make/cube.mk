@@ -17,6 +17,8 @@
 # Models are found in $(MODELS) (then in each CUBE_REUSE folder) as <config name>, e.g.
 # models/en_ewt-o3-cube, and trained there when missing; CUBE_MODELS='o3-cube=/tmp/o3/x ...'
 # names model directories outright, CUBE_REFERENCE the o1-cle model of the reference speed.
+# With JOBS=N or CLUSTER=slurm the missing models of a table are trained first as a grid
+# (configs/grids/cube-models-en_ewt.yaml, cube-models-table2.yaml; make/batch.mk).
 
 CUBE_TREEBANKS ?=
 CUBE_PUNCT ?= include
@@ -27,7 +29,8 @@ CUBE_ARGS = --data $(DPARSE_DATA) --models $(MODELS) --punct $(CUBE_PUNCT) \
 	$(foreach r,$(CUBE_REUSE),--reuse $(r)) $(foreach m,$(CUBE_MODELS),--model $(m)) \
 	$(if $(CUBE_REFERENCE),--reference $(CUBE_REFERENCE))
 
-.PHONY: cube-table1 cube-table2 cube-table3 cube-table4 cube-scaling cube-configs
+.PHONY: cube-table1 cube-table2 cube-table3 cube-table4 cube-scaling cube-configs \
+	cube-models-grid1 cube-models-grid2 cube-models-grid3 cube-models-grid4
 
 TABLES += cube-table1 cube-table2 cube-table3 cube-table4 cube-scaling
 cube-table1_DATA := en_ewt
@@ -43,6 +46,21 @@ cube-table4:  ## cube-pruning paper Table 4 (k, recombination, search errors) ->
 cube-table1 cube-table2 cube-table3 cube-table4: cube-table%:
 	$(PYTHON) benchmarks/cube_tables.py table$* $(CUBE_ARGS) \
 		--out $(RESULTS)/cube-table$*.md $(if $(CUBE_TREEBANKS),--treebanks $(CUBE_TREEBANKS))
+
+# the configs (of configs/grids/cube-models-en_ewt.yaml) that each en_ewt table needs
+CUBE_GRID_1 := o1-cle,o1-eisner,o2-eisner,o3-exact,o3-cube
+CUBE_GRID_3 := o1-cle,o3-cube-none,o3-cube-sib,o3-cube-carreras,o3-cube-koo,o3-cube
+CUBE_GRID_4 := o1-cle,o3-cube
+
+cube-models-grid1 cube-models-grid3 cube-models-grid4: cube-models-grid%:
+	$(call models_grid,cube-models-en_ewt,$(MODELS),--only config=$(CUBE_GRID_$*))
+
+cube-models-grid2:
+	$(call models_grid,cube-models-table2,$(MODELS),$(if $(CUBE_TREEBANKS),--only treebank=$(CUBE_TREEBANKS)))
+
+ifneq ($(BATCH),)
+cube-table1 cube-table2 cube-table3 cube-table4: cube-table%: cube-models-grid%
+endif
 
 cube-scaling:  ## cube pruning vs exact third-order decoding time against n -> results/cube-scaling.md
 	$(PYTHON) benchmarks/cube_scaling.py --out $(RESULTS)/cube-scaling.md \

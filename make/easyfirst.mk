@@ -7,7 +7,9 @@
 #                           -> results/easyfirst-tables.md
 #   make easyfirst-bench    just the speed / extraction rows -> results/easyfirst-bench.md
 #
-# Models go to $(MODELS)/<set>-<parser>, parses and logs to $(RESULTS)/easyfirst/.
+# Models go to $(MODELS)/<set>-<parser>, parses and logs to $(RESULTS)/easyfirst/. With JOBS=N or
+# CLUSTER=slurm the missing models are trained first as a grid (configs/grids/easyfirst-models.yaml,
+# whose treebank overrides are the EF_SET_<set> below; make/batch.mk).
 
 TABLES += easyfirst-tables
 easyfirst-tables_DATA := en_ewt conll2007_nltk/esp.train conll2007_nltk/eus.train
@@ -34,7 +36,10 @@ EF_SET_eus := --set data.train=conll2007_nltk/eus.train --set data.dev=null \
 	--set features.prepositions= --set features.coordinators=LOT_JNT \
 	--set decoder.single_root=false
 
-.PHONY: easyfirst-tables easyfirst-bench
+.PHONY: easyfirst-tables easyfirst-bench easyfirst-models-grid
+
+easyfirst-models-grid:
+	$(call models_grid,easyfirst-models,$(MODELS))
 
 # $(MODELS)/<set>-<parser>/weights.npz: train (the log keeps the training time)
 define EF_MODEL_RULE
@@ -61,7 +66,7 @@ $(EF_OUT)/$(1)-oracle.json: $(EF_OUT)/$(1)-easyfirst.test.conllu $(EF_OUT)/$(1)-
 endef
 $(foreach s,$(EF_SETS),$(eval $(call EF_ORACLE_RULE,$(s))))
 
-easyfirst-tables: $(EF_PARSES) $(EF_SETS:%=$(EF_OUT)/%-oracle.json)  ## Tables 2-4 of the easy-first paper -> results/easyfirst-tables.md
+easyfirst-tables: $(if $(BATCH),easyfirst-models-grid) $(EF_PARSES) $(EF_SETS:%=$(EF_OUT)/%-oracle.json)  ## Tables 2-4 of the easy-first paper -> results/easyfirst-tables.md
 	$(PYTHON) benchmarks/easyfirst_tables.py --data $(DPARSE_DATA) --parses $(EF_OUT) \
 		--models $(MODELS) --out $(RESULTS)/easyfirst-tables.md
 

@@ -21,7 +21,9 @@ TABLES += rerank-tables rerank-table14
 rerank-tables_DATA := en_ewt
 rerank-table14_DATA := pt_bosque
 
-RERANK_JOBS ?= 2
+# jackknife folds trained at a time (local processes; on a cluster, run `dparse train --fold I`
+# as a job array, README)
+RERANK_JOBS ?= $(or $(JOBS),2)
 RERANK_OUT := $(RESULTS)/rerank
 RERANK_EN := local-nonsp nonlocal-nonsp local-sp nonlocal-sp local-nonsp-noguide nonlocal-nonsp-noguide
 RERANK_SET_nonsp :=

@@ -14,7 +14,12 @@ sr-tables_DATA := en_ewt
 SR_OUT := $(RESULTS)/shiftreduce
 SR_MODELS := sr-nonsp-b12 sr-sp-b12 sr-b1
 
-.PHONY: sr-models sr-tables
+.PHONY: sr-models sr-tables sr-models-grid
+
+# With JOBS=N or CLUSTER=slurm the missing models are trained first as a grid
+# (configs/grids/sr-models.yaml; make/batch.mk), before the rules below look for them.
+sr-models-grid:
+	$(call models_grid,sr-models,$(MODELS))
 
 define SR_MODEL_RULE
 $(MODELS)/en_ewt-$(1)/weights.npz: configs/en_ewt/$(1).yaml
@@ -24,7 +29,7 @@ $(MODELS)/en_ewt-$(1)/weights.npz: configs/en_ewt/$(1).yaml
 endef
 $(foreach m,$(SR_MODELS),$(eval $(call SR_MODEL_RULE,$(m))))
 
-sr-models: $(SR_MODELS:%=$(MODELS)/en_ewt-%/weights.npz)  ## train the shift-reduce models (beam 12 both systems, beam 1)
+sr-models: $(if $(BATCH),sr-models-grid) $(SR_MODELS:%=$(MODELS)/en_ewt-%/weights.npz)  ## train the shift-reduce models (beam 12 both systems, beam 1)
 
 sr-tables: sr-models $(MODELS)/en_ewt-o1-cle/weights.npz  ## Tables 2-3 / Figure 4 of the forest-reranking paper (parser half) -> results/sr-tables.md
 	$(PYTHON) benchmarks/sr_tables.py --data $(DPARSE_DATA) --nonsp $(MODELS)/en_ewt-sr-nonsp-b12 \

@@ -5,7 +5,8 @@
 #                       log-log plots: results/plots/umst-scaling-{n,time-m}.{png,svg}
 #   make umst-prune     length-dictionary pruning figures on en_ewt  -> results/umst-prune.md
 # UMST_TREEBANKS=en_ewt,tr_imst restricts the tables to some setups; models are reused from
-# $(MODELS)/umst when present.
+# $(MODELS)/umst when present. With JOBS=N or CLUSTER=slurm the missing models are trained first
+# as a grid (configs/grids/umst-models.yaml, make/batch.mk).
 
 UMST_TREEBANKS ?=
 UMST_PUNCT ?= include
@@ -16,6 +17,13 @@ umst-tables:  ## Tables 1-2 of the undirected-MST paper (all treebanks) -> resul
 	$(PYTHON) benchmarks/umst_tables.py --data $(DPARSE_DATA) --models $(MODELS)/umst \
 		--punct $(UMST_PUNCT) --out $(RESULTS)/umst-tables.md \
 		$(if $(UMST_TREEBANKS),--treebanks $(UMST_TREEBANKS))
+
+umst-models-grid:
+	$(call models_grid,umst-models,$(MODELS)/umst,$(if $(UMST_TREEBANKS),--only treebank=$(UMST_TREEBANKS)))
+
+ifneq ($(BATCH),)
+umst-tables: umst-models-grid
+endif
 
 TABLES += umst-scaling
 umst-scaling_DATA :=

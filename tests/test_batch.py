@@ -27,7 +27,6 @@ from dparse.batch.grid import (
     load_grid,
     markdown_table,
     run_grid,
-    select_cells,
     write_tables,
 )
 from dparse.batch.parallel_parse import Shard, file_blocks, sentence_blocks, splits_as_bytes
@@ -437,33 +436,155 @@ def test_grid_command_end_to_end(corpus: dict[str, Path], tmp_path: Path) -> Non
     records = json.loads((tmp_path / "run" / "results.json").read_text())
     assert [r["status"] for r in records] == ["ok"] * 2
     assert (tmp_path / "run" / "results.md").read_text().count("| ok |") == 2
+    # --missing-only: seed 1's model is missing from models, so its (finished) cell runs and is
+    # linked; then nothing is missing and nothing runs
+    models = tmp_path / "models"
+    code, output = _invoke("grid", path, "--out", tmp_path / "run", "--only", "seed=1",
+                           "--set", "training.epochs=1", "--models", models, "--missing-only")
+    assert code == 0, output
+    assert (models / "mini-o1-cle" / "weights.npz").is_file()
+    assert "1 of 1 cells done" in output
+    code, output = _invoke("grid", path, "--out", tmp_path / "run", "--set",
+                           "training.epochs=1", "--models", models, "--missing-only")
+    assert code == 0 and "nothing to run" in output, output
+    code, output = _invoke("grid", path, "--missing-only")
+    assert code == 2 and "--missing-only needs --models" in output
 
 
-@pytest.mark.parametrize("order", [1, 2])
-def test_greedy_models_grid_matches_the_greedy_tables(order: int, tmp_path: Path) -> None:
-    """The grid of `make greedy-tables JOBS=N` trains exactly the configs that
-    benchmarks/greedy_tables.py would train, so that it reuses them."""
+def test_grid_treebank_overrides_and_list_files(tmp_path: Path) -> None:
+    """A treebank's overrides reach its cells only; a list file is read relative to the grid
+    file, ``except`` leaves treebanks out, and unknown names are errors."""
+    from dparse.batch.grid import cells_without_model
+    from dparse.errors import ConfigError
+
+    write_text(tmp_path / "tbs.yaml", "- en_ewt\n- {name: eus, train: e/train, test: e/test, "
+               "dev: null, overrides: [decoder.single_root=false, training.epochs=3]}\n")
+    config = str(REPO / "configs/en_ewt/o1-cle.yaml")
+    grid = tmp_path / "grid.yaml"
+    write_text(grid, json.dumps({"configs": [config], "treebanks": "tbs.yaml",
+                                 "overrides": ["training.epochs=2"]}))
+    cells = load_grid(grid).cells(tmp_path / "run", str(tmp_path))
+    assert [c.config["name"] for c in cells] == ["en_ewt-o1-cle", "eus-o1-cle"]
+    assert [c.config["training"]["epochs"] for c in cells] == [2, 3]
+    assert [c.config["decoder"]["single_root"] for c in cells] == [True, False]
+    assert [c.config["data"]["train"] for c in cells] == ["en_ewt/train.conllu", "e/train"]
+    (tmp_path / "models" / "eus-o1-cle").mkdir(parents=True)
+    assert cells_without_model(cells, tmp_path / "models") == cells  # no weights file yet
+    write_text(tmp_path / "models" / "eus-o1-cle" / "weights.npz", "")
+    assert cells_without_model(cells, tmp_path / "models") == cells[:1]
+    write_text(grid, json.dumps({"configs": [config],
+                                 "treebanks": {"file": "tbs.yaml", "except": ["en_ewt"]}}))
+    assert [tb.name for tb in load_grid(grid).treebanks] == ["eus"]
+    for treebanks, problem in (({"file": "tbs.yaml", "except": ["fr"]}, "except names fr"),
+                               ("none.yaml", "does not exist"),
+                               ({"file": "tbs.yaml", "but": []}, "list file"),
+                               ([{"name": "x", "train": "a", "test": "b",
+                                  "overrides": "k=v"}], "overrides must be a list")):
+        write_text(grid, json.dumps({"configs": [config], "treebanks": treebanks}))
+        with pytest.raises(ConfigError, match=problem) as info:
+            load_grid(grid)
+        assert str(grid) in str(info.value)
+
+
+def _benchmarks() -> dict:
+    """The table scripts' model lists and benchmarks/treebanks.py (TREEBANKS, config_for)."""
     sys.path.insert(0, str(REPO / "benchmarks"))
     try:
-        from greedy_tables import EXACT, GREEDY
-        from treebanks import TREEBANKS, config_for
+        import cube_tables
+        import greedy_tables
+        import treebanks
     finally:
         sys.path.remove(str(REPO / "benchmarks"))
+    return {"cube": cube_tables, "greedy": greedy_tables, "treebanks": treebanks}
+
+
+def _make_value(variable: str) -> str:
+    """A variable of the make files (make print-VAR)."""
+    return subprocess.run(["make", "-s", "--no-print-directory", f"print-{variable}"], cwd=REPO,
+                          capture_output=True, text=True, check=True).stdout.strip()
+
+
+def _table_models(grid: str) -> tuple[list[str], list[str] | None]:
+    """The configs (stems) that the table behind a grid of configs/grids/ trains, and the
+    treebank setups of benchmarks/treebanks.py it trains them on (None: en_ewt's own files)."""
+    b = _benchmarks()
+    greedy, cube = b["greedy"], b["cube"]
+    every = [tb.name for tb in b["treebanks"].TREEBANKS]
+    if grid.startswith("greedy-models-o"):
+        order = int(grid[-1])
+        return ([greedy.EXACT[order][1], *(f"o{order}-{m}" for _, _, m in greedy.GREEDY)], every)
+    if grid == "umst-models":  # benchmarks/umst_tables.py run_treebank
+        return ["o1-cle", "o1-umst-df", "o1-umst-uf"], every
+    if grid == "cube-models-table2":
+        return [c for _, c in cube.TABLE2], [t for t in every if t != "en_ewt"]
+    if grid == "cube-models-en_ewt":
+        return [cube.REFERENCE, *dict.fromkeys(c for _, c, *_ in cube.TABLE1 + cube.TABLE3)], None
+    assert grid == "sr-models"
+    return _make_value("SR_MODELS").split(), None
+
+
+@pytest.mark.parametrize("grid", ["greedy-models-o1", "greedy-models-o2", "umst-models",
+                                  "cube-models-table2", "cube-models-en_ewt", "sr-models"])
+def test_table_model_grids_match_the_tables(grid: str, tmp_path: Path) -> None:
+    """The grid that `make <table> JOBS=N` runs first trains exactly the models (names and
+    resolved configs) that the table's script or make rules would train, so that they are
+    found and reused."""
     from conftest import DATA
 
     from dparse.config import load_config
 
     if not DATA.is_dir():
         pytest.skip(f"treebank data not found at {DATA}")  # single_root auto reads train
-    spec = load_grid(REPO / "configs" / "grids" / f"greedy-models-o{order}.yaml")
-    assert [tb.name for tb in spec.treebanks] == [tb.name for tb in TREEBANKS]
-    names = [EXACT[order][1], *(f"o{order}-{model}" for _, _, model in GREEDY)]
+    b = _benchmarks()
+    names, setups = _table_models(grid)
+    spec = load_grid(REPO / "configs" / "grids" / f"{grid}.yaml")
     assert [c.stem for c in spec.configs] == names
-    cells = select_cells(spec.cells(tmp_path, str(DATA)), ["treebank=en_ewt,esp,eus,da_ddt"])
-    assert len(cells) == 4 * len(names)
+    cells = spec.cells(tmp_path, str(DATA))
+    if setups is None:
+        assert spec.treebanks == [None]
+        for cell in cells:
+            expected = load_config(REPO / "configs" / "en_ewt" / f"{cell.labels['config']}.yaml",
+                                   data_root=str(DATA))
+            assert cell.config == expected.to_dict()
+        return
+    assert [tb.name for tb in spec.treebanks] == setups
+    cells = [c for c in cells if c.labels["treebank"] in {"en_ewt", "esp", "eus", "da_ddt"}]
     for cell in cells:
-        tb = next(t for t in TREEBANKS if t.name == cell.labels["treebank"])
-        expected = load_config(raw=config_for(cell.labels["config"], tb, None),
-                               data_root=str(DATA))
-        assert cell.config == expected.to_dict()
+        tb = next(t for t in b["treebanks"].TREEBANKS if t.name == cell.labels["treebank"])
+        raw = b["treebanks"].config_for(cell.labels["config"], tb, None)
+        if "umst" in raw:  # the script gives U-MST-uf the D-MST model at parse time only
+            raw["umst"]["directed_model"] = None
+        assert cell.config == load_config(raw=raw, data_root=str(DATA)).to_dict()
         assert cell.config["decoder"]["single_root"] is (tb.name != "eus")
+
+
+def test_cube_table_grids_cover_each_table() -> None:
+    """make cube-tableK JOBS=N trains (--only config=...) every model that table K reads."""
+    cube = _benchmarks()["cube"]
+    wanted = {1: [c for _, c, _ in cube.TABLE1], 3: [c for _, c, *_ in cube.TABLE3],
+              4: [cube.CUBE]}
+    for k, configs in wanted.items():
+        assert _make_value(f"CUBE_GRID_{k}").split(",") == [cube.REFERENCE, *configs]
+
+
+def test_easyfirst_models_grid_matches_the_make_rules(tmp_path: Path) -> None:
+    """configs/grids/easyfirst-models.yaml gives each set the settings of make/easyfirst.mk
+    (EF_SET_<set>, EF_CONFIG_<parser>), under the names make looks the models up by."""
+    from conftest import DATA
+
+    from dparse.config import load_config
+
+    if not DATA.is_dir():
+        pytest.skip(f"treebank data not found at {DATA}")
+    spec = load_grid(REPO / "configs" / "grids" / "easyfirst-models.yaml")
+    cells = spec.cells(tmp_path, str(DATA))
+    sets = _make_value("EF_SETS").split()
+    parsers = _make_value("EF_PARSERS").split()
+    assert sorted((c.labels["treebank"], c.labels["config"]) for c in cells) == sorted(
+        (s, p) for s in sets for p in parsers)
+    for cell in cells:
+        name, parser = cell.labels["treebank"], cell.labels["config"]
+        overrides = [o.strip() for o in _make_value(f"EF_SET_{name}").split("--set") if o.strip()]
+        expected = load_config(REPO / _make_value(f"EF_CONFIG_{parser}"),
+                               [f"name={name}-{parser}", *overrides], str(DATA))
+        assert cell.config == expected.to_dict()

@@ -28,10 +28,11 @@ from dparse.graph.model import ArcFactoredModel
 from dparse.graph.training import parsing_decoder, training_decoder
 
 REPO = Path(__file__).resolve().parents[1]
-# experiment configs (not the tuning grids *-grid.yaml of benchmarks/greedy_tune.py)
-# experiment configs; not decoder-tuning grids (*-grid.yaml) nor dparse grid files (configs/grids)
+# experiment configs; not decoder-tuning grids (*-grid.yaml) nor dparse grid files and their
+# treebank lists (configs/grids/)
 SHIPPED = sorted(p for p in (REPO / "configs").rglob("*.yaml")
-                 if not p.name.endswith("-grid.yaml") and p.parent.name != "grids")
+                 if not p.name.endswith("-grid.yaml")
+                 and "grids" not in p.relative_to(REPO / "configs").parts)
 MINIMAL = "data:\n  train: en_ewt/train.conllu\n"
 
 

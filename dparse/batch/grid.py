@@ -5,15 +5,18 @@ A grid file (YAML; paths relative to the file's directory)::
 
     name: smoke                       # default: the file's stem
     configs: [../en_ewt/o1-cle.yaml, ../en_ewt/easyfirst.yaml]
-    treebanks:                        # optional (default: each config's own data section)
+    treebanks:                        # optional (default: each config's own data section);
+                                      # or a list file: treebanks: treebanks/tables.yaml, or
+                                      # {file: treebanks/tables.yaml, except: [en_ewt]}
       - en_ewt                        # <name>/train.conllu, <name>/dev.conllu, <name>/test.conllu
       - {name: eus, train: conll2007_nltk/eus.train, dev: null,
-         test: conll2007_nltk/eus.test, encoding: iso-8859-1}
+         test: conll2007_nltk/eus.test, encoding: iso-8859-1,
+         overrides: [decoder.single_root=false]}   # this treebank's cells only
     seeds: [1, 2]                     # optional: training.seed of each cell (default: the config's)
     sets:                             # optional named --set lists (default: one empty set)
       base: []
       short: [training.epochs=2]
-    overrides: [training.epochs=5]    # optional: every cell, before its set
+    overrides: [training.epochs=5]    # optional: every cell, before its treebank's and set's
     punct: include                    # punctuation rule of the scores
     cluster: {workers: 4, queue: debug, walltime: "02:00:00", memory: 4GB}
 
@@ -54,13 +57,15 @@ CSV_FIELDS = (*LABELS, "status", "uas", "las", "tokens_per_second", "train_secon
 
 @dataclass(frozen=True)
 class Treebank:
-    """A treebank's files relative to the data root (``dev`` None: no model selection)."""
+    """A treebank's files relative to the data root (``dev`` None: no model selection), and
+    ``KEY.PATH=VALUE`` overrides for its cells only (its tag set, its root rule)."""
 
     name: str
     train: str
     dev: str | None
     test: str
     encoding: str = "utf-8"
+    overrides: tuple[str, ...] = ()
 
 
 @dataclass
@@ -90,7 +95,8 @@ class GridSpec:
         raws: dict[Path, Any] = {}
         for path, tb, seed, set_name in itertools.product(self.configs, self.treebanks,
                                                           self.seeds, self.sets):
-            overrides = [*self.overrides, *self.sets[set_name], *extra]
+            overrides = [*self.overrides, *(tb.overrides if tb else ()), *self.sets[set_name],
+                         *extra]
             if tb is not None:
                 overrides += [f"name={tb.name}-{path.stem}", f"data.train={tb.train}",
                               f"data.dev={'null' if tb.dev is None else tb.dev}",
@@ -131,14 +137,48 @@ def _treebank(entry: Any, source: str) -> Treebank:
     if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
         raise ConfigError(f"{source}: each treebank is a name or a mapping with a name, "
                           f"not {entry!r}")
-    unknown = set(entry) - {"name", "train", "dev", "test", "encoding"}
+    unknown = set(entry) - {"name", "train", "dev", "test", "encoding", "overrides"}
     if unknown or not isinstance(entry.get("train"), str) or not isinstance(entry.get("test"),
                                                                              str):
         raise ConfigError(f"{source}: treebank {entry['name']}: needs train and test paths "
-                          f"(and optional dev, encoding){'; unknown ' if unknown else ''}"
-                          f"{', '.join(sorted(unknown))}")
+                          f"(and optional dev, encoding, overrides)"
+                          f"{'; unknown ' if unknown else ''}{', '.join(sorted(unknown))}")
+    overrides = _list(entry, "overrides", f"{source}: treebank {entry['name']}", str)
     return Treebank(entry["name"], entry["train"], entry.get("dev"), entry["test"],
-                    entry.get("encoding", "utf-8"))
+                    entry.get("encoding", "utf-8"), tuple(overrides))
+
+
+def load_treebanks(path: str | Path) -> list[Treebank]:
+    """The treebank list of a YAML file (entries as a grid file's ``treebanks``), e.g.
+    configs/grids/treebanks/tables.yaml, the setups of the reproduced tables."""
+    entries = read_yaml(path)
+    if not isinstance(entries, list):
+        raise ConfigError(f"{path}: a treebank list file is a YAML list")
+    return [_treebank(entry, str(path)) for entry in entries]
+
+
+def _treebanks(value: Any, base: Path, source: str) -> list[Treebank]:
+    """A grid's ``treebanks``: a list, or a list file (relative to the grid file) as a name or
+    as ``{file: NAME, except: [treebank, ...]}``."""
+    if value is None:
+        return []
+    if isinstance(value, list):
+        return [_treebank(t, source) for t in value]
+    if isinstance(value, str):
+        value = {"file": value}
+    if (not isinstance(value, dict) or set(value) - {"file", "except"}
+            or not isinstance(value.get("file"), str)):
+        raise ConfigError(f"{source}: treebanks must be a list, a list file, or "
+                          "{file: FILE, except: [NAME, ...]}")
+    path = base / value["file"]
+    if not path.is_file():
+        raise ConfigError(f"{source}: treebanks: {path} does not exist")
+    listed = load_treebanks(path)
+    left_out = _list(value, "except", f"{source}: treebanks", str)
+    unknown = sorted(set(left_out) - {tb.name for tb in listed})
+    if unknown:
+        raise ConfigError(f"{source}: treebanks: except names {', '.join(unknown)}, not in {path}")
+    return [tb for tb in listed if tb.name not in left_out]
 
 
 def load_grid(path: str | Path) -> GridSpec:
@@ -160,9 +200,7 @@ def load_grid(path: str | Path) -> GridSpec:
     for config in configs:
         if not config.is_file():
             raise ConfigError(f"{source}: configs: {config} does not exist")
-    treebanks = [_treebank(t, source) for t in raw.get("treebanks") or []]
-    if raw.get("treebanks") is not None and not isinstance(raw["treebanks"], list):
-        raise ConfigError(f"{source}: treebanks must be a list")
+    treebanks = _treebanks(raw.get("treebanks"), base, source)
     seeds = _list(raw, "seeds", source, int)
     sets = raw.get("sets") or {"default": []}
     if not isinstance(sets, dict) or not all(
@@ -278,6 +316,14 @@ def write_tables(out_dir: Path, name: str, records: list[dict[str, Any]]) -> Non
     write_text(out_dir / "results.md", markdown_table(name, records))
     write_text(out_dir / "results.json", json.dumps(records, indent=1) + "\n")
     write_text(out_dir / "results.csv", csv_table(records))
+
+
+def cells_without_model(cells: list[Cell], folder: Path) -> list[Cell]:
+    """The cells whose config name has no trained model (a weights file) in ``folder`` yet:
+    what a table script that looks models up by name there would still have to train."""
+    from dparse.modeldir import WEIGHTS_FILE
+
+    return [c for c in cells if not (folder / c.config["name"] / WEIGHTS_FILE).is_file()]
 
 
 def export_models(cells: list[Cell], records: list[dict[str, Any]], folder: Path) -> list[str]:

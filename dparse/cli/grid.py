@@ -37,6 +37,9 @@ from dparse.cli.options import (
               "pbs) [default: this host's].")
 @click.option("--models", type=click.Path(file_okay=False), default=None,
               help="Also link each finished cell's model as MODELS/<config name>.")
+@click.option("--missing-only", is_flag=True,
+              help="With --models: run only the cells whose model is not in MODELS yet (by "
+              "config name), as a table script that looks models up there would train them.")
 @click.option("--only", multiple=True, metavar="LABEL=V1,V2",
               help="Run only the cells whose label (config, treebank, seed or set) is one of "
               "the values, e.g. --only treebank=en_ewt,el_gdt (repeatable: all must hold).")
@@ -47,8 +50,8 @@ from dparse.cli.options import (
 def grid(grid_file: str, out: str | None, kind: str, scheduler: str | None,
          workers: int | None, queue: str | None, account: str | None, walltime: str | None,
          memory: str | None, scheduler_host: str | None, models: str | None,
-         only: tuple[str, ...], overrides: tuple[str, ...], data_root: str | None, quiet: bool,
-         progress: bool) -> None:
+         missing_only: bool, only: tuple[str, ...], overrides: tuple[str, ...],
+         data_root: str | None, quiet: bool, progress: bool) -> None:
     """Train, parse and score every cell of GRID_FILE (configs x treebanks x seeds x sets).
 
     Cells run on a Dask cluster, one per worker at a time. A cell is keyed by a hash of its
@@ -63,16 +66,32 @@ def grid(grid_file: str, out: str | None, kind: str, scheduler: str | None,
       dparse grid configs/grids/smoke.yaml --workers 2 --only config=o1-cle --only seed=1
       dparse grid configs/grids/smoke.yaml --cluster slurm --queue debug --walltime 00:30:00
       dparse grid configs/grids/smoke.yaml --scheduler tcp://10.0.0.5:8786 --out runs/smoke
+      dparse grid configs/grids/smoke.yaml --only seed=1 --models models --missing-only
     """
     from dparse.batch.cluster import ClusterOptions, open_client
-    from dparse.batch.grid import export_models, load_grid, run_grid, select_cells, write_tables
+    from dparse.batch.grid import (
+        cells_without_model,
+        export_models,
+        load_grid,
+        run_grid,
+        select_cells,
+        write_tables,
+    )
 
+    if missing_only and not models:
+        raise click.UsageError("--missing-only needs --models (the folder to look in)")
     spec = load_grid(grid_file)
     options = ClusterOptions().merged(spec.cluster, grid_file).merged(
         {"workers": workers, "queue": queue, "account": account, "walltime": walltime,
          "memory": memory, "scheduler_host": scheduler_host}, "command line")
     out_dir = Path(out) if out else Path("runs") / spec.name
     cells = select_cells(spec.cells(out_dir, data_root, overrides), only)
+    if missing_only:
+        cells = cells_without_model(cells, Path(models))
+        if not cells:
+            click.echo(f"grid {spec.name}: every model is in {models} already; nothing to run",
+                       err=True)
+            return
     bar = None
     if show_progress(quiet, progress):
         from tqdm import tqdm
