@@ -11,8 +11,9 @@
 #   make reports-trees    an HTML page of the first en_ewt test sentences as parsed by the first
 #                         model found, marked against gold -> results/plots/en_ewt/trees.html
 #
-#   make reports-models   trains every en_ewt config that has no model yet (many hours on 2
-#                         cores: the third-order and ablation configs take 20-50 min each);
+#   make reports-models   trains every en_ewt config that has no model yet (many hours on one
+#                         core: the third-order and ablation configs take 10-50 min each; with
+#                         JOBS=N or CLUSTER=slurm as a grid first, configs/grids/en_ewt-models.yaml);
 #                         `make reports-models reports-en-ewt` draws every config in one figure
 #
 # Only reports-models trains (the others list configs without a model, with the command that
@@ -29,8 +30,15 @@ REPORTS_FOUND = $(foreach c,$(REPORTS_CONFIGS),$(if $(wildcard $(MODELS)/en_ewt-
 
 .PHONY: reports-en-ewt reports-search reports-trees reports-models
 
-reports-models:  ## train every en_ewt config without a model under $(MODELS) (hours), for reports-en-ewt
-	@for c in $(filter-out $(REPORTS_FOUND),$(REPORTS_CONFIGS)); do \
+# With JOBS=N or CLUSTER=slurm every config but the forest rerankers (which `dparse train`
+# builds from jackknifed forests) trains as a grid first (configs/grids/en_ewt-models.yaml,
+# make/batch.mk); the loop trains what is still missing then.
+reports-models:  ## train every en_ewt config without a model under $(MODELS) (hours; JOBS=N), for reports-en-ewt
+ifneq ($(BATCH),)
+	$(call models_grid,en_ewt-models,$(MODELS))
+endif
+	@for c in $(REPORTS_CONFIGS); do \
+	  test -f $(MODELS)/en_ewt-$$c/config.yaml && continue; \
 	  echo "reports-models: training $$c"; \
 	  $(PYTHON) -m dparse train configs/en_ewt/$$c.yaml --out $(MODELS)/en_ewt-$$c || exit 1; \
 	done

@@ -31,6 +31,7 @@ from dparse.batch.grid import (
 )
 from dparse.batch.parallel_parse import Shard, file_blocks, sentence_blocks, splits_as_bytes
 from dparse.cli import cli
+from dparse.config import read_yaml
 from dparse.conll import read_conll, write_conll
 from dparse.errors import DparseError
 from dparse.outputs import write_text
@@ -556,6 +557,16 @@ def test_table_model_grids_match_the_tables(grid: str, tmp_path: Path) -> None:
             raw["umst"]["directed_model"] = None
         assert cell.config == load_config(raw=raw, data_root=str(DATA)).to_dict()
         assert cell.config["decoder"]["single_root"] is (tb.name != "eus")
+
+
+def test_en_ewt_models_grid_lists_every_config_of_the_reports() -> None:
+    """make reports-models JOBS=N trains, as configs/grids/en_ewt-models.yaml, every en_ewt
+    config that make/reports.mk draws but the forest rerankers, under the names it expects."""
+    spec = load_grid(REPO / "configs" / "grids" / "en_ewt-models.yaml")
+    wanted = [c for c in _make_value("REPORTS_CONFIGS").split() if not c.startswith("rerank-")]
+    assert sorted(c.stem for c in spec.configs) == sorted(wanted)
+    for config in spec.configs:
+        assert read_yaml(config)["name"] == f"en_ewt-{config.stem}"
 
 
 def test_cube_table_grids_cover_each_table() -> None:
