@@ -4,6 +4,7 @@ plots, arc-diagram SVG/HTML (rendered by headless Chromium when installed) and c
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -267,6 +268,25 @@ def test_plots_are_written(files, tmp_path: Path) -> None:
     result = CliRunner().invoke(eval_command, [str(files[0]), str(files[1]), "--plot",
                                                str(tmp_path / "cli")])
     assert result.exit_code == 0 and (tmp_path / "cli" / "overview.svg").exists()
+
+
+def test_many_systems_in_one_figure(files, tmp_path: Path) -> None:
+    """Beyond MANY_SYSTEMS systems (every en_ewt config at once): one legend naming each system
+    once, per-label LAS as a heat map, each system in its own colour."""
+    pytest.importorskip("matplotlib", reason="matplotlib (dparse[plot]) is not installed")
+    from dparse.reports.plots import MANY_SYSTEMS, plot_comparison
+
+    gold, a, b = (read_treebank(p) for p in files)
+    count = 3 * MANY_SYSTEMS
+    systems = [(f"system-{k:02d}", a if k % 2 else b) for k in range(count)]
+    plot_comparison(compare_systems(gold, systems), tmp_path / "many")
+    svg = (tmp_path / "many" / "overview.svg").read_text(encoding="utf-8")
+    for k in range(count):  # in the figure legend and on the heat map's axis, nowhere else
+        assert svg.count(f"system-{k:02d}") == 2, k
+    assert "<image" in svg  # the heat map
+    assert "UAS by sentence length" in svg and " LAS</text>" not in svg
+    fills = re.findall(r"stroke: (#[0-9a-f]{6})", svg)
+    assert len(set(fills)) >= count  # a colour per system
 
 
 def test_missing_matplotlib_is_a_clear_error(monkeypatch) -> None:

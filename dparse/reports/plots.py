@@ -8,7 +8,9 @@ a fixed hash salt and no date, so the same data give the same bytes).
 
 - :func:`plot_comparison`: a :class:`dparse.reports.breakdowns.Comparison` as accuracy by
   sentence length, arc precision and recall by arc length, LAS per gold label (the most frequent
-  labels), every system side by side, plus one ``overview`` figure holding the four panels.
+  labels), every system side by side, plus one ``overview`` figure holding the four panels
+  (beyond ``MANY_SYSTEMS`` systems: distinct colours and markers, one legend beside the panels,
+  per-label LAS as a heat map).
 - :func:`plot_scaling`: time or speed against sentence length per decoder on log-log axes, each
   series with its fitted exponent b of y ~ x^b (:func:`fit_exponent`);
   :func:`plot_time_and_speed`: time and tokens/sec against sentence length side by side.
@@ -42,6 +44,11 @@ __all__ = [
 
 FORMATS = ("png", "svg")
 TOP_LABELS = 20
+# More systems than this in one figure: one colour and marker each from a 40-colour palette,
+# sentence-length panels with UAS only, per-label LAS as a heat map, and one legend per figure
+# outside the panels (an overview of every en_ewt config holds about 30 systems)
+MANY_SYSTEMS = 6
+MARKERS = "os^vDPX*h<>p"
 
 
 def require_matplotlib() -> Any:
@@ -91,52 +98,103 @@ def _short(name: str) -> str:
     return Path(name).name or name
 
 
+def _many(comparison: Comparison) -> bool:
+    return len(comparison.systems) > MANY_SYSTEMS
+
+
+def _style(k: int, count: int) -> dict[str, Any]:
+    """Colour and marker of system ``k`` of ``count``: matplotlib's default cycle for a few,
+    else distinct colours of tab20 and tab20b and a marker cycle."""
+    if count <= MANY_SYSTEMS:
+        return {"color": f"C{k % 10}", "marker": "o"}
+    from matplotlib import colormaps
+
+    palette = colormaps["tab20"].colors + colormaps["tab20b"].colors
+    return {"color": palette[k % len(palette)], "marker": MARKERS[k % len(MARKERS)]}
+
+
+def _legend(ax: Any, comparison: Comparison) -> None:
+    """The panel's own legend for a few systems (the figure legend serves many)."""
+    if not _many(comparison):
+        ax.legend(fontsize="small")
+
+
+def _figure_legend(fig: Any, ax: Any, comparison: Comparison) -> None:
+    """One legend of the systems beside the panels, for many systems (from ``ax``'s lines)."""
+    if _many(comparison):
+        fig.legend(*ax.get_legend_handles_labels(), loc="outside right upper",
+                   fontsize="small", title="system")
+
+
 def _length_axes(ax: Any, comparison: Comparison) -> None:
+    count = len(comparison.systems)
     for k, system in enumerate(comparison.systems):
         rows = system.tables["sentence_length"]
         keys = list(rows)
         scores = [row_scores("sentence_length", rows[b]) for b in keys]
-        line = ax.plot(keys, _nan([s["uas_percent"] for s in scores]), marker="o",
-                       label=f"{_short(system.name)} UAS", zorder=3 + k)[0]
-        ax.plot(keys, _nan([s["las_percent"] for s in scores]), marker="s", linestyle="--",
-                color=line.get_color(), label=f"{_short(system.name)} LAS")
+        style = _style(k, count)
+        ax.plot(keys, _nan([s["uas_percent"] for s in scores]), zorder=3 + k, **style,
+                label=_short(system.name) if _many(comparison) else
+                f"{_short(system.name)} UAS")
+        if not _many(comparison):
+            ax.plot(keys, _nan([s["las_percent"] for s in scores]), linestyle="--",
+                    color=style["color"], marker="s", label=f"{_short(system.name)} LAS")
     ax.set_xlabel("sentence length (words)")
-    ax.set_ylabel("accuracy (%)")
-    ax.set_title("Accuracy by sentence length")
+    ax.set_ylabel("UAS (%)" if _many(comparison) else "accuracy (%)")
+    ax.set_title("UAS by sentence length" if _many(comparison) else
+                 "Accuracy by sentence length")
     ax.grid(alpha=0.3)
-    ax.legend(fontsize="small")
+    _legend(ax, comparison)
 
 
 def _pr_axes(ax: Any, comparison: Comparison, which: str) -> None:
-    for system in comparison.systems:
+    count = len(comparison.systems)
+    for k, system in enumerate(comparison.systems):
         rows = system.tables["arc_length"]
         keys = list(rows)
-        ax.plot(keys, _nan([row_scores("arc_length", rows[b])[which] for b in keys]), marker="o",
-                label=_short(system.name))
+        ax.plot(keys, _nan([row_scores("arc_length", rows[b])[which] for b in keys]),
+                label=_short(system.name), **_style(k, count))
     ax.set_xlabel("arc length |h - m|")
     ax.set_ylabel(f"{which} (%)")
     ax.set_title(f"Arc {which} by arc length")
     ax.grid(alpha=0.3)
-    ax.legend(fontsize="small")
+    _legend(ax, comparison)
 
 
 def _label_axes(ax: Any, comparison: Comparison) -> None:
+    """LAS per gold label: bars side by side for a few systems, a heat map (label x system,
+    the LAS written in each cell) for many."""
     first = comparison.systems[0].tables["label"]
     labels = list(first)[:TOP_LABELS]
+    las = np.array([_nan([row_scores("label", system.tables["label"][b])["las_percent"]
+                          if b in system.tables["label"] else None for b in labels])
+                    for system in comparison.systems])  # [systems, labels]
     y = np.arange(len(labels))
+    ticks = [f"{b} ({first[b]['tokens']})" for b in labels]
+    title = f"LAS per gold label (the {len(labels)} most frequent; gold count)"
+    if _many(comparison):
+        image = ax.imshow(las.T, aspect="auto", cmap="viridis", vmin=np.nanmin(las), vmax=100)
+        for (k, j), value in np.ndenumerate(las):
+            if not np.isnan(value):
+                ax.text(k, j, f"{value:.0f}", ha="center", va="center", fontsize=5,
+                        color="white" if value < np.nanmean(las) else "black")
+        ax.set_xticks(np.arange(len(comparison.systems)),
+                      [_short(s.name) for s in comparison.systems], rotation=90,
+                      fontsize="x-small")
+        ax.set_yticks(y, ticks, fontsize="small")
+        ax.figure.colorbar(image, ax=ax, label="LAS (%)")
+        ax.set_title(title)
+        return
     count = len(comparison.systems)
     height = 0.8 / count
     for k, system in enumerate(comparison.systems):
-        rows = system.tables["label"]
-        las = _nan([row_scores("label", rows[b])["las_percent"] if b in rows else None
-                    for b in labels])
-        ax.barh(y + (k - (count - 1) / 2) * height, las, height=height,
-                label=_short(system.name))
-    ax.set_yticks(y, [f"{b} ({first[b]['tokens']})" for b in labels], fontsize="small")
+        ax.barh(y + (k - (count - 1) / 2) * height, las[k], height=height,
+                label=_short(system.name), color=_style(k, count)["color"])
+    ax.set_yticks(y, ticks, fontsize="small")
     ax.invert_yaxis()
     ax.set_xlabel("LAS (%)")
     ax.set_xlim(0, 100)
-    ax.set_title(f"LAS per gold label (the {len(labels)} most frequent; gold count)")
+    ax.set_title(title)
     ax.grid(axis="x", alpha=0.3)
     ax.legend(fontsize="small", loc="upper center", bbox_to_anchor=(0.5, -0.1),
               ncol=min(count, 3))
@@ -152,21 +210,25 @@ def plot_comparison(comparison: Comparison, directory: str | os.PathLike) -> lis
     except OSError as exc:
         raise DparseError(f"cannot create the plot directory {out}: {exc.strerror}") from None
     paths = []
-    fig, axes = _figure(7, 4.5)
+    wide = 3.5 if _many(comparison) else 0.0  # room for the figure legend
+    fig, axes = _figure(7 + wide, 4.5)
     _length_axes(axes[0, 0], comparison)
+    _figure_legend(fig, axes[0, 0], comparison)
     paths += save_figure(fig, out / "sentence-length")
-    fig, axes = _figure(12, 4.5, 1, 2)
+    fig, axes = _figure(12 + wide, 4.5, 1, 2)
     _pr_axes(axes[0, 0], comparison, "precision")
     _pr_axes(axes[0, 1], comparison, "recall")
+    _figure_legend(fig, axes[0, 0], comparison)
     paths += save_figure(fig, out / "arc-length-pr")
-    fig, axes = _figure(7, 8)
+    fig, axes = _figure(7 + 2 * wide, 8)
     _label_axes(axes[0, 0], comparison)
     paths += save_figure(fig, out / "label-las")
-    fig, axes = _figure(14, 10, 2, 2)
+    fig, axes = _figure(14 + 2 * wide, 10 + wide, 2, 2)
     _length_axes(axes[0, 0], comparison)
     _label_axes(axes[0, 1], comparison)
     _pr_axes(axes[1, 0], comparison, "precision")
     _pr_axes(axes[1, 1], comparison, "recall")
+    _figure_legend(fig, axes[1, 0], comparison)
     fig.suptitle(f"dparse eval, punctuation {comparison.punct}")
     paths += save_figure(fig, out / "overview")
     return paths
