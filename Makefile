@@ -27,14 +27,16 @@ build:  ## build the Cython extensions in place, optimized (-O3, no bounds check
 
 # The debug build compiles in build/debug, so that build/lib keeps the optimized modules that an
 # in-place optimized build copies from when its sources have not changed.
+BUILD_DEBUG = DPARSE_DEBUG=1 $(PYTHON) setup.py -q build_ext --inplace \
+	--build-lib build/debug/lib --build-temp build/debug/temp
+
 build-debug:  ## build the Cython extensions in place with bounds checks (DPARSE_DEBUG=1)
-	DPARSE_DEBUG=1 $(PYTHON) setup.py -q build_ext --inplace \
-		--build-lib build/debug/lib --build-temp build/debug/temp
+	$(BUILD_DEBUG)
 
 # make test runs the suite on the bounds-checked build, then puts back the optimized build that
 # was in place (pip install -e makes one): its compiled files are set aside before the debug
 # build and moved back after the tests, pass or fail (a copy, not a rebuild: well under a
-# second). It says which build it leaves.
+# second). It says which build it leaves. (No $(MAKE) in the recipe: make -n would run it.)
 EXT := dparse/_ext
 EXT_KEEP := build/optimized-ext
 
@@ -58,7 +60,7 @@ test: deps  ## install, run the whole test suite with bounds checks, restore the
 	  fi; \
 	}; \
 	trap restore EXIT; \
-	$(MAKE) --no-print-directory build-debug && $(PYTHON) -m pytest -q
+	$(BUILD_DEBUG) && $(PYTHON) -m pytest -q
 
 test-fast: deps build  ## optimized build, tests not marked slow
 	$(PYTHON) -m pytest -q -m "not slow"
