@@ -386,6 +386,23 @@ def test_grid_survives_a_killed_worker_and_reruns_nothing(
     assert len((tmp_path / "out" / "results.csv").read_text().splitlines()) == 5
 
 
+def test_workers_drop_only_the_heartbeat_errors_of_the_shutdown_race(client) -> None:
+    import logging
+
+    from dparse.batch.worker_logging import drop_heartbeat_failure
+
+    installed = client.run(
+        lambda: drop_heartbeat_failure in logging.getLogger("distributed.worker").filters)
+    assert len(installed) == 2 and all(installed.values())
+
+    def record(message: str) -> logging.LogRecord:
+        return logging.LogRecord("distributed.worker", logging.ERROR, "", 0, message, None, None)
+
+    assert not drop_heartbeat_failure(record("Failed to communicate with scheduler during "
+                                             "heartbeat."))
+    assert drop_heartbeat_failure(record("Worker exceeded 95% memory budget. Restarting"))
+
+
 def test_grid_records_a_failed_cell_on_a_running_scheduler(client, corpus: dict[str, Path],
                                                 tmp_path: Path) -> None:
     missing = {"name": "missing", "train": str(tmp_path / "nowhere.conllu"), "dev": None,

@@ -6,7 +6,9 @@ watched by a nanny, which restarts a worker that dies). ``slurm`` and ``pbs`` su
 ``workers`` batch jobs of one single-threaded worker each, with the queue, account, walltime
 and memory of :class:`ClusterOptions`; they need the optional ``dask-jobqueue`` package
 (``pip install 'dparse[cluster]'``). A ``scheduler`` address connects to a cluster someone
-started (``dask scheduler`` and ``dask worker``), which this module leaves running.
+started (``dask scheduler`` and ``dask worker``), which this module leaves running. The workers
+of a cluster started here drop the heartbeat errors of its shutdown race
+(:mod:`dparse.batch.worker_logging`).
 """
 
 from __future__ import annotations
@@ -87,6 +89,8 @@ def open_client(kind: str, options: ClusterOptions, scheduler: str | None = None
     the block closes the client and any cluster it started (cancelling its batch jobs)."""
     from distributed import Client, LocalCluster
 
+    from dparse.batch.worker_logging import QuietHeartbeat
+
     if kind not in KINDS:
         raise DparseError(f"unknown cluster kind {kind!r} (known: {', '.join(KINDS)})")
     with ExitStack() as stack:
@@ -105,4 +109,6 @@ def open_client(kind: str, options: ClusterOptions, scheduler: str | None = None
             cluster = _jobqueue_cluster(kind, options)
             cluster.scale(jobs=options.workers)
         stack.enter_context(cluster)
-        yield stack.enter_context(Client(cluster))
+        client = stack.enter_context(Client(cluster))
+        client.register_plugin(QuietHeartbeat())
+        yield client
