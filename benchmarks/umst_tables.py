@@ -37,6 +37,10 @@ from dparse.timer import ParseTimer
 from dparse.undirected.parser import UndirectedModel, UndirectedParser, train_undirected
 
 MODELS = ("D-MST", "U-MST-uf-lep", "U-MST-uf", "U-MST-df")
+# the configs trained per treebank (configs/en_ewt/NAME.yaml): the directed ones by row, and
+# U-MST-uf, which parses with LEP moves and labels from the D-MST model
+DIRECTED = {"D-MST": "o1-cle", "U-MST-df": "o1-umst-df"}
+UNDIRECTED = "o1-umst-uf"
 
 
 def timed(parse, sentences: list[Sentence]) -> tuple[list[Sentence], float]:
@@ -52,7 +56,7 @@ def run_treebank(tb: Treebank, data_root: str, models: Path, epochs: int | None,
     result: dict = {"treebank": tb.name, "sentences": len(test)}
     # D-MST and U-MST-df: the directed first-order parser with the cle / umst-df decoders
     directed = {}
-    for key, cname in (("D-MST", "o1-cle"), ("U-MST-df", "o1-umst-df")):
+    for key, cname in DIRECTED.items():
         cfg = load_config(raw=config_for(cname, tb, epochs), data_root=data_root)
         out = models / cfg.name
         if not (out / "weights.npz").is_file():
@@ -65,8 +69,8 @@ def run_treebank(tb: Treebank, data_root: str, models: Path, epochs: int | None,
         parsed, tps = timed(lambda s, t, m=model, d=decoder: m.parse(s, d, True, t), test)
         result[key] = (parsed, tps)
     # U-MST-uf, then with LEP; D-MST scores the LEP moves and labels the arcs
-    raw = config_for("o1-umst-uf", tb, epochs)
-    raw["umst"]["directed_model"] = str(models / f"{tb.name}-o1-cle")
+    raw = config_for(UNDIRECTED, tb, epochs)
+    raw["umst"]["directed_model"] = str(models / f"{tb.name}-{DIRECTED['D-MST']}")
     cfg = load_config(raw=raw, data_root=data_root)
     out = models / cfg.name
     if not (out / "weights.npz").is_file():

@@ -144,7 +144,8 @@ def read_projective_training(
 
 def run_perceptron_epochs(
     cfg: ExperimentConfig,
-    result: PerceptronTrainResult,
+    model: Any,
+    projectivized: ProjectivizeReport,
     learner: AveragedLearner,
     n_sentences: int,
     epoch: Callable[[np.ndarray, str], tuple[dict[str, int], float, float]],
@@ -155,9 +156,11 @@ def run_perceptron_epochs(
 ) -> PerceptronTrainResult:
     """The epochs of a perceptron-trained parser: each visits the ``n_sentences`` training
     sentences in a seeded order through ``epoch(order, desc)`` (its counts, train UAS and
-    LAS), then the averaged weights parse dev (``parse_dev``) and the best epoch on dev is
-    kept in ``result.model``; ``result.seconds`` counts from ``start`` (a perf_counter)."""
-    tc, model = cfg.training, result.model
+    LAS), then the averaged weights parse dev (``parse_dev``) and the best epoch's weights
+    are kept in ``model`` (whose ``weights`` the learner's average replaces); the result's
+    ``seconds`` count from ``start`` (a perf_counter)."""
+    tc = cfg.training
+    result = PerceptronTrainResult(model, 0, projectivized=projectivized)
     rng = np.random.default_rng(tc.seed)
     best = BestEpoch()
     for number in range(1, tc.epochs + 1):

@@ -511,9 +511,11 @@ def _benchmarks() -> dict:
         import cube_tables
         import greedy_tables
         import treebanks
+        import umst_tables
     finally:
         sys.path.remove(str(REPO / "benchmarks"))
-    return {"cube": cube_tables, "greedy": greedy_tables, "treebanks": treebanks}
+    return {"cube": cube_tables, "greedy": greedy_tables, "treebanks": treebanks,
+            "umst": umst_tables}
 
 
 def _make_value(variable: str) -> str:
@@ -531,8 +533,8 @@ def _table_models(grid: str) -> tuple[list[str], list[str] | None]:
     if grid.startswith("greedy-models-o"):
         order = int(grid[-1])
         return ([greedy.EXACT[order][1], *(f"o{order}-{m}" for _, _, m in greedy.GREEDY)], every)
-    if grid == "umst-models":  # benchmarks/umst_tables.py run_treebank
-        return ["o1-cle", "o1-umst-df", "o1-umst-uf"], every
+    if grid == "umst-models":
+        return [*b["umst"].DIRECTED.values(), b["umst"].UNDIRECTED], every
     if grid == "cube-models-table2":
         return [c for _, c in cube.TABLE2], [t for t in every if t != "en_ewt"]
     if grid == "cube-models-en_ewt":

@@ -42,10 +42,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dparse.batch.cells import Cell, cell_key, is_finished, read_result, record_failure, run_cell
+from dparse.batch.cells import (
+    MODEL_DIR,
+    Cell,
+    cell_key,
+    is_finished,
+    read_result,
+    record_failure,
+    run_cell,
+)
 from dparse.batch.cluster import ClusterOptions
 from dparse.config import read_yaml
 from dparse.errors import ConfigError, DparseError
+from dparse.modeldir import WEIGHTS_FILE
 from dparse.outputs import write_text
 
 GRID_KEYS = ("name", "configs", "treebanks", "seeds", "sets", "overrides", "punct", "cluster")
@@ -321,8 +330,6 @@ def write_tables(out_dir: Path, name: str, records: list[dict[str, Any]]) -> Non
 def cells_without_model(cells: list[Cell], folder: Path) -> list[Cell]:
     """The cells whose config name has no trained model (a weights file) in ``folder`` yet:
     what a table script that looks models up by name there would still have to train."""
-    from dparse.modeldir import WEIGHTS_FILE
-
     return [c for c in cells if not (folder / c.config["name"] / WEIGHTS_FILE).is_file()]
 
 
@@ -330,8 +337,6 @@ def export_models(cells: list[Cell], records: list[dict[str, Any]], folder: Path
     """Link each finished cell's model as ``folder/<config name>`` (for scripts that look
     models up by name, e.g. ``benchmarks/greedy_tables.py --reuse``); names given by several
     cells, or taken by something else, are skipped and returned."""
-    from dparse.batch.cells import MODEL_DIR
-
     folder.mkdir(parents=True, exist_ok=True)
     names: dict[str, list[Cell]] = {}
     for cell, record in zip(cells, records, strict=True):

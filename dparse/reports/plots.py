@@ -102,10 +102,10 @@ def _many(comparison: Comparison) -> bool:
     return len(comparison.systems) > MANY_SYSTEMS
 
 
-def _style(k: int, count: int) -> dict[str, Any]:
-    """Colour and marker of system ``k`` of ``count``: matplotlib's default cycle for a few,
-    else distinct colours of tab20 and tab20b and a marker cycle."""
-    if count <= MANY_SYSTEMS:
+def _style(k: int, comparison: Comparison) -> dict[str, Any]:
+    """Colour and marker of system ``k``: matplotlib's default cycle for a few systems, else
+    distinct colours of tab20 and tab20b and a marker cycle."""
+    if not _many(comparison):
         return {"color": f"C{k % 10}", "marker": "o"}
     from matplotlib import colormaps
 
@@ -127,12 +127,11 @@ def _figure_legend(fig: Any, ax: Any, comparison: Comparison) -> None:
 
 
 def _length_axes(ax: Any, comparison: Comparison) -> None:
-    count = len(comparison.systems)
     for k, system in enumerate(comparison.systems):
         rows = system.tables["sentence_length"]
         keys = list(rows)
         scores = [row_scores("sentence_length", rows[b]) for b in keys]
-        style = _style(k, count)
+        style = _style(k, comparison)
         ax.plot(keys, _nan([s["uas_percent"] for s in scores]), zorder=3 + k, **style,
                 label=_short(system.name) if _many(comparison) else
                 f"{_short(system.name)} UAS")
@@ -148,12 +147,11 @@ def _length_axes(ax: Any, comparison: Comparison) -> None:
 
 
 def _pr_axes(ax: Any, comparison: Comparison, which: str) -> None:
-    count = len(comparison.systems)
     for k, system in enumerate(comparison.systems):
         rows = system.tables["arc_length"]
         keys = list(rows)
         ax.plot(keys, _nan([row_scores("arc_length", rows[b])[which] for b in keys]),
-                label=_short(system.name), **_style(k, count))
+                label=_short(system.name), **_style(k, comparison))
     ax.set_xlabel("arc length |h - m|")
     ax.set_ylabel(f"{which} (%)")
     ax.set_title(f"Arc {which} by arc length")
@@ -189,7 +187,7 @@ def _label_axes(ax: Any, comparison: Comparison) -> None:
     height = 0.8 / count
     for k, system in enumerate(comparison.systems):
         ax.barh(y + (k - (count - 1) / 2) * height, las[k], height=height,
-                label=_short(system.name), color=_style(k, count)["color"])
+                label=_short(system.name), color=_style(k, comparison)["color"])
     ax.set_yticks(y, ticks, fontsize="small")
     ax.invert_yaxis()
     ax.set_xlabel("LAS (%)")

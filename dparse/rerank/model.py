@@ -426,9 +426,8 @@ def train(
             out.append(sent.with_parse(heads, model.labels(item.enc, heads)))
         return out
 
-    result = run_perceptron_epochs(cfg, PerceptronTrainResult(model, 0, projectivized=proj),
-                                   learner, len(items), epoch, parse_dev, dev_sents, on_epoch,
-                                   start)
+    result = run_perceptron_epochs(cfg, model, proj, learner, len(items), epoch, parse_dev,
+                                   dev_sents, on_epoch, start)
     model.weights = np.asarray(model.weights, dtype=np.float64)
     if rc.beta is None:
         curve = tune_beta(model, dev_items, dev_sents, beta_grid(rc.beta_grid),

@@ -232,6 +232,6 @@ def train(
     def parse_dev(sents: list[Sentence]) -> list[Sentence]:
         return list(model.parse(sents, cfg.decoder.name, cfg.decoder.single_root))
 
-    return run_perceptron_epochs(cfg, PerceptronTrainResult(model, 0, projectivized=proj), learner,
-                                 len(encoded), epoch, parse_dev, dev_sents, on_epoch, start)
+    return run_perceptron_epochs(cfg, model, proj, learner, len(encoded), epoch, parse_dev,
+                                 dev_sents, on_epoch, start)
 

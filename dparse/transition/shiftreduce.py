@@ -294,5 +294,5 @@ def train(
     def parse_dev(sents: list[Sentence]) -> list[Sentence]:
         return list(model.parse(sents))
 
-    return run_perceptron_epochs(cfg, PerceptronTrainResult(model, 0, projectivized=proj), learner,
-                                 len(encoded), epoch, parse_dev, dev_sents, on_epoch, start)
+    return run_perceptron_epochs(cfg, model, proj, learner, len(encoded), epoch, parse_dev,
+                                 dev_sents, on_epoch, start)
