@@ -32,6 +32,7 @@ from typing import Protocol
 
 import numpy as np
 
+from dparse._ext.arcprob import MarginalsStatus, tree_marginals_into
 from dparse.conll import Sentence
 from dparse.errors import DparseError, InputError
 from dparse.metrics import percent
@@ -240,35 +241,13 @@ def tree_marginals(arc: np.ndarray, single_root: bool = True) -> np.ndarray:
     DparseError when no tree has a finite score or the result is not a distribution per word
     (a marginal below -1e-6, or a word's marginals not summing to 1 within 1e-6).
     """
-    n = arc.shape[0] - 1
-    scores = arc[:, 1:]
-    finite = np.isfinite(scores)
-    finite[1:][np.eye(n, dtype=bool)] = False
-    if not finite.any(axis=0).all():
+    mu = np.empty(arc.shape, dtype=np.float64)
+    status = tree_marginals_into(np.ascontiguousarray(arc, dtype=np.float64), single_root, mu)
+    if status == MarginalsStatus.MARGINALS_NO_HEAD:
         raise DparseError("tree_marginals: a word has no possible head")
-    top = np.where(finite, scores, -np.inf).max(axis=0)
-    w = np.where(finite, np.exp(np.where(finite, scores, 0.0) - top), 0.0)  # [n+1, n]
-    root, words = w[0], w[1:]
-    lap = -words
-    lap[np.diag_indices(n)] = words.sum(axis=0) + (0.0 if single_root else root)
-    if single_root:
-        lap[0] = root
-    try:
-        inv = np.linalg.inv(lap)
-    except np.linalg.LinAlgError as exc:
-        raise DparseError("tree_marginals: no tree has a finite score") from exc
-    diag = np.diag(inv).copy()
-    cross = inv.T.copy()  # cross[h, m] = M[m, h]
-    mu = np.zeros((n + 1, n + 1), dtype=np.float64)
-    if single_root:
-        mu[0, 1:] = root * inv[:, 0]
-        diag[0] = 0.0  # L[1, 1] is in the replaced row
-        cross[0] = 0.0  # so is every L[1, m]
-    else:
-        mu[0, 1:] = root * diag
-    mu[1:, 1:] = words * (diag[None, :] - cross)
-    if not (np.isfinite(mu).all() and mu.min() > -1e-6
-            and np.allclose(mu[:, 1:].sum(axis=0), 1.0, rtol=0.0, atol=1e-6)):
+    if status == MarginalsStatus.MARGINALS_SINGULAR:
+        raise DparseError("tree_marginals: no tree has a finite score")
+    if status != MarginalsStatus.MARGINALS_OK:
         raise DparseError("tree_marginals: the Laplacian is too ill-conditioned")
     return mu
 

@@ -18,14 +18,17 @@ from pathlib import Path
 
 import numpy as np
 
-from dparse._ext.arcfeatures import N_COLS, SPECIAL_IDS
+from dparse._ext.arcfeatures import COLUMNS, N_COLS, SPECIAL_IDS
 from dparse.conll import Sentence
 from dparse.outputs import write_text
 
 FIRST_ID = 4
 _DIGITS = re.compile(r"\d")
 ATTRIBUTES = ("words", "lemmas", "upos", "xpos", "prefixes", "suffixes", "morph")
-TAG_COLUMNS = {"upos": 2, "xpos": 3}  # the columns of EncodedSentence.tokens holding POS ids
+# the columns of EncodedSentence.tokens holding POS ids
+TAG_COLUMNS = {"upos": COLUMNS["upos"], "xpos": COLUMNS["xpos"]}
+COLUMN_ORDER = sorted(COLUMNS, key=COLUMNS.__getitem__)
+CACHE_ENTRIES = 1 << 18  # forms (and FEATS values) whose ids a vocabulary keeps at most
 
 
 def normalize(form: str) -> str:
@@ -61,6 +64,8 @@ class Vocabulary:
                       for name in ATTRIBUTES}
         self.labels = labels
         self.label_index = {label: i for i, label in enumerate(labels)}
+        self._forms: dict[str, tuple[int, int, int]] = {}
+        self._feats: dict[str, list[int]] = {}
 
     @classmethod
     def build(cls, sentences: Iterable[Sentence]) -> Vocabulary:
@@ -80,27 +85,51 @@ class Vocabulary:
             labels.update(dict.fromkeys(sent.deprels[1:]))
         return cls({name: list(seen[name]) for name in ATTRIBUTES}, list(labels))
 
+    def _form_ids(self, form: str) -> tuple[int, int, int]:
+        """The word, prefix and suffix ids of a form (cached: a corpus repeats its forms)."""
+        ids = self._forms.get(form)
+        if ids is None:
+            if len(self._forms) >= CACHE_ENTRIES:
+                self._forms.clear()
+            w = normalize(form)
+            idx = self.index
+            ids = (idx["words"].get(w, 0), idx["prefixes"].get(w[:5], 0),
+                   idx["suffixes"].get(w[-3:], 0))
+            self._forms[form] = ids
+        return ids
+
+    def _morph_ids(self, feats: str) -> list[int]:
+        """The morphological feature ids of a FEATS value (cached like ``_form_ids``)."""
+        ids = self._feats.get(feats)
+        if ids is None:
+            if len(self._feats) >= CACHE_ENTRIES:
+                self._feats.clear()
+            table = self.index["morph"]
+            ids = [table.get(v, 0) for v in _morph_values(feats)]
+            self._feats[feats] = ids
+        return ids
+
     def encode(self, sent: Sentence) -> EncodedSentence:
         """Encode one sentence; unknown symbols get id 0 and unknown labels -1."""
         n = len(sent)
-        words = [normalize(f) for f in sent.form]
         idx = self.index
-        columns = (
-            [idx["words"].get(w, 0) for w in words],
-            [idx["lemmas"].get(x, 0) for x in sent.lemma],
-            [idx["upos"].get(x, 0) for x in sent.upos],
-            [idx["xpos"].get(x, 0) for x in sent.xpos],
-            [idx["prefixes"].get(w[:5], 0) for w in words],
-            [idx["suffixes"].get(w[-3:], 0) for w in words],
-        )
         tokens = np.empty((n + 1, N_COLS), dtype=np.int32)
         tokens[0] = SPECIAL_IDS["root"]
-        tokens[1:] = np.array(columns, dtype=np.int32).T
-        morph_table = idx["morph"]
+        if n:
+            word, prefix, suffix = zip(*[self._form_ids(f) for f in sent.form], strict=True)
+            columns = {
+                "word": word,
+                "lemma": [idx["lemmas"].get(x, 0) for x in sent.lemma],
+                "upos": [idx["upos"].get(x, 0) for x in sent.upos],
+                "xpos": [idx["xpos"].get(x, 0) for x in sent.xpos],
+                "prefix": prefix,
+                "suffix": suffix,
+            }
+            tokens[1:] = np.array([columns[name] for name in COLUMN_ORDER], dtype=np.int32).T
         morph_ids: list[int] = []
         morph_ptr = np.zeros(n + 2, dtype=np.int32)
         for i, feats in enumerate(sent.feats, start=1):
-            morph_ids.extend(morph_table.get(v, 0) for v in _morph_values(feats))
+            morph_ids.extend(self._morph_ids(feats))
             morph_ptr[i + 1] = len(morph_ids)
         labels = np.full(n + 1, -1, dtype=np.int32)
         labels[1:] = [self.label_index.get(d, -1) for d in sent.deprels[1:]]

@@ -116,6 +116,33 @@ def test_scores_are_the_best_labeled_sums_of_the_features_at_every_distance(layo
         assert label[h, m] == int(np.argmax(per_label))
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_best_label_is_the_first_of_tied_maxima(dtype: type) -> None:
+    """Many labels (whole vectors of them and a remainder) and weights that are mostly 0 and
+    otherwise 1, so that labels often tie: the label chosen is the first best one, at parse
+    time (float32) and in training (float64)."""
+    rng = np.random.default_rng(SEED + 5)
+    n_labels = 21
+    space = FeatureSpace(12, 8, n_labels, "blocked")
+    n = 9
+    sent = synthetic(rng, n)
+    weights = aligned_copy((rng.random(space.size) < 0.05).astype(np.float64), dtype)
+    arc = np.empty((n + 1, n + 1))
+    label = np.empty((n + 1, n + 1), dtype=np.int32)
+    score_arcs(*sent, weights, space, arc, label)
+    ties = 0
+    for m in range(1, n + 1):
+        for h in range(n + 1):
+            if h == m:
+                continue
+            per_label = np.array([weights[labeled_indices(sent, space, h, m, lab)].sum()
+                                  for lab in range(n_labels)])
+            ties += int((per_label == per_label.max()).sum() > 1)
+            assert label[h, m] == int(np.argmax(per_label))
+            assert arc[h, m] == per_label.max()
+    assert ties > 10
+
+
 def test_blocked_arc_features_come_in_pairs_of_one_block() -> None:
     rng = np.random.default_rng(SEED + 2)
     sent = synthetic(rng, 9)

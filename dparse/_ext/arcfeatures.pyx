@@ -25,12 +25,14 @@ from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
 from libc.stdlib cimport free, malloc
 from libc.math cimport INFINITY
 
-from dparse._ext.hashing cimport bucket, bucket_pair, distance_bin, fmix, side
+from dparse._ext.hashing cimport (
+    bucket, bucket_pair, distance_bin, fmix, key_features_of, lowest_bit, side,
+)
 from dparse._ext.tokens cimport (
     BOS_ID, EOS_ID, LEMMA, NCOLS, PREFIX, ROOT_ID, SUFFIX, UNK_ID, UPOS, WORD, XPOS, token_attr,
 )
 from dparse._ext.weights cimport (
-    gather_sum, label_sum, prefetch_gather, prefetch_rows,
+    argmax, gather_sum, label_sum, prefetch_gather, prefetch_rows,
 )
 
 import numpy as np
@@ -55,7 +57,16 @@ cdef enum:
     NT = 60
 
 N_COLS = NCOLS
+COLUMNS = {"word": WORD, "lemma": LEMMA, "upos": UPOS, "xpos": XPOS, "prefix": PREFIX,
+           "suffix": SUFFIX}  # the columns of an encoded sentence's tokens
 SPECIAL_IDS = {"unk": UNK_ID, "root": ROOT_ID, "bos": BOS_ID, "eos": EOS_ID}
+
+# The between-POS keys fmix(b + 64 c + 7919) of tag id b (modulo 64) in column c (0 UPOS,
+# 1 XPOS), computed once.
+cdef uint64_t BETWEEN_KEYS[128]
+for _b in range(128):
+    BETWEEN_KEYS[_b] = fmix(<uint64_t>(_b + 7919))
+
 
 cdef inline int att(const SentC* s, int i, int col) noexcept nogil:
     """Attribute ``col`` of position i, with BOS/EOS ids outside 0..n."""
@@ -249,17 +260,16 @@ cdef int layout_arc_features(const SentC* s, int h, int m, uint64_t* out, int bi
     ``first`` = N_ONE_SIDED leaves out the templates that read one side only (their weights
     are summed once per word by ``one_sided_scores``); 0 writes them all.
     """
-    cdef int nf = 0, t, c, lo, hi, shift = 64 - bits
+    cdef int nf, c, lo, hi, shift = 64 - bits
     cdef int right = h < m
     cdef uint64_t dk = fmix(<uint64_t>(1 + right))
     cdef uint64_t ddk = fmix(<uint64_t>(3 + 2 * distance_bin(h - m if h > m else m - h) + right))
     cdef const uint64_t* H = s.hpart + h * NT
     cdef const uint64_t* M = s.mpart + m * NT
     cdef uint64_t key, bits_between, b
-    for t in range(first, N_ARC):
-        key = H[t] ^ M[t]
-        key_features(key, dk, ddk, shift, layout, &out[nf])
-        nf += 2
+    key_features_of(H + first, M + first, N_ARC - first, dk, ddk, shift,
+                    layout == LAYOUT_BLOCKED, out)
+    nf = 2 * (N_ARC - first)
     # POS of the words in between (each distinct tag once; ids modulo 64).
     lo = (h if h < m else m) + 1
     hi = (m if h < m else h) - 1
@@ -271,11 +281,9 @@ cdef int layout_arc_features(const SentC* s, int h, int m, uint64_t* out, int bi
         for c in range(2):
             bits_between = range_mask(s.umask if c == 0 else s.xmask, s.n, lo, hi)
             while bits_between:
-                b = 0
-                while not (bits_between >> b) & 1:
-                    b += 1
+                b = lowest_bit(bits_between)
                 bits_between &= bits_between - 1
-                key = H[T_BETWEEN + c] ^ M[T_BETWEEN + c] ^ fmix(b + 64 * c + 7919)
+                key = H[T_BETWEEN + c] ^ M[T_BETWEEN + c] ^ BETWEEN_KEYS[b + 64 * c]
                 key_features(key, dk, ddk, shift, layout, &out[nf])
                 nf += 2
     # Morphological features: of the modifier with both UPOS, of the modifier with the head's
@@ -351,11 +359,9 @@ cdef inline int label_pair_features(const SentC* s, int h, int m, uint64_t* out,
     cdef int lo = (h if h < m else m) + 1, hi = (m if h < m else h) - 1
     cdef uint64_t bits_between = range_mask(s.umask, s.n, lo, hi), b
     while bits_between:
-        b = 0
-        while not (bits_between >> b) & 1:
-            b += 1
+        b = lowest_bit(bits_between)
         bits_between &= bits_between - 1
-        out[nf] = bucket(H[T_BETWEEN] ^ M[T_BETWEEN] ^ fmix(b + 7919), d, shift); nf += 1
+        out[nf] = bucket(H[T_BETWEEN] ^ M[T_BETWEEN] ^ BETWEEN_KEYS[b], d, shift); nf += 1
     return nf
 
 
@@ -503,7 +509,6 @@ def score_arcs(const int32_t[:, ::1] tokens, const int32_t[::1] morph_ptr,
     cdef double* mod_only = <double*>malloc((n + 1) * 2 * N_BINS * sizeof(double))
     cdef int bin
     cdef double total
-    cdef floating best
     cdef int best_l
     if not (feats and lfeats and feats_next and lfeats_next and todo and head_side
             and mod_side and lab and side_rows and head_only and mod_only):
@@ -555,13 +560,8 @@ def score_arcs(const int32_t[:, ::1] tokens, const int32_t[::1] morph_ptr,
                                 lab[l] += 1.0
                     else:
                         total = total + 2.0
-                best_l = 0
-                best = lab[0]
-                for l in range(1, L):
-                    if lab[l] > best:
-                        best = lab[l]
-                        best_l = l
-                arc_out[h, m] = total + best
+                best_l = argmax(lab, L)
+                arc_out[h, m] = total + lab[best_l]
                 label_out[h, m] = best_l
                 swap = feats; feats = feats_next; feats_next = swap
                 swap = lfeats; lfeats = lfeats_next; lfeats_next = swap
@@ -822,9 +822,7 @@ cdef int edge_features(const SentC* s, const int* cnt, int groups, int i, int j,
         ql = att(s, lw, UPOS + col)
         qr = att(s, rw, UPOS + col)
         while tags:
-            b = 0
-            while not (tags >> b) & 1:
-                b += 1
+            b = lowest_bit(tags)
             tags &= tags - 1
             c = cnt[rw * 128 + 64 * col + b] - cnt[(lw + 1) * 128 + 64 * col + b]
             base = side(3001 + 100 * col, b, 4 if c > 4 else c, 0)

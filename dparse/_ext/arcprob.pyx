@@ -11,7 +11,7 @@ turns it into weight gradients and takes one AdaGrad step (Duchi et al. 2011) pe
 feature i.
 """
 
-from libc.math cimport INFINITY, fabs, sqrt
+from libc.math cimport INFINITY, exp, fabs, isfinite, sqrt
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
 from libc.stdlib cimport free, malloc
 
@@ -73,6 +73,130 @@ def score_heads(const int32_t[:, ::1] tokens, const int32_t[::1] morph_ptr,
                 m = nxt
     free(feats); free(feats_next)
     free_sentence(&s)
+
+
+cpdef enum MarginalsStatus:
+    MARGINALS_OK = 0
+    MARGINALS_NO_HEAD = 1      # a word has no finite arc
+    MARGINALS_SINGULAR = 2     # the Laplacian is singular: no tree has a finite score
+    MARGINALS_IMPRECISE = 3    # the result is not a distribution per word (ill-conditioned)
+    MARGINALS_NO_MEMORY = 4
+
+
+cdef int invert(double* a, double* inv, Py_ssize_t n) noexcept nogil:
+    """inv = a^-1 (both [n, n], row-major) by Gauss-Jordan elimination with partial pivoting;
+    ``a`` is destroyed. Returns MARGINALS_SINGULAR on an exactly zero pivot."""
+    cdef Py_ssize_t i, j, k, p
+    cdef double best, f, t
+    for i in range(n):
+        for j in range(n):
+            inv[i * n + j] = 1.0 if i == j else 0.0
+    for k in range(n):
+        p = k
+        best = fabs(a[k * n + k])
+        for i in range(k + 1, n):
+            if fabs(a[i * n + k]) > best:
+                best = fabs(a[i * n + k])
+                p = i
+        if best == 0.0:
+            return MARGINALS_SINGULAR
+        if p != k:
+            for j in range(n):
+                t = a[k * n + j]; a[k * n + j] = a[p * n + j]; a[p * n + j] = t
+                t = inv[k * n + j]; inv[k * n + j] = inv[p * n + j]; inv[p * n + j] = t
+        f = 1.0 / a[k * n + k]
+        for j in range(n):
+            a[k * n + j] *= f
+            inv[k * n + j] *= f
+        for i in range(n):
+            if i == k:
+                continue
+            f = a[i * n + k]
+            if f == 0.0:
+                continue
+            for j in range(n):
+                a[i * n + j] -= f * a[k * n + j]
+                inv[i * n + j] -= f * inv[k * n + j]
+    return MARGINALS_OK
+
+
+cdef int marginals(const double* arc, Py_ssize_t n, bint single_root,
+                   double* mu) noexcept nogil:
+    """The body of ``tree_marginals``: mu [n+1, n+1] from arc [n+1, n+1]; a MARGINALS_ status."""
+    cdef Py_ssize_t N = n + 1, h, m, i
+    cdef double top, a, total
+    cdef double* w = <double*>malloc(N * N * sizeof(double))      # [h, m], exp-shifted
+    cdef double* lap = <double*>malloc(n * n * sizeof(double))    # [head - 1, word - 1]
+    cdef double* inv = <double*>malloc(n * n * sizeof(double))
+    cdef int status = MARGINALS_OK
+    if w == NULL or lap == NULL or inv == NULL:
+        free(w); free(lap); free(inv)
+        return MARGINALS_NO_MEMORY
+    for m in range(1, N):  # each column shifted by its best finite score
+        top = -INFINITY
+        for h in range(N):
+            a = arc[h * N + m]
+            if h != m and isfinite(a) and a > top:
+                top = a
+        if top == -INFINITY:
+            status = MARGINALS_NO_HEAD
+            break
+        for h in range(N):
+            a = arc[h * N + m]
+            w[h * N + m] = exp(a - top) if h != m and isfinite(a) else 0.0
+    if status == MARGINALS_OK:
+        for i in range(n):          # head i + 1
+            for m in range(n):      # word m + 1
+                lap[i * n + m] = -w[(i + 1) * N + m + 1]
+        for m in range(n):
+            total = 0.0 if single_root else w[m + 1]
+            for h in range(1, N):
+                total += w[h * N + m + 1]
+            lap[m * n + m] = total
+        if single_root:
+            for m in range(n):
+                lap[m] = w[m + 1]
+        status = invert(lap, inv, n)
+    if status == MARGINALS_OK:
+        # mu[0, m] = w[0, m] M[m, m] (single root: M[m, 1]); mu[h, m] = w[h, m] (M[m, m] -
+        # M[m, h]), an entry in a replaced first row counting 0 (1-based M indices)
+        for h in range(N):
+            mu[h * N] = 0.0
+        for m in range(1, N):
+            mu[m] = w[m] * (inv[(m - 1) * n] if single_root else inv[(m - 1) * n + m - 1])
+            for h in range(1, N):
+                a = 0.0 if single_root and m == 1 else inv[(m - 1) * n + m - 1]
+                if not (single_root and h == 1):
+                    a -= inv[(m - 1) * n + h - 1]
+                mu[h * N + m] = w[h * N + m] * a
+        for m in range(1, N):
+            total = 0.0
+            for h in range(N):
+                a = mu[h * N + m]
+                if not isfinite(a) or a < -1e-6:
+                    status = MARGINALS_IMPRECISE
+                total += a
+            if not fabs(total - 1.0) <= 1e-6:
+                status = MARGINALS_IMPRECISE
+    free(w); free(lap); free(inv)
+    return status
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def tree_marginals_into(const double[:, ::1] arc, bint single_root, double[:, ::1] mu) -> int:
+    """The matrix-tree marginals of ``dparse.prune.tree_marginals`` (which documents them)
+    into ``mu`` (float64 [n+1, n+1]) from ``arc`` (float64 [n+1, n+1], n >= 1); returns
+    MARGINALS_OK or the MARGINALS_ code of the failure (``mu`` then undefined)."""
+    cdef Py_ssize_t n = arc.shape[0] - 1
+    cdef int status
+    if n < 1 or arc.shape[1] != n + 1 or mu.shape[0] != n + 1 or mu.shape[1] != n + 1:
+        raise ValueError("arc and mu must both be [n+1, n+1] with n >= 1")
+    with nogil:
+        status = marginals(&arc[0, 0], n, single_root, &mu[0, 0])
+    if status == MARGINALS_NO_MEMORY:
+        raise MemoryError()
+    return status
 
 
 cdef class AdaGrad:

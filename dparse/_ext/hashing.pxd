@@ -31,23 +31,78 @@ cdef inline uint64_t side(uint64_t seed, uint64_t a, uint64_t b, uint64_t c) noe
     return fmix(mix(mix(mix(seed, a), b), c))
 
 
-cdef inline uint64_t bucket(uint64_t key, uint64_t conj, int shift) noexcept nogil:
-    """Multiply-shift hash of a template key conjoined with ``conj``: the top 64 - shift bits."""
-    return ((key ^ conj) * <uint64_t>0x9FB21C651E98DF25ULL) >> shift
+cdef extern from *:
+    """
+    /* Weight indices of template keys; see bucket and bucket_pair below. */
+    static inline uint64_t dp_bucket(uint64_t key, uint64_t conj, int shift) {
+        return ((key ^ conj) * 0x9FB21C651E98DF25ULL) >> shift;
+    }
+    static inline void dp_bucket_pair(uint64_t key, uint64_t conj1, uint64_t conj2, int shift,
+                                      uint64_t* out) {
+        uint64_t block = ((key * 0xD6E8FEB86659FD93ULL) >> (shift + 4)) << 4;
+        uint64_t first = ((key ^ conj1) * 0x9FB21C651E98DF25ULL) >> 60;
+        uint64_t other = ((((key ^ conj2) * 0x9FB21C651E98DF25ULL) >> 32) * 15) >> 32;
+        out[0] = block | first;
+        out[1] = block | ((first + 1 + other) & 15);
+    }
+    /* The two indices of each key H[t] ^ M[t], t < count, into out[2t], out[2t + 1]: the same
+       values as dp_bucket_pair (blocked) or dp_bucket twice, eight keys at a time in vectors
+       (64-bit multiplies in one instruction where the CPU has AVX-512). */
+    typedef uint64_t dp_v8u __attribute__((vector_size(64)));
+    __attribute__((target_clones("arch=x86-64-v4", "default")))
+    static void dp_key_features(const uint64_t* __restrict H, const uint64_t* __restrict M,
+                                int count, uint64_t conj1, uint64_t conj2, int shift,
+                                int blocked, uint64_t* __restrict out) {
+        const dp_v8u lo = {0, 8, 1, 9, 2, 10, 3, 11}, hi = {4, 12, 5, 13, 6, 14, 7, 15};
+        int t = 0;
+        for (; t + 8 <= count; t += 8) {
+            dp_v8u h, m, key, a, b;
+            __builtin_memcpy(&h, H + t, sizeof h);
+            __builtin_memcpy(&m, M + t, sizeof m);
+            key = h ^ m;
+            if (blocked) {
+                dp_v8u block = ((key * 0xD6E8FEB86659FD93ULL) >> (shift + 4)) << 4;
+                dp_v8u first = ((key ^ conj1) * 0x9FB21C651E98DF25ULL) >> 60;
+                dp_v8u other = ((((key ^ conj2) * 0x9FB21C651E98DF25ULL) >> 32) * 15) >> 32;
+                a = block | first;
+                b = block | ((first + 1 + other) & 15);
+            } else {
+                a = ((key ^ conj1) * 0x9FB21C651E98DF25ULL) >> shift;
+                b = ((key ^ conj2) * 0x9FB21C651E98DF25ULL) >> shift;
+            }
+            dp_v8u x = __builtin_shuffle(a, b, lo), y = __builtin_shuffle(a, b, hi);
+            __builtin_memcpy(out + 2 * t, &x, sizeof x);
+            __builtin_memcpy(out + 2 * t + 8, &y, sizeof y);
+        }
+        for (; t < count; t++) {
+            if (blocked) {
+                dp_bucket_pair(H[t] ^ M[t], conj1, conj2, shift, out + 2 * t);
+            } else {
+                out[2 * t] = dp_bucket(H[t] ^ M[t], conj1, shift);
+                out[2 * t + 1] = dp_bucket(H[t] ^ M[t], conj2, shift);
+            }
+        }
+    }
+    static inline int dp_lowest_bit(uint64_t x) { return __builtin_ctzll(x); }
+    """
+    uint64_t bucket "dp_bucket"(uint64_t key, uint64_t conj, int shift) noexcept nogil
+    void bucket_pair "dp_bucket_pair"(uint64_t key, uint64_t conj1, uint64_t conj2, int shift,
+                                      uint64_t* out) noexcept nogil
+    void key_features_of "dp_key_features"(const uint64_t* H, const uint64_t* M, int count,
+                                           uint64_t conj1, uint64_t conj2, int shift,
+                                           int blocked, uint64_t* out) noexcept nogil
+    int lowest_bit "dp_lowest_bit"(uint64_t x) noexcept nogil
 
-
-cdef inline void bucket_pair(uint64_t key, uint64_t conj1, uint64_t conj2, int shift,
-                             uint64_t* out) noexcept nogil:
-    """Two features of one template key, conjoined with ``conj1`` and ``conj2``, hashed into one
-    block of 16 weights (the top 64 - shift bits of the index; shift <= 60): the key alone picks
-    the block, each conjunction a slot in it, the second always another slot than the first.
-    All the features of a key then share one 64-byte line of float32 weights (one memory read
-    instead of two) while the blocks and the slots are spread like independent hashes."""
-    cdef uint64_t block = ((key * <uint64_t>0xD6E8FEB86659FD93ULL) >> (shift + 4)) << 4
-    cdef uint64_t first = ((key ^ conj1) * <uint64_t>0x9FB21C651E98DF25ULL) >> 60
-    cdef uint64_t other = ((((key ^ conj2) * <uint64_t>0x9FB21C651E98DF25ULL) >> 32) * 15) >> 32
-    out[0] = block | first
-    out[1] = block | ((first + 1 + other) & 15)
+# bucket(key, conj, shift): multiply-shift hash of a template key conjoined with ``conj``, the
+#   top 64 - shift bits.
+# bucket_pair(key, conj1, conj2, shift, out): two features of one template key, conjoined with
+#   ``conj1`` and ``conj2``, hashed into one block of 16 weights (the top 64 - shift bits of the
+#   index; shift <= 60): the key alone picks the block, each conjunction a slot in it, the second
+#   always another slot than the first. All the features of a key then share one 64-byte line of
+#   float32 weights (one memory read instead of two) while the blocks and the slots are spread
+#   like independent hashes.
+# key_features_of(H, M, count, conj1, conj2, shift, blocked, out): both indices of count keys.
+# lowest_bit(x): the index of the lowest set bit of x != 0.
 
 
 cdef inline int distance_bin(int d) noexcept nogil:

@@ -74,6 +74,29 @@ cdef extern from *:
                                  const uint64_t* __restrict rows, int nrows, int L) {
         DP_LABEL_SUM(double, dp_v4d)
     }
+    /* The first index of the largest of x[0..L-1] (L >= 1, no NaN): the maximum taken a
+       vector at a time, then the first entry equal to it. */
+    #define DP_ARGMAX(T, V, VI) \
+        const int w = (int)(sizeof(V) / sizeof(T)); \
+        T best = x[0]; \
+        int l0 = 0; \
+        if (L >= w) { \
+            V acc, v; \
+            __builtin_memcpy(&acc, x, sizeof(V)); \
+            for (l0 = w; l0 + w <= L; l0 += w) { \
+                __builtin_memcpy(&v, x + l0, sizeof(V)); \
+                VI take = v > acc; \
+                acc = (V)(((VI)v & take) | ((VI)acc & ~take)); } \
+            for (int k = 0; k < w; k++) best = acc[k] > best ? acc[k] : best; } \
+        for (; l0 < L; l0++) best = x[l0] > best ? x[l0] : best; \
+        for (int l = 0; l < L; l++) if (x[l] == best) return l; \
+        return 0;
+    typedef int dp_v8i __attribute__((vector_size(32)));
+    typedef long long dp_v4l __attribute__((vector_size(32)));
+    __attribute__((target_clones("avx2", "default")))
+    static int dp_argmax_f32(const float* __restrict x, int L) { DP_ARGMAX(float, dp_v8f, dp_v8i) }
+    __attribute__((target_clones("avx2", "default")))
+    static int dp_argmax_f64(const double* __restrict x, int L) { DP_ARGMAX(double, dp_v4d, dp_v4l) }
     static inline double dp_gather_sum_f32(const float* W, const uint64_t* idx, int n) {
         double out; DP_GATHER_SUM(W, idx, n, out); return out;
     }
@@ -90,6 +113,8 @@ cdef extern from *:
                           const uint64_t* rows, int nrows, int L) noexcept nogil
     void dp_label_sum_f64(double* out, const double* a, const double* b, const double* W,
                           const uint64_t* rows, int nrows, int L) noexcept nogil
+    int dp_argmax_f32(const float* x, int L) noexcept nogil
+    int dp_argmax_f64(const double* x, int L) noexcept nogil
     double dp_gather_sum_f32(const float* W, const uint64_t* idx, int n) noexcept nogil
     double dp_gather_sum_f64(const double* W, const uint64_t* idx, int n) noexcept nogil
 
@@ -130,3 +155,11 @@ cdef inline void prefetch_rows(const floating* W, const uint64_t* idx, int n,
                                int L) noexcept nogil:
     """Prefetch the rows W[idx[k] * L : (idx[k] + 1) * L], k < n (later ``add_row`` calls)."""
     dp_prefetch_rows(<const char*>W, <int>(L * sizeof(floating)), idx, n)
+
+
+cdef inline int argmax(const floating* x, int L) noexcept nogil:
+    """The first index of the largest of x[0:L] (L >= 1, no NaN)."""
+    if floating is float:
+        return dp_argmax_f32(x, L)
+    else:
+        return dp_argmax_f64(x, L)

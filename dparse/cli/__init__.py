@@ -20,6 +20,12 @@ import click
 from dparse import __version__
 from dparse.errors import DparseError
 
+# dparse runs in parallel by processes (``--jobs``, grid workers); numpy's BLAS, which it
+# uses only on small matrices, stays single-threaded unless the environment says otherwise
+# (set here, before any subcommand imports numpy).
+for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_variable, "1")
+
 # name -> (module, function, one-line help shown by ``dparse --help``)
 COMMANDS: dict[str, tuple[str, str, str]] = {
     "train": ("dparse.cli.train", "train", "Train a parser from a YAML experiment config."),
