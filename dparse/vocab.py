@@ -28,7 +28,7 @@ ATTRIBUTES = ("words", "lemmas", "upos", "xpos", "prefixes", "suffixes", "morph"
 # the columns of EncodedSentence.tokens holding POS ids
 TAG_COLUMNS = {"upos": COLUMNS["upos"], "xpos": COLUMNS["xpos"]}
 COLUMN_ORDER = sorted(COLUMNS, key=COLUMNS.__getitem__)
-CACHE_ENTRIES = 1 << 18  # forms (and FEATS values) whose ids a vocabulary keeps at most
+CACHE_ENTRIES = 1 << 16  # forms (and FEATS values) whose ids a vocabulary keeps at most
 
 
 def normalize(form: str) -> str:

@@ -25,6 +25,11 @@ trees exactly as before. The unconstrained tree comes first (a trained parser's 
 single root child, and then it is also the best single-root tree); only if it has several root
 children does a second, reweighted run follow. O(n^2) as above.
 
+Fast path: when every word's best incoming arc already makes a tree (no cycle; one root child
+if asked), that is the algorithm's answer, found by one row-by-row scan of the scores without
+building the work matrices; a trained model's scores, and dual decomposition's iterations
+(dd2.pyx), often are such.
+
 Ties are broken deterministically: the lowest source slot wins a pick, the first member of a
 cycle (the node that closed it) wins a merge.
 """
@@ -219,25 +224,75 @@ cdef void maximum_arborescence(GraphC* g, const score_t* arc, score_t floor,
     expand(g, heads)
 
 
+cdef bint best_heads_tree(const score_t* arc, Py_ssize_t n, bint single_root, head_t* heads,
+                          score_t* best, int* state) noexcept nogil:
+    """The fast path: gives every word its best head (ties to the lowest, a disallowed arc
+    below every allowed one, as the first picks of the algorithm do) and returns whether these
+    arcs already form the tree the algorithm returns: no cycle, and under ``single_root`` one
+    root child. False also if an arc scores +inf (the full algorithm reports it). Row by row,
+    O(n^2); ``best`` [n+1] and ``state`` [n+1] are scratch."""
+    cdef Py_ssize_t N = n + 1, h, m, x, root_children = 0
+    cdef const score_t* row
+    cdef score_t a
+    for m in range(1, N):
+        a = arc[m]
+        if a == INFINITY:
+            return False
+        best[m] = a if a > -INFINITY else -INFINITY
+        heads[m] = 0
+    for h in range(1, N):
+        row = arc + h * N
+        for m in range(1, N):
+            a = row[m]
+            if a > best[m] and m != h:
+                if a == INFINITY:
+                    return False
+                best[m] = a
+                heads[m] = <head_t>h
+    # cycles: walk up from each word; 1 marks the current walk, 2 words known to reach 0
+    state[0] = 2
+    for m in range(1, N):
+        state[m] = 0
+        root_children += heads[m] == 0
+    if single_root and root_children != 1:
+        return False
+    for m in range(1, N):
+        x = m
+        while state[x] == 0:
+            state[x] = 1
+            x = heads[x]
+        if state[x] == 1:
+            return False
+        x = m
+        while state[x] == 1:
+            state[x] = 2
+            x = heads[x]
+    return True
+
+
 cdef int cle_decode(const score_t* arc, Py_ssize_t n, bint single_root,
                     head_t* heads) noexcept nogil:
     cdef Py_ssize_t N = n + 1, m, root_children = 0
     cdef score_t floor, ceiling
-    cdef int status = score_floor(arc, n, &floor, &ceiling)
+    cdef int status
     cdef GraphC g
     cdef char* block
-    if status != DECODE_OK:
-        return status
     if N > MAX_NODES:
         return DECODE_TOO_LONG
     heads[0] = -1
-    if n == 1:
-        heads[1] = 0
-        return DECODE_OK
     block = <char*>malloc((N * N + N) * sizeof(score_t)
                           + (N * N + 3 * N + 5 * 2 * N) * sizeof(int) + 2 * N)
     if block == NULL:
         return DECODE_NO_MEMORY
+    # usually the best heads already form the tree (always for n = 1 unless an arc is +inf)
+    if best_heads_tree(arc, n, single_root, heads, <score_t*>block,
+                       <int*>(block + N * sizeof(score_t))):
+        free(block)
+        return DECODE_OK
+    status = score_floor(arc, n, &floor, &ceiling)
+    if status != DECODE_OK:
+        free(block)
+        return status
     g.N = N
     g.W = <score_t*>block
     g.w_in = g.W + N * N
