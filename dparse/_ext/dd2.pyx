@@ -70,7 +70,7 @@ sibling or grandparent part made of allowed arcs is disallowed, the automata con
 allowed arcs (k = the allowed modifiers of h, g among h's allowed heads): such trees beat
 all others, so the bound still holds for the trees that matter. Otherwise every arc.
 
-Cost per iteration: CLE O(n^2), the full score of z O(n^2), and the automata of the heads
+Cost per iteration: CLE O(n^2), the full score of z O(n), and the automata of the heads
 whose multipliers changed (only those are re-solved): O(k^3) each, so O(n^4) per iteration in
 the worst (unpruned) case, far less with a first-order pruner. At most max_iter + max_nodes *
 node_iter iterations per call. Memory O(n^2) besides the inputs, plus 2 (n+1)^2 multipliers
@@ -212,10 +212,13 @@ cdef int scan(const score_t* arc, const score_t* sib, const score_t* grand, Py_s
     return DECODE_OK
 
 
-cdef score_t full_score(const DD2C* d, const head_t* heads) noexcept nogil:
-    """f(heads): arcs + sibling chains + grandparent parts, disallowed parts at the floor."""
-    cdef Py_ssize_t N = d.N, h, m, prev
+cdef score_t full_score(DD2C* d, const head_t* heads) noexcept nogil:
+    """f(heads): arcs + sibling chains + grandparent parts, disallowed parts at the floor.
+    O(n): the chains are followed outwards from each head, right side with the words in
+    ascending order, left side descending (``d.back`` [N] holds each head's last modifier)."""
+    cdef Py_ssize_t N = d.N, h, m
     cdef score_t total = 0.0, floor = d.floor
+    cdef int* last = d.back
     for m in range(1, N):
         h = heads[m]
         total += part(d.arc, h * N + m, floor)
@@ -223,16 +226,19 @@ cdef score_t full_score(const DD2C* d, const head_t* heads) noexcept nogil:
             total += part(d.grand, (heads[h] * N + h) * N + m, floor)
     if d.sib != NULL:
         for h in range(N):
-            prev = h
-            for m in range(h + 1, N):  # right side, innermost first
-                if heads[m] == h:
-                    total += part(d.sib, (h * N + prev) * N + m, floor)
-                    prev = m
-            prev = h
-            for m in range(h - 1, 0, -1):  # left side, innermost first
-                if heads[m] == h:
-                    total += part(d.sib, (h * N + prev) * N + m, floor)
-                    prev = m
+            last[h] = <int>h
+        for m in range(1, N):  # right sides, innermost first
+            h = heads[m]
+            if h < m:
+                total += part(d.sib, (h * N + last[h]) * N + m, floor)
+                last[h] = <int>m
+        for h in range(N):
+            last[h] = <int>h
+        for m in range(N - 1, 0, -1):  # left sides, innermost first
+            h = heads[m]
+            if h > m:
+                total += part(d.sib, (h * N + last[h]) * N + m, floor)
+                last[h] = <int>m
     return total
 
 
@@ -355,6 +361,16 @@ cdef void candidates(DD2C* d) noexcept nogil:
         d.n_left[h] = <int>(k - d.n_right[h])
 
 
+cdef inline Py_ssize_t arc_head(const DD2C* d, Py_ssize_t m, Py_ssize_t k) noexcept nogil:
+    """The k-th head h of the arcs h -> m where the subgradient can be nonzero: m's candidate
+    heads (k < n_heads[m]; the head automata use no other arc), then (k == n_heads[m]) the
+    tree's head z[m] if it is not a candidate (a banned arc, when no tree avoids the bans);
+    -1 for that last one otherwise."""
+    if k < d.n_heads[m]:
+        return d.cands[m * d.N + k]
+    return -1 if candidate(d, d.z[m], m) else d.z[m]
+
+
 cdef inline bint closes(score_t bound, score_t primal, score_t tol) noexcept nogil:
     """The upper bound ``bound`` meets the lower bound ``primal`` within ``tol`` (relative)."""
     return bound <= primal or bound - primal <= tol * (1.0 + fabs(bound))
@@ -367,7 +383,7 @@ cdef int subgradient(DD2C* d, int iters, score_t tol, score_t* lam, score_t* bou
     halves ``lam`` on stalls, raises result.primal (with ``heads``) to the best tree seen;
     ``closed``: the bound met result.primal (no better tree here). Over the second half of the
     iterations sums z + s + b into ``usage`` for :func:`branching_arc`."""
-    cdef Py_ssize_t N = d.N, h, m
+    cdef Py_ssize_t N = d.N, h, m, k
     cdef int status, it, stall = 0, ds, db, zs, zb
     cdef score_t dual, primal, alpha, norm2
     cdef bint count
@@ -407,15 +423,17 @@ cdef int subgradient(DD2C* d, int iters, score_t tol, score_t* lam, score_t* bou
         d.counted += count
         norm2 = 0.0  # squared norm of the subgradient (z - s, z - b)
         for m in range(1, N):
-            for h in range(N):
-                if h != m:
-                    zs = d.z[m] == h
-                    zb = d.B[m] == h
-                    ds = zs - d.S[h * N + m]
-                    db = zs - zb if d.grand != NULL else 0
-                    norm2 += ds * ds + db * db
-                    if count:
-                        d.usage[h * N + m] += zs + d.S[h * N + m] + (zb if d.grand != NULL else 0)
+            for k in range(d.n_heads[m] + 1):  # s and b are 0 off the candidates: see arcs_of
+                h = arc_head(d, m, k)
+                if h < 0:
+                    continue
+                zs = d.z[m] == h
+                zb = d.B[m] == h
+                ds = zs - d.S[h * N + m]
+                db = zs - zb if d.grand != NULL else 0
+                norm2 += ds * ds + db * db
+                if count:
+                    d.usage[h * N + m] += zs + d.S[h * N + m] + (zb if d.grand != NULL else 0)
         if norm2 == 0.0:  # the subproblems agree: this node's best tree is z, f(z) = L
             if dual < bound[0]:
                 bound[0] = dual
@@ -423,8 +441,9 @@ cdef int subgradient(DD2C* d, int iters, score_t tol, score_t* lam, score_t* bou
             return DECODE_OK
         alpha = lam[0] * (dual - result.primal) / norm2
         for m in range(1, N):
-            for h in range(N):
-                if h == m:
+            for k in range(d.n_heads[m] + 1):
+                h = arc_head(d, m, k)
+                if h < 0:
                     continue
                 zs = d.z[m] == h
                 ds = zs - d.S[h * N + m]
