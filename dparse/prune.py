@@ -32,7 +32,7 @@ from typing import Protocol
 
 import numpy as np
 
-from dparse._ext.arcprob import MarginalsStatus, tree_marginals_into
+from dparse._ext.arcprob import MarginalsStatus, keep_heads_into, tree_marginals_into
 from dparse.conll import Sentence
 from dparse.errors import DparseError, InputError
 from dparse.metrics import percent
@@ -263,21 +263,11 @@ def keep_heads(probs: np.ndarray, possible: np.ndarray, top_k: int, threshold: f
     least one child, the one with the highest ``root_by[m]`` (float [n+1]; default the root's
     probabilities), so that a single-rooted tree can exist.
     """
-    n = probs.shape[0] - 1
-    p = probs[:, 1:]
-    best = np.argmax(p, axis=0)
-    cut = threshold * p[best, np.arange(n)] if relative else np.full(n, threshold)
-    keep = p >= cut[None, :]
-    if top_k < n:
-        kth = -np.partition(-p, top_k - 1, axis=0)[top_k - 1]
-        keep &= p >= kth
-    keep[best, np.arange(n)] = True
-    allowed = np.zeros((n + 1, n + 1), dtype=np.uint8)
-    allowed[:, 1:] = keep & possible[:, 1:]
-    np.fill_diagonal(allowed, 0)
-    if not allowed[0].any():
-        order = p[0] if root_by is None else root_by[1:]
-        allowed[0, 1 + int(np.argmax(order))] = 1
+    allowed = np.empty(probs.shape, dtype=np.uint8)
+    keep_heads_into(np.ascontiguousarray(probs, dtype=np.float64),
+                    np.ascontiguousarray(possible, dtype=np.uint8), top_k, threshold, relative,
+                    None if root_by is None else np.ascontiguousarray(root_by, dtype=np.float64),
+                    allowed)
     return allowed
 
 

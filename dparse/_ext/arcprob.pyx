@@ -13,7 +13,7 @@ feature i.
 
 from libc.math cimport INFINITY, exp, fabs, isfinite, sqrt
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
-from libc.stdlib cimport free, malloc
+from libc.stdlib cimport free, malloc, qsort
 
 from dparse._ext.arcfeatures cimport (
     SentC, arc_features, free_sentence, init_sentence, max_arc_features,
@@ -197,6 +197,64 @@ def tree_marginals_into(const double[:, ::1] arc, bint single_root, double[:, ::
     if status == MARGINALS_NO_MEMORY:
         raise MemoryError()
     return status
+
+
+cdef int descending(const void* a, const void* b) noexcept nogil:
+    cdef double x = (<const double*>a)[0], y = (<const double*>b)[0]
+    return (x < y) - (x > y)
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def keep_heads_into(const double[:, ::1] probs, const uint8_t[:, ::1] possible, int top_k,
+                    double threshold, bint relative, const double[::1] root_by,
+                    uint8_t[:, ::1] out):
+    """The pruning rule of ``dparse.prune.keep_heads`` (which documents it) into ``out``
+    (uint8 [n+1, n+1]) from ``probs`` (float64 [n+1, n+1]) and ``possible`` (uint8 [n+1, n+1]);
+    ``root_by`` float64 [n+1] or None (the root's probabilities)."""
+    cdef Py_ssize_t N = probs.shape[0], n = N - 1, h, m, best
+    cdef double cut, kth
+    if (n < 1 or probs.shape[1] != N or possible.shape[0] != N or possible.shape[1] != N
+            or out.shape[0] != N or out.shape[1] != N):
+        raise ValueError("probs, possible and out must be [n+1, n+1] with n >= 1")
+    if root_by is not None and root_by.shape[0] != N:
+        raise ValueError("root_by must be [n+1]")
+    if top_k < 1:
+        raise ValueError("top_k must be positive")
+    cdef double* column = <double*>malloc(N * sizeof(double))
+    if column == NULL:
+        raise MemoryError()
+    with nogil:
+        for h in range(N):
+            out[h, 0] = 0
+        for m in range(1, N):
+            best = 0
+            for h in range(1, N):
+                if probs[h, m] > probs[best, m]:
+                    best = h
+            cut = threshold * probs[best, m] if relative else threshold
+            kth = -INFINITY
+            if top_k < n:  # the top_k-th largest of the column's n + 1 values
+                for h in range(N):
+                    column[h] = probs[h, m]
+                qsort(column, N, sizeof(double), descending)
+                kth = column[top_k - 1]
+            for h in range(N):
+                out[h, m] = (h != m and possible[h, m] != 0
+                             and (h == best or (probs[h, m] >= cut and probs[h, m] >= kth)))
+        best = -1
+        for m in range(1, N):
+            if out[0, m]:
+                best = m
+                break
+        if best < 0:  # the root's best child by root_by (or probability) is kept
+            best = 1
+            for m in range(2, N):
+                if (root_by[m] > root_by[best] if root_by is not None
+                        else probs[0, m] > probs[0, best]):
+                    best = m
+            out[0, best] = 1
+    free(column)
 
 
 cdef class AdaGrad:
