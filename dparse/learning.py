@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from dparse.aligned import aligned_copy, aligned_zeros
+from dparse.aligned import aligned_empty, aligned_zeros
 
 LEARNERS = ("perceptron", "pa")
+AVERAGE_CHUNK = 1 << 20  # weights averaged at a time (bounds the float64 temporaries)
 
 
 def combine(idx: np.ndarray, val: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -69,5 +70,10 @@ class AveragedLearner:
         self.c += 1
 
     def averaged(self) -> np.ndarray:
-        """The averaged weights as float32 (what a saved model holds), 64-byte aligned."""
-        return aligned_copy(self.w - self.u / self.c, np.float32)
+        """The averaged weights as float32 (what a saved model holds), 64-byte aligned;
+        computed a chunk at a time, so that no float64 copy of the weights is made."""
+        out = aligned_empty(self.w.size, np.float32)
+        for start in range(0, self.w.size, AVERAGE_CHUNK):
+            stop = start + AVERAGE_CHUNK
+            out[start:stop] = self.w[start:stop] - self.u[start:stop] / self.c
+        return out

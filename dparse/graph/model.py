@@ -174,7 +174,7 @@ class ArcFactoredModel(GraphModel):
         directory.mkdir(parents=True, exist_ok=True)
         save_arrays(
             directory / WEIGHTS_FILE,
-            weights=self.weights.astype(np.float32),
+            weights=np.asarray(self.weights, dtype=np.float32),
             arc_bits=self.space.arc_bits,
             lab_bits=self.space.lab_bits,
             layout=self.space.layout,

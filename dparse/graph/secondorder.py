@@ -101,7 +101,7 @@ class SecondOrderModel(GraphModel):
         first = self.space.first
         save_arrays(
             directory / WEIGHTS_FILE,
-            weights=self._weights.astype(np.float32),
+            weights=np.asarray(self._weights, dtype=np.float32),
             arc_bits=first.arc_bits,
             lab_bits=first.lab_bits,
             sib_bits=self.space.sib_bits,

@@ -257,7 +257,7 @@ class ThirdOrderModel(GraphModel):
         s = self.settings
         save_arrays(
             directory / WEIGHTS_FILE,
-            weights=self.weights.astype(np.float32),
+            weights=np.asarray(self.weights, dtype=np.float32),
             arc_bits=self.first.arc_bits,
             lab_bits=self.first.lab_bits,
             label_bits=s.label_bits,

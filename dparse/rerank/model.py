@@ -191,7 +191,7 @@ class RerankModel(SavedModel):
     def write_files(self, directory: Path) -> None:
         """Write the reranker's files and the first stage's into ``directory``."""
         directory.mkdir(parents=True, exist_ok=True)
-        save_arrays(directory / WEIGHTS_FILE, weights=self.weights.astype(np.float32),
+        save_arrays(directory / WEIGHTS_FILE, weights=np.asarray(self.weights, dtype=np.float32),
                     arc_bits=self.arc_bits, ho_bits=self.ho_bits,
                     nonlocal_features=self.nonlocal_features, guide=self.guide, k=self.k,
                     label_bits=self.label_bits, beta=self.beta, tag=self.classes.tag,

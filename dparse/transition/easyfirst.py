@@ -144,7 +144,7 @@ class EasyFirstModel(SavedModel):
         """Write the weights and the vocabulary into ``directory`` (created if needed)."""
         directory.mkdir(parents=True, exist_ok=True)
         save_arrays(
-            directory / WEIGHTS_FILE, weights=self.weights.astype(np.float32),
+            directory / WEIGHTS_FILE, weights=np.asarray(self.weights, dtype=np.float32),
             action_bits=self.action_bits, label_bits=self.label_bits, tag=self.tag,
             flags=self.flags, templates=self.templates)
         self.vocab.save(directory / VOCAB_FILE)

@@ -189,7 +189,7 @@ class ShiftReduceModel(SavedModel):
     def write_files(self, directory: Path) -> None:
         """Write the weights and the vocabulary into ``directory`` (created if needed)."""
         directory.mkdir(parents=True, exist_ok=True)
-        save_arrays(directory / WEIGHTS_FILE, weights=self.weights.astype(np.float32),
+        save_arrays(directory / WEIGHTS_FILE, weights=np.asarray(self.weights, dtype=np.float32),
                     action_bits=self.action_bits, label_bits=self.label_bits, tag=self.tag,
                     system=self.system, upos_pair=self.upos_pair, templates=TEMPLATES_VERSION)
         self.vocab.save(directory / VOCAB_FILE)

@@ -112,7 +112,7 @@ class UndirectedModel(SavedModel):
     def write_files(self, directory: Path) -> None:
         """Write the weights, the vocabulary and the length dictionary into ``directory``."""
         directory.mkdir(parents=True, exist_ok=True)
-        save_arrays(directory / WEIGHTS_FILE, weights=self.weights.astype(np.float32),
+        save_arrays(directory / WEIGHTS_FILE, weights=np.asarray(self.weights, dtype=np.float32),
                     arc_bits=self.space.arc_bits, both=self.both, groups=self.groups)
         self.vocab.save(directory / VOCAB_FILE)
         if self.pruner is not None:
