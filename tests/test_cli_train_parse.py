@@ -275,3 +275,18 @@ def test_help_exits_0(args: list[str]) -> None:
     assert "Usage:" in run.stdout
     if not args:
         assert "train" in run.stdout and "parse" in run.stdout
+
+
+@pytest.mark.parametrize("given", [None, "3"])
+def test_blas_stays_single_threaded_unless_the_environment_says(given: str | None) -> None:
+    """The command line sets OPENBLAS_NUM_THREADS to 1 before numpy is imported, and keeps a
+    value the user gave."""
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    env["PYTHONPATH"] = str(REPO)
+    if given is not None:
+        env["OPENBLAS_NUM_THREADS"] = given
+    code = ("import os, sys; import dparse.cli; "
+            "print(os.environ['OPENBLAS_NUM_THREADS'], 'numpy' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert out == [given or "1", "False"]
