@@ -49,7 +49,7 @@ cdef extern from *:
        values as dp_bucket_pair (blocked) or dp_bucket twice, eight keys at a time in vectors
        (64-bit multiplies in one instruction where the CPU has AVX-512). */
     typedef uint64_t dp_v8u __attribute__((vector_size(64)));
-    __attribute__((target_clones("arch=x86-64-v4", "default")))
+    __attribute__((target_clones("arch=x86-64-v4", "default"), unused))
     static void dp_key_features(const uint64_t* __restrict H, const uint64_t* __restrict M,
                                 int count, uint64_t conj1, uint64_t conj2, int shift,
                                 int blocked, uint64_t* __restrict out) {
