@@ -423,7 +423,7 @@ cdef int subgradient(DD2C* d, int iters, score_t tol, score_t* lam, score_t* bou
         d.counted += count
         norm2 = 0.0  # squared norm of the subgradient (z - s, z - b)
         for m in range(1, N):
-            for k in range(d.n_heads[m] + 1):  # s and b are 0 off the candidates: see arcs_of
+            for k in range(d.n_heads[m] + 1):  # s and b are 0 off the candidates: see arc_head
                 h = arc_head(d, m, k)
                 if h < 0:
                     continue

@@ -38,6 +38,7 @@ from cython cimport floating
 
 from dparse._ext.hashing cimport distance_bin, fmix, mix
 from dparse._ext.tokens cimport BOS_ID, EOS_ID, LEMMA, NCOLS, SUFFIX, UPOS, WORD, XPOS
+from dparse._ext.weights cimport argmax
 
 cdef enum:
     # Stand-in for "no child" in the child features (not a vocabulary id).
@@ -468,7 +469,7 @@ cdef int best_label(const StateC* s, const floating* W, size_t offset, int L, in
                     double* acc) noexcept nogil:
     """The best label of parent -> child; fills its feature rows (``rows``, ``nrows``)."""
     cdef uint64_t keys[MAX_LABEL_FEATURES]
-    cdef int nf = label_keys(s, parent, child, keys), f, l, best = 0
+    cdef int nf = label_keys(s, parent, child, keys), f, l
     cdef const floating* row
     for l in range(L):
         acc[l] = 0.0
@@ -477,11 +478,8 @@ cdef int best_label(const StateC* s, const floating* W, size_t offset, int L, in
         row = W + offset + <size_t>rows[f] * L
         for l in range(L):
             acc[l] += row[l]
-    for l in range(1, L):
-        if acc[l] > acc[best]:
-            best = l
     nrows[0] = nf
-    return best
+    return argmax(acc, L)
 
 
 cdef inline void attach(StateC* s, int a, int act, int label) noexcept nogil:

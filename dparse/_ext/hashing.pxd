@@ -33,21 +33,26 @@ cdef inline uint64_t side(uint64_t seed, uint64_t a, uint64_t b, uint64_t c) noe
 
 cdef extern from *:
     """
-    /* Weight indices of template keys; see bucket and bucket_pair below. */
+    /* Weight indices of template keys; see bucket and bucket_pair below. Written once as
+       expressions that hold for a scalar key and for a vector of keys (GCC vector
+       extensions), so that dp_key_features computes the same indices eight at a time. */
+    #define DP_BUCKET(key, conj, shift) ((((key) ^ (conj)) * 0x9FB21C651E98DF25ULL) >> (shift))
+    #define DP_BUCKET_PAIR(T, key, conj1, conj2, shift, out0, out1) do { \
+        T block_ = (((key) * 0xD6E8FEB86659FD93ULL) >> ((shift) + 4)) << 4; \
+        T first_ = DP_BUCKET(key, conj1, 60); \
+        T other_ = ((DP_BUCKET(key, conj2, 32)) * 15) >> 32; \
+        (out0) = block_ | first_; \
+        (out1) = block_ | ((first_ + 1 + other_) & 15); } while (0)
     static inline uint64_t dp_bucket(uint64_t key, uint64_t conj, int shift) {
-        return ((key ^ conj) * 0x9FB21C651E98DF25ULL) >> shift;
+        return DP_BUCKET(key, conj, shift);
     }
     static inline void dp_bucket_pair(uint64_t key, uint64_t conj1, uint64_t conj2, int shift,
                                       uint64_t* out) {
-        uint64_t block = ((key * 0xD6E8FEB86659FD93ULL) >> (shift + 4)) << 4;
-        uint64_t first = ((key ^ conj1) * 0x9FB21C651E98DF25ULL) >> 60;
-        uint64_t other = ((((key ^ conj2) * 0x9FB21C651E98DF25ULL) >> 32) * 15) >> 32;
-        out[0] = block | first;
-        out[1] = block | ((first + 1 + other) & 15);
+        DP_BUCKET_PAIR(uint64_t, key, conj1, conj2, shift, out[0], out[1]);
     }
-    /* The two indices of each key H[t] ^ M[t], t < count, into out[2t], out[2t + 1]: the same
-       values as dp_bucket_pair (blocked) or dp_bucket twice, eight keys at a time in vectors
-       (64-bit multiplies in one instruction where the CPU has AVX-512). */
+    /* The two indices of each key H[t] ^ M[t], t < count, into out[2t], out[2t + 1]: those
+       of dp_bucket_pair (blocked) or dp_bucket twice, eight keys at a time in vectors (64-bit
+       multiplies in one instruction where the CPU has AVX-512). */
     typedef uint64_t dp_v8u __attribute__((vector_size(64)));
     __attribute__((target_clones("arch=x86-64-v4", "default"), unused))
     static void dp_key_features(const uint64_t* __restrict H, const uint64_t* __restrict M,
@@ -61,14 +66,10 @@ cdef extern from *:
             __builtin_memcpy(&m, M + t, sizeof m);
             key = h ^ m;
             if (blocked) {
-                dp_v8u block = ((key * 0xD6E8FEB86659FD93ULL) >> (shift + 4)) << 4;
-                dp_v8u first = ((key ^ conj1) * 0x9FB21C651E98DF25ULL) >> 60;
-                dp_v8u other = ((((key ^ conj2) * 0x9FB21C651E98DF25ULL) >> 32) * 15) >> 32;
-                a = block | first;
-                b = block | ((first + 1 + other) & 15);
+                DP_BUCKET_PAIR(dp_v8u, key, conj1, conj2, shift, a, b);
             } else {
-                a = ((key ^ conj1) * 0x9FB21C651E98DF25ULL) >> shift;
-                b = ((key ^ conj2) * 0x9FB21C651E98DF25ULL) >> shift;
+                a = DP_BUCKET(key, conj1, shift);
+                b = DP_BUCKET(key, conj2, shift);
             }
             dp_v8u x = __builtin_shuffle(a, b, lo), y = __builtin_shuffle(a, b, hi);
             __builtin_memcpy(out + 2 * t, &x, sizeof x);

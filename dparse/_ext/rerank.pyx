@@ -56,7 +56,7 @@ from dparse._ext.o3features cimport (
 )
 from dparse._ext.tokens cimport UPOS, WORD, XPOS, token_attr
 from dparse._ext.types cimport score_t
-from dparse._ext.weights cimport gather_sum
+from dparse._ext.weights cimport argmax, gather_sum
 
 cdef enum:
     F_GUIDE = 1
@@ -428,9 +428,7 @@ cdef class RerankSentence:
                     row = W + self.c.label_offset + <int64_t>self.buf[r] * L
                     for l in range(L):
                         self.acc[l] += row[l]
-                for l in range(1, L):
-                    if self.acc[l] > self.acc[best]:
-                        best = l
+                best = argmax(self.acc, L)
                 slot[0] += self.acc[best]
             self.label_cache[at] = best if L else -1
         return slot[0]
