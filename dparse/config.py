@@ -504,7 +504,8 @@ def _validate_third_order(cfg: ExperimentConfig, source: str) -> None:
 
 def check_decoder(source: str, key: str, name: str, options_key: str, options: dict) -> None:
     """ConfigError naming ``key`` unless ``name`` is a registered decoder, or naming
-    ``options_key`` unless the decoder accepts ``options`` (tried on a two-word sentence)."""
+    ``options_key`` unless the decoder accepts ``options`` (tried on a two-word sentence, when
+    there are options: a decoder's extension is loaded at its first call)."""
     import numpy as np
 
     from dparse.decoders import UnknownDecoderError, configured_decoder
@@ -513,6 +514,8 @@ def check_decoder(source: str, key: str, name: str, options_key: str, options: d
         decoder = configured_decoder(name, options)
     except UnknownDecoderError as exc:
         raise ConfigError(f"{source}: {key}: {exc}") from None
+    if not options:
+        return
     try:
         decoder.decode(np.zeros((3, 3)))
     except (TypeError, ValueError) as exc:

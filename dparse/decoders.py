@@ -40,6 +40,7 @@ __all__ = [
     "as_scores",
     "available_decoders",
     "configured_decoder",
+    "find_decoder",
     "get_decoder",
     "register_decoder",
     "score_tree",
@@ -133,12 +134,15 @@ class Decoder:
 
 D = TypeVar("D", bound="Decoder | type[Decoder]")
 _REGISTRY: dict[str, Decoder] = {}
-# The modules whose decoders register themselves on import, imported at the first lookup.
+# The modules whose decoders register themselves on import, imported in this order at the
+# first lookup of a name not yet registered, until one registers it.
 PROVIDERS = ("dparse.graph.decoders", "dparse._ext.dd2", "dparse.undirected.decoders")
 
 
-def _import_providers() -> None:
+def _import_providers(until: str | None = None) -> None:
     for module in PROVIDERS:
+        if until is not None and until in _REGISTRY:
+            return
         importlib.import_module(module)  # a no-op once imported
 
 
@@ -163,16 +167,20 @@ def available_decoders() -> list[str]:
     return sorted(_REGISTRY)
 
 
+def find_decoder(name: str) -> Decoder | None:
+    """The decoder registered as ``name``, or None if there is none."""
+    _import_providers(until=name)
+    return _REGISTRY.get(name)
+
+
 def get_decoder(name: str) -> Decoder:
     """The decoder registered as ``name``; UnknownDecoderError (a DparseError) if none."""
-    if name not in _REGISTRY:
-        _import_providers()
-    try:
-        return _REGISTRY[name]
-    except KeyError:
+    decoder = find_decoder(name)
+    if decoder is None:
         raise UnknownDecoderError(
             f"unknown decoder {name!r}; available: {', '.join(available_decoders())}"
-        ) from None
+        )
+    return decoder
 
 
 class ConfiguredDecoder(Decoder):

@@ -5,7 +5,8 @@ A model directory holds the files a model's ``write_files`` writes (``weights.np
 last::
 
     {"format": "dparse-model", "format_version": 1, "dparse_version": "0.1.0",
-     "files": {"config.yaml": {"size": 2817, "sha256": "9f2c..."}, "pruner/weights.npz": ...}}
+     "files": {"config.yaml": {"size": 2817, "sha256": "9f2c...", "crc32": "1a2b3c4d"},
+               "pruner/weights.npz": ...}}
 
 Saving (:func:`writing_model_dir`, ``SavedModel.save``): the files go into a fresh hidden
 sibling directory (``.NAME.dparse-PID-XXXXXXXX.new``); each is hashed and fsynced, the manifest
@@ -23,7 +24,9 @@ error and is never deleted. A symbolic link is followed: the link stays, its tar
 
 Loading (:func:`check_model_dir`, which every model's ``load`` calls first): the manifest must
 exist, be of a format version this dparse reads, and list exactly the files of the directory
-with their sizes and SHA-256 checksums; otherwise a DparseError names the file and the problem.
+with their sizes and checksums; otherwise a DparseError names the file and the problem. The
+check at load is the CRC-32 (zlib: cheap, and no OpenSSL in the process); the SHA-256 names the
+files' contents (``sha256sum`` gives the same) and is checked for a manifest without CRC-32s.
 A directory saved before manifests existed is refused with a request to retrain it: there are no
 users with older models to keep working, and a model whose files cannot be checked is what the
 manifest exists to refuse. A directory checked once in a process is not hashed again while its
@@ -35,7 +38,6 @@ from __future__ import annotations
 import ctypes
 import errno
 import functools
-import hashlib
 import json
 import os
 import re
@@ -43,6 +45,7 @@ import shutil
 import stat
 import tempfile
 import zipfile
+import zlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -73,6 +76,7 @@ FORMAT_VERSION = 1
 _OLD_MODEL_FILE = WEIGHTS_FILE  # every model directory saved before manifests holds one
 _HASH_BUFFER = 1 << 20
 _SHA256 = re.compile(r"[0-9a-f]{64}")
+_CRC32 = re.compile(r"[0-9a-f]{8}")
 _AT_FDCWD = -100
 _RENAME_EXCHANGE = 2
 _checked: dict[str, tuple] = {}  # real path -> file signature of a directory found intact
@@ -117,15 +121,35 @@ def save_arrays(path: str | os.PathLike, **arrays: Any) -> None:
 
 def file_sha256(path: str | os.PathLike, sync: bool = False) -> str:
     """Hex SHA-256 of a file, read with a large buffer; ``sync`` also fsyncs it."""
+    return _file_digests(path, sync)[0]
+
+
+def file_crc32(path: str | os.PathLike) -> str:
+    """Hex CRC-32 (zlib's, as ``zip`` and ``gzip`` use) of a file, 8 digits."""
+    crc = 0
+    buffer = bytearray(_HASH_BUFFER)
+    view = memoryview(buffer)
+    with open(path, "rb", buffering=0) as f:
+        while n := f.readinto(buffer):
+            crc = zlib.crc32(view[:n], crc)
+    return f"{crc:08x}"
+
+
+def _file_digests(path: str | os.PathLike, sync: bool = False) -> tuple[str, str]:
+    """(hex SHA-256, hex CRC-32) of a file in one read; ``sync`` also fsyncs it."""
+    import hashlib  # here, for saving: OpenSSL adds 3.5 MB to a process that only loads
+
     digest = hashlib.sha256()
+    crc = 0
     buffer = bytearray(_HASH_BUFFER)
     view = memoryview(buffer)
     with open(path, "rb", buffering=0) as f:
         while n := f.readinto(buffer):
             digest.update(view[:n])
+            crc = zlib.crc32(view[:n], crc)
         if sync:
             os.fsync(f.fileno())
-    return digest.hexdigest()
+    return digest.hexdigest(), f"{crc:08x}"
 
 
 def _files(directory: str | os.PathLike) -> dict[str, os.stat_result]:
@@ -171,8 +195,8 @@ def _seal(staging: Path) -> None:
     """Hash and fsync every file of a finished staging directory, then write its manifest."""
     files = {}
     for rel in sorted(_files(staging)):
-        sha256 = file_sha256(staging / rel, sync=True)
-        files[rel] = {"size": (staging / rel).stat().st_size, "sha256": sha256}
+        sha256, crc32 = _file_digests(staging / rel, sync=True)
+        files[rel] = {"size": (staging / rel).stat().st_size, "sha256": sha256, "crc32": crc32}
     manifest = {"format": FORMAT, "format_version": FORMAT_VERSION,
                 "dparse_version": __version__, "files": files}
     write_text(staging / MANIFEST_FILE, json.dumps(manifest, indent=1, sort_keys=True) + "\n")
@@ -258,7 +282,8 @@ def _damaged(path: Path, problem: str) -> DparseError:
 
 
 def _read_manifest(path: Path) -> dict[str, dict[str, Any]]:
-    """The files a manifest lists: relative path -> {"size": int, "sha256": hex}."""
+    """The files a manifest lists: relative path -> {"size": int, "sha256": hex, "crc32":
+    hex} (no "crc32" in manifests written before it was added)."""
     try:
         data = json.loads(path.read_bytes().decode("utf-8"))
     except (OSError, UnicodeDecodeError, ValueError) as exc:
@@ -279,7 +304,8 @@ def _read_manifest(path: Path) -> dict[str, dict[str, Any]]:
         if rel == MANIFEST_FILE or rel.startswith("/") or ".." in parts or "" in parts:
             raise _damaged(path, f"bad file name {rel!r}")
         if (not isinstance(entry, dict) or not isinstance(entry.get("size"), int)
-                or not _SHA256.fullmatch(str(entry.get("sha256")))):
+                or not _SHA256.fullmatch(str(entry.get("sha256")))
+                or ("crc32" in entry and not _CRC32.fullmatch(str(entry["crc32"])))):
             raise _damaged(path, f"bad entry for {rel}")
     return files
 
@@ -312,11 +338,12 @@ def check_model_dir(directory: str | os.PathLike) -> None:
                               f"{MANIFEST_FILE} says {entry['size']} (truncated, emptied or "
                               "replaced)")
     for rel, entry in sorted(listed.items()):
+        kind = "crc32" if "crc32" in entry else "sha256"
         try:
-            sha256 = file_sha256(path / rel)
+            checksum = file_crc32(path / rel) if kind == "crc32" else file_sha256(path / rel)
         except OSError as exc:
             raise DparseError(f"{path / rel}: cannot read: {exc.strerror}") from None
-        if sha256 != entry["sha256"]:
+        if checksum != entry[kind]:
             raise DparseError(f"{path / rel}: contents do not match the checksum in "
                               f"{MANIFEST_FILE} (damaged or replaced)")
     _checked[key] = signature

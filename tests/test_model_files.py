@@ -12,6 +12,7 @@ import stat
 import subprocess
 import sys
 import time
+import zlib
 from collections.abc import Callable
 from itertools import islice
 from pathlib import Path
@@ -137,7 +138,8 @@ def test_manifest_lists_every_file_with_size_and_checksum(vocab: Vocabulary,
         "config.yaml", "vocab.json", "weights.npz",
         "pruner/pruner.json", "pruner/vocab.json", "pruner/weights.npz"}
     for rel, entry in manifest["files"].items():
-        assert entry == {"size": len(files[rel]), "sha256": hashlib.sha256(files[rel]).hexdigest()}
+        assert entry == {"size": len(files[rel]), "sha256": hashlib.sha256(files[rel]).hexdigest(),
+                         "crc32": f"{zlib.crc32(files[rel]):08x}"}
     assert stat.S_IMODE((tmp_path / "m").stat().st_mode) == 0o777 & ~modeldir.current_umask()
 
 
@@ -287,6 +289,14 @@ DAMAGES: dict[str, tuple[Callable[[Path, Path], None], str]] = {
                                   r"/(weights|vocab|config|pruner)\S*: "),
     "newer format": (lambda d, o: _manifest(d, lambda m: m.update(format_version=99)),
                      r"/manifest\.json: model format version 99 is newer than this dparse"),
+    "one byte changed, manifest without CRC-32s (checked by SHA-256)": (
+        lambda d, o: (_manifest(d, lambda m: [e.pop("crc32") for e in m["files"].values()]),
+                      _flip_byte(d / "weights.npz")),
+        r"/weights\.npz: contents do not match the checksum"),
+    "bad CRC-32 in the manifest": (lambda d, o: _manifest(d, lambda m: m["files"]["vocab.json"]
+                                                          .update(crc32="xyz")),
+                                   r"/manifest\.json: damaged model manifest \(bad entry for "
+                                   r"vocab\.json"),
     "file outside listed": (lambda d, o: _manifest(d, lambda m: m["files"].update(
         {"../x": {"size": 1, "sha256": "0" * 64}})), r"damaged model manifest \(bad file name"),
 }
@@ -342,3 +352,31 @@ def test_command_line_refuses_a_damaged_model_with_exit_2(
     assert run.stderr.startswith("dparse: error: ")
     assert re.search(message, run.stderr), run.stderr
     assert out.read_text() == "old output\n"
+
+
+# Loaded only by what needs them (memory: OpenSSL alone is 3.5 MB of a 100 MB parse): a
+# one-job first-order parse loads no SHA-256, process pool, forest writer or higher-order code.
+NOT_FOR_A_FIRST_ORDER_PARSE = (
+    "_hashlib", "concurrent.futures", "multiprocessing", "dparse.hypergraph.forest_io",
+    "dparse.graph.secondorder", "dparse.graph.thirdorder", "dparse._ext.o2features",
+    "dparse._ext.o3features", "dparse._ext.eisner3", "dparse._ext.greedy",
+    "dparse._ext.generalized_eisner", "dparse._ext.cubepruning", "dparse._ext.dd2",
+    "dparse.undirected.decoders")
+
+
+def test_first_order_parse_loads_only_what_it_uses(vocab: Vocabulary, tmp_path: Path) -> None:
+    text = tmp_path / "in.conllu"
+    write_conll(islice(read_conll(DATA / "en_ewt" / "test.conllu"), 3), text)
+    cfg = load_config(raw={"data": {"train": str(text)}})
+    save_model(SimpleNamespace(model=_first(vocab, 1)), cfg, tmp_path / "m")
+    script = ("import sys; from dparse.cli import main\n"
+              "sys.argv[0] = 'dparse'\n"
+              "try:\n    main()\n"
+              "except SystemExit as end:\n    assert not end.code, end.code\n"
+              "print(' '.join(sorted(sys.modules)))")
+    run = subprocess.run([sys.executable, "-c", script, "parse", str(tmp_path / "m"), str(text),
+                          "-o", str(tmp_path / "out.conllu")], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    loaded = set(run.stdout.split())
+    assert "dparse.graph.model" in loaded and "dparse._ext.cle" in loaded
+    assert loaded.isdisjoint(NOT_FOR_A_FIRST_ORDER_PARSE), loaded & set(NOT_FOR_A_FIRST_ORDER_PARSE)

@@ -43,19 +43,17 @@ from __future__ import annotations
 import codecs
 import functools
 import io
-import multiprocessing
 import re
 import signal
 import sys
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import Future, ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from itertools import chain, islice
 from pathlib import Path
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 from dparse.conll import (
     Sentence,
@@ -69,6 +67,9 @@ from dparse.errors import DparseError
 from dparse.outputs import open_output
 from dparse.parsers import LoadedParser
 from dparse.timer import ParseTimer
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
 
 # sentences per task: ~800 tokens, ~25 ms of first-order parsing, well above a task's fixed
 # cost (about a millisecond), small enough to keep what is in flight small and to share
@@ -274,13 +275,11 @@ def _install_parser(parser: LoadedParser) -> None:
     spawned worker's start."""
     _worker_signals()
     _Worker.parser = parser
-    from dparse.decoders import available_decoders, get_decoder
+    from dparse.decoders import find_decoder
 
-    name = parser.decoder_name
-    if name in available_decoders():
-        decoder = get_decoder(name)
-        if hasattr(decoder, "certified_share"):
-            _Worker.decoder = decoder
+    decoder = find_decoder(parser.decoder_name)
+    if hasattr(decoder, "certified_share"):
+        _Worker.decoder = decoder
 
 
 def _init_spawned_worker(spec: ParserSpec) -> None:
@@ -364,6 +363,10 @@ class ParallelParser:
         self.jobs = jobs
         self.chunk_size = chunk_size
         self.stats = ParallelStats()
+        # imported here: a one-job parse does not load the process-pool machinery
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
         if fork_safe():
             parser = spec.load()  # its errors come before any file is opened
             self._pool = ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork"),
@@ -412,6 +415,8 @@ class ParallelParser:
              ) -> Iterator[str]:
         """``task`` of each item in workers, at most ``2 * jobs`` in flight; the results' texts
         in order."""
+        from concurrent.futures.process import BrokenProcessPool
+
         pending: deque[Future[ChunkResult]] = deque()
         try:  # a dead worker breaks the pool: submit raises, as do the futures
             for item in items:

@@ -18,9 +18,8 @@ from dparse.batch.parallel_parse import (
 from dparse.cli.options import PARSE_TIME_KEYS, check_model_overrides, model_set_option
 from dparse.config import load_config
 from dparse.conll import read_conll, write_conll
-from dparse.decoders import available_decoders, get_decoder
+from dparse.decoders import find_decoder
 from dparse.errors import ConfigError
-from dparse.hypergraph.forest_io import forest_writer
 from dparse.modeldir import CONFIG_FILE, check_model_dir
 from dparse.parsers import load_parser
 from dparse.timer import ParseTimer
@@ -94,8 +93,7 @@ def parse(model_dir: str, input: str, output: str, decoder_name: str | None, fmt
     parser = load_parser(directory, cfg, decoder_name)
     timer = ParseTimer()
     # An approximate decoder that certifies optimality (dd2) counts its certified sentences.
-    registered = parser.decoder_name in available_decoders()
-    decoder = get_decoder(parser.decoder_name) if registered else None
+    decoder = find_decoder(parser.decoder_name)
     counting = hasattr(decoder, "certified_share")
     if counting:
         decoder.reset_stats()
@@ -106,6 +104,8 @@ def parse(model_dir: str, input: str, output: str, decoder_name: str | None, fmt
         raise ConfigError(f"{directory}: --forest needs a model that builds packed forests "
                           "(parser: shiftreduce)")
     else:
+        from dparse.hypergraph.forest_io import forest_writer  # only for forests
+
         with forest_writer(forest_path) as forests:
             write_conll(parser.forest_fn(sentences, timer, lambda i, f: forests.write(f, i)),
                         output, encoding=encoding)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Callable
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -24,10 +24,13 @@ from numpy.typing import ArrayLike, NDArray
 from dparse._ext.cle import chu_liu_edmonds
 from dparse._ext.eisner import eisner
 from dparse._ext.eisner2 import eisner2_sib, eisner2_sibgp
-from dparse._ext.eisner3 import eisner3
-from dparse._ext.generalized_eisner import ArrayScorer, ChartScorer, GeneralizedEisner
-from dparse._ext.greedy import greedy
 from dparse.decoders import Decoder, Heads, Scores, register_decoder
+
+if TYPE_CHECKING:
+    from dparse._ext.generalized_eisner import ChartScorer
+
+# The extensions of the third-order, greedy and cube-pruning decoders are imported at their
+# first call: a first- or second-order parse does not load them.
 
 
 class _Extension(Decoder):
@@ -106,6 +109,8 @@ class Eisner3(Decoder):
     parts = ("arc", "sib", "grand", "trisib", "gsib")
 
     def _decode(self, arc: Scores, single_root: bool, **parts: Scores) -> Heads:
+        from dparse._ext.eisner3 import eisner3
+
         return eisner3(arc, single_root=single_root, **parts)
 
 
@@ -119,6 +124,8 @@ class Eisner3Outermost(Eisner3):
     name = "eisner3-outermost"
 
     def _decode(self, arc: Scores, single_root: bool, **parts: Scores) -> Heads:
+        from dparse._ext.eisner3 import eisner3
+
         return eisner3(arc, single_root=single_root, outermost=True, **parts)
 
 
@@ -191,6 +198,8 @@ class GreedyBGI(Decoder):
 
     def _search(self, arc: Scores, sib: Scores | None, grand: Scores | None,
                 single_root: bool) -> Heads:
+        from dparse._ext.greedy import greedy
+
         return greedy(arc, sib, grand, single_root, False, 1.0, 0.5, self.beam)[0]
 
     def _decode(self, arc: Scores, single_root: bool, **parts: Scores) -> Heads:
@@ -223,6 +232,8 @@ class GreedyBGIPP(GreedyBGI):
 
     def _search(self, arc: Scores, sib: Scores | None, grand: Scores | None,
                 single_root: bool) -> Heads:
+        from dparse._ext.greedy import greedy
+
         return greedy(arc, sib, grand, single_root, True, self.alpha, self.beta, self.beam)[0]
 
 
@@ -266,6 +277,8 @@ class CubePruning(Decoder):
         return Decoder.decode(decoder, arc, single_root=single_root, **parts)
 
     def _decode(self, arc: Scores, single_root: bool, **parts: Scores) -> Heads:
+        from dparse._ext.generalized_eisner import ArrayScorer
+
         return self.parse(arc, ArrayScorer(arc, **parts), single_root=single_root)[0]
 
     def parse(
@@ -283,5 +296,7 @@ class CubePruning(Decoder):
         negative entry ending the list (None: label 0). Returns (heads int32 [n+1], deprels
         int32 [n+1] label ids, score under the scorer); heads[0] == deprels[0] == -1.
         """
+        from dparse._ext.generalized_eisner import GeneralizedEisner
+
         chart = GeneralizedEisner(self.k, self.recombination)
         return chart.parse(arc, scorer, labels, single_root)
