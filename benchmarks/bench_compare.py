@@ -249,9 +249,10 @@ def markdown(rows: list[dict], timing: dict | None, builds: list[Build],
     lines = [
         f"# bench-compare: this build against {ref.key}",
         "",
-        f"{datetime.date.today().isoformat()}, {platform.node()}: 2 cores shared with other "
-        "engineers' jobs, so absolute speeds are depressed and noisy; the ratios come from "
-        f"runs alternated on the same files (ref, new) x {args.pairs}.",
+        f"{datetime.date.today().isoformat()}, {platform.node()}: {os.cpu_count()} cores, load "
+        f"average {args.load_at_start:.1f} at the start and {os.getloadavg()[0]:.1f} at the end "
+        "(other jobs slow both builds; absolute speeds also differ about 2x between machines); "
+        f"the ratios come from runs alternated on the same files (ref, new) x {args.pairs}.",
         f"Builds: ref = {ref.key} ({ref.root}), new = {new.key} ({new.root}). Each build trained "
         "its own models" + (f" (reduced training epochs: {args.epochs})" if args.epochs else "")
         + "; children single-threaded. Parse tok/s: inference only (encoding, scoring, "
@@ -352,6 +353,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--train-epochs", type=int, default=3)
     parser.add_argument("--out", default="results/bench-compare.md")
     args = parser.parse_args(argv)
+    args.load_at_start = os.getloadavg()[0]
     args.shared = [name for name in args.shared.split(",") if name]
     builds = [reference_build(args.ref, Path(args.work)), Build("new", REPO, build_key(REPO))]
     build_in_place(REPO)
