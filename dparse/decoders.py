@@ -16,7 +16,8 @@ The decoders register themselves (:func:`register_decoder`, usable as a class de
 the modules of their parser families: :mod:`dparse.graph.decoders` (``cle``, ``eisner``, the
 exact second- and third-order ``eisner2-*`` and ``eisner3*``, the greedy ``bgi`` and ``bgi-pp``,
 and ``cube``), :mod:`dparse._ext.dd2` (``dd2``) and :mod:`dparse.undirected.decoders` (``umst``
-and ``umst-df*``); :data:`PROVIDERS` lists those modules, imported on the first lookup by name.
+and ``umst-df*``); :data:`PROVIDERS` lists those modules, imported in order at the lookup of a
+name not yet registered until one registers it (all of them for :func:`available_decoders`).
 A part keyword given as None is left out. A new decoder subclasses :class:`Decoder`,
 implements :meth:`Decoder._decode`, is registered, and its module is added to PROVIDERS.
 """
