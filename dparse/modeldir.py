@@ -121,35 +121,36 @@ def save_arrays(path: str | os.PathLike, **arrays: Any) -> None:
 
 def file_sha256(path: str | os.PathLike, sync: bool = False) -> str:
     """Hex SHA-256 of a file, read with a large buffer; ``sync`` also fsyncs it."""
-    return _file_digests(path, sync)[0]
+    sha256, _ = _file_digests(path, sha256=True, sync=sync)
+    assert sha256 is not None
+    return sha256
 
 
 def file_crc32(path: str | os.PathLike) -> str:
     """Hex CRC-32 (zlib's, as ``zip`` and ``gzip`` use) of a file, 8 digits."""
+    return _file_digests(path, sha256=False)[1]
+
+
+def _file_digests(path: str | os.PathLike, sha256: bool, sync: bool = False
+                  ) -> tuple[str | None, str]:
+    """(hex SHA-256 if ``sha256`` else None, hex CRC-32) of a file in one read; ``sync`` also
+    fsyncs it."""
+    digest = None
+    if sha256:
+        import hashlib  # here: OpenSSL adds 3.5 MB to a process that only loads models
+
+        digest = hashlib.sha256()
     crc = 0
     buffer = bytearray(_HASH_BUFFER)
     view = memoryview(buffer)
     with open(path, "rb", buffering=0) as f:
         while n := f.readinto(buffer):
-            crc = zlib.crc32(view[:n], crc)
-    return f"{crc:08x}"
-
-
-def _file_digests(path: str | os.PathLike, sync: bool = False) -> tuple[str, str]:
-    """(hex SHA-256, hex CRC-32) of a file in one read; ``sync`` also fsyncs it."""
-    import hashlib  # here, for saving: OpenSSL adds 3.5 MB to a process that only loads
-
-    digest = hashlib.sha256()
-    crc = 0
-    buffer = bytearray(_HASH_BUFFER)
-    view = memoryview(buffer)
-    with open(path, "rb", buffering=0) as f:
-        while n := f.readinto(buffer):
-            digest.update(view[:n])
+            if digest is not None:
+                digest.update(view[:n])
             crc = zlib.crc32(view[:n], crc)
         if sync:
             os.fsync(f.fileno())
-    return digest.hexdigest(), f"{crc:08x}"
+    return (digest.hexdigest() if digest is not None else None), f"{crc:08x}"
 
 
 def _files(directory: str | os.PathLike) -> dict[str, os.stat_result]:
@@ -195,7 +196,7 @@ def _seal(staging: Path) -> None:
     """Hash and fsync every file of a finished staging directory, then write its manifest."""
     files = {}
     for rel in sorted(_files(staging)):
-        sha256, crc32 = _file_digests(staging / rel, sync=True)
+        sha256, crc32 = _file_digests(staging / rel, sha256=True, sync=True)
         files[rel] = {"size": (staging / rel).stat().st_size, "sha256": sha256, "crc32": crc32}
     manifest = {"format": FORMAT, "format_version": FORMAT_VERSION,
                 "dparse_version": __version__, "files": files}
