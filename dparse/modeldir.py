@@ -121,20 +121,12 @@ def save_arrays(path: str | os.PathLike, **arrays: Any) -> None:
 
 def file_sha256(path: str | os.PathLike, sync: bool = False) -> str:
     """Hex SHA-256 of a file, read with a large buffer; ``sync`` also fsyncs it."""
-    sha256, _ = _file_digests(path, sha256=True, sync=sync)
-    assert sha256 is not None
-    return sha256
+    return _file_digests(path, sha256=True, sync=sync)["sha256"]
 
 
-def file_crc32(path: str | os.PathLike) -> str:
-    """Hex CRC-32 (zlib's, as ``zip`` and ``gzip`` use) of a file, 8 digits."""
-    return _file_digests(path, sha256=False)[1]
-
-
-def _file_digests(path: str | os.PathLike, sha256: bool, sync: bool = False
-                  ) -> tuple[str | None, str]:
-    """(hex SHA-256 if ``sha256`` else None, hex CRC-32) of a file in one read; ``sync`` also
-    fsyncs it."""
+def _file_digests(path: str | os.PathLike, sha256: bool, sync: bool = False) -> dict[str, str]:
+    """{"crc32": hex (zlib's CRC-32, 8 digits)} of a file, with "sha256" too if asked, in one
+    read; ``sync`` also fsyncs it."""
     digest = None
     if sha256:
         import hashlib  # here: OpenSSL adds 3.5 MB to a process that only loads models
@@ -150,7 +142,10 @@ def _file_digests(path: str | os.PathLike, sha256: bool, sync: bool = False
             crc = zlib.crc32(view[:n], crc)
         if sync:
             os.fsync(f.fileno())
-    return (digest.hexdigest() if digest is not None else None), f"{crc:08x}"
+    digests = {"crc32": f"{crc:08x}"}
+    if digest is not None:
+        digests["sha256"] = digest.hexdigest()
+    return digests
 
 
 def _files(directory: str | os.PathLike) -> dict[str, os.stat_result]:
@@ -196,8 +191,8 @@ def _seal(staging: Path) -> None:
     """Hash and fsync every file of a finished staging directory, then write its manifest."""
     files = {}
     for rel in sorted(_files(staging)):
-        sha256, crc32 = _file_digests(staging / rel, sha256=True, sync=True)
-        files[rel] = {"size": (staging / rel).stat().st_size, "sha256": sha256, "crc32": crc32}
+        files[rel] = {"size": (staging / rel).stat().st_size,
+                      **_file_digests(staging / rel, sha256=True, sync=True)}
     manifest = {"format": FORMAT, "format_version": FORMAT_VERSION,
                 "dparse_version": __version__, "files": files}
     write_text(staging / MANIFEST_FILE, json.dumps(manifest, indent=1, sort_keys=True) + "\n")
@@ -339,9 +334,9 @@ def check_model_dir(directory: str | os.PathLike) -> None:
                               f"{MANIFEST_FILE} says {entry['size']} (truncated, emptied or "
                               "replaced)")
     for rel, entry in sorted(listed.items()):
-        kind = "crc32" if "crc32" in entry else "sha256"
+        kind = "crc32" if "crc32" in entry else "sha256"  # SHA-256: older manifests
         try:
-            checksum = file_crc32(path / rel) if kind == "crc32" else file_sha256(path / rel)
+            checksum = _file_digests(path / rel, sha256=kind == "sha256")[kind]
         except OSError as exc:
             raise DparseError(f"{path / rel}: cannot read: {exc.strerror}") from None
         if checksum != entry[kind]:

@@ -107,11 +107,12 @@ class Eisner3(Decoder):
     exact = True
     projective = True
     parts = ("arc", "sib", "grand", "trisib", "gsib")
+    outermost: ClassVar[bool] = False  # grand and gsib for outermost modifiers only
 
     def _decode(self, arc: Scores, single_root: bool, **parts: Scores) -> Heads:
         from dparse._ext.eisner3 import eisner3
 
-        return eisner3(arc, single_root=single_root, **parts)
+        return eisner3(arc, single_root=single_root, outermost=self.outermost, **parts)
 
 
 @register_decoder
@@ -122,11 +123,7 @@ class Eisner3Outermost(Eisner3):
     ``cube``. See dparse/_ext/eisner3.pyx."""
 
     name = "eisner3-outermost"
-
-    def _decode(self, arc: Scores, single_root: bool, **parts: Scores) -> Heads:
-        from dparse._ext.eisner3 import eisner3
-
-        return eisner3(arc, single_root=single_root, outermost=True, **parts)
+    outermost = True
 
 
 def _integer_option(name: str, value: object, low: int) -> int:
@@ -164,6 +161,9 @@ class GreedyBGI(Decoder):
     projective = False
     parts = ("arc", "sib", "grand")
     option_names: ClassVar[tuple[str, ...]] = ("beam", "improve")
+    partial_predictions: ClassVar[bool] = False  # BGI-PP's loss; alpha and beta are its options
+    alpha = 1.0
+    beta = 0.5
 
     def __init__(self, beam: int = 1, improve: int = 0) -> None:
         self.beam = _integer_option("beam", beam, 1)
@@ -196,15 +196,12 @@ class GreedyBGI(Decoder):
         self._variants[key] = variant
         return variant
 
-    def _search(self, arc: Scores, sib: Scores | None, grand: Scores | None,
-                single_root: bool) -> Heads:
+    def _decode(self, arc: Scores, single_root: bool, **parts: Scores) -> Heads:
         from dparse._ext.greedy import greedy
 
-        return greedy(arc, sib, grand, single_root, False, 1.0, 0.5, self.beam)[0]
-
-    def _decode(self, arc: Scores, single_root: bool, **parts: Scores) -> Heads:
         sib, grand = parts.get("sib"), parts.get("grand")
-        heads = self._search(arc, sib, grand, single_root)
+        heads = greedy(arc, sib, grand, single_root, self.partial_predictions, self.alpha,
+                       self.beta, self.beam)[0]
         if self.improve:
             from dparse._ext.improve import improve_tree  # imported on first use only
 
@@ -222,6 +219,7 @@ class GreedyBGIPP(GreedyBGI):
 
     name = "bgi-pp"
     option_names: ClassVar[tuple[str, ...]] = ("alpha", "beta", "beam", "improve")
+    partial_predictions = True
 
     def __init__(
         self, alpha: float = 1.0, beta: float = 0.5, beam: int = 1, improve: int = 0
@@ -230,11 +228,6 @@ class GreedyBGIPP(GreedyBGI):
         self.alpha = _real_option("alpha", alpha, 0.0)
         self.beta = _real_option("beta", beta, 0.0, 1.0)
 
-    def _search(self, arc: Scores, sib: Scores | None, grand: Scores | None,
-                single_root: bool) -> Heads:
-        from dparse._ext.greedy import greedy
-
-        return greedy(arc, sib, grand, single_root, True, self.alpha, self.beta, self.beam)[0]
 
 
 @register_decoder
