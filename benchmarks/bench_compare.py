@@ -112,21 +112,31 @@ def treebank_overrides(treebank: str, config: str) -> list[str]:
         f"data.{split}={treebank}/{split}.conllu" for split in ("train", "dev", "test")]
 
 
+def config_file(build: Build, config: str, ref: Build) -> Path:
+    """The config file ``build`` trains for ``config``: its own ``configs/en_ewt/<config>.yaml``,
+    or, for ``<config>@ref``, the reference commit's file (both builds train the same config,
+    so that a difference in accuracy is the builds', not the configs')."""
+    name, _, source = config.partition("@")
+    return (ref.root if source == "ref" else build.root) / "configs" / "en_ewt" / f"{name}.yaml"
+
+
 def train_model(build: Build, key: str, config: str, treebank: str, epochs: int | None,
-                work: Path, data_root: Path) -> tuple[Path, dict]:
+                work: Path, data_root: Path, ref: Build) -> tuple[Path, dict]:
     """The build's model of ``config`` on ``treebank`` (trained now unless cached) and its
-    training record {seconds, rss_mb}; each build reads its own copy of the config. A model
-    put in the cache by hand comes with a record whose figures are null (not trained here)."""
+    training record {seconds, rss_mb}; each build reads its own copy of the config, or the
+    reference's for ``<config>@ref`` (:func:`config_file`). A model put in the cache by hand
+    comes with a record whose figures are null (not trained here)."""
+    if build is ref:
+        config = config.partition("@")[0]  # the reference's own model: one cache entry
     name = f"{treebank}-{config}" + (f"-e{epochs}" if epochs else "")
     model = work / "models" / key / name
     record_file = model.parent / f"{name}.train.json"
     if model.is_dir() and record_file.is_file():  # the record is written after training
         return model, json.loads(record_file.read_text(encoding="utf-8"))
-    overrides = treebank_overrides(treebank, config)
+    overrides = treebank_overrides(treebank, config.partition("@")[0])
     if epochs:
         overrides.append(f"training.epochs={epochs}")
-    cmd = build.command("train", str(build.root / "configs" / "en_ewt" / f"{config}.yaml"),
-                        "--out", str(model), "-q")
+    cmd = build.command("train", str(config_file(build, config, ref)), "--out", str(model), "-q")
     for item in overrides:
         cmd += ["--set", item]
     print(f"[{build.label}] training {name} ...", file=sys.stderr, flush=True)
@@ -184,7 +194,8 @@ def compare(builds: list[Build], config: str, treebank: str, args: argparse.Name
     for build in builds:
         trainer = builds[0] if config in args.shared else build
         models[build.label], training[build.label] = train_model(
-            trainer, model_key(trainer, args), config, treebank, epochs, work, data_root)
+            trainer, model_key(trainer, args), config, treebank, epochs, work, data_root,
+            builds[0])
     if config in args.shared:
         models["new"] = sealed_copy(models["ref"], work / "models" / f"{builds[0].key}-sealed"
                                     / models["ref"].name)
@@ -226,7 +237,7 @@ def training_pairs(builds: list[Build], args: argparse.Namespace) -> dict | None
         for build in builds:
             key = f"{build.key}-timing{pair}"
             model, record = train_model(build, key, args.train_config, args.train_treebank,
-                                        args.train_epochs, work, data_root)
+                                        args.train_epochs, work, data_root, builds[0])
             shutil.rmtree(model.parent)
             runs[build.label].append(record)
     ratios = [ref["seconds"] / new["seconds"]
@@ -266,6 +277,11 @@ def markdown(rows: list[dict], timing: dict | None, builds: list[Build],
         lines.append(f"{', '.join(args.shared)}: both builds parse the reference build's model "
                      "(same model format; the new build a copy it sealed with a manifest), so "
                      "parsing is compared, not training.")
+    same_config = sorted({row["config"] for row in rows if row["config"].endswith("@ref")})
+    if same_config:
+        lines.append(f"{', '.join(same_config)}: both builds train the reference commit's config "
+                     "file (the same model settings), so that the accuracy columns compare the "
+                     "builds and not the configs.")
     lines += [
         "",
         "| treebank | config | ref tok/s | new tok/s | speedup (median of pair ratios) "
@@ -330,7 +346,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--ref", required=True, help="reference commit (e.g. 95f0cda)")
     parser.add_argument("--configs", default="o1-cle,o2-dd",
-                        help="configs/en_ewt/<name>.yaml names, comma-separated")
+                        help="configs/en_ewt/<name>.yaml names, comma-separated; "
+                             "<name>@ref: both builds train the reference commit's file")
     parser.add_argument("--treebanks", default="en_ewt,el_gdt",
                         help="treebanks under the data root, comma-separated")
     parser.add_argument("--epochs", default=None,

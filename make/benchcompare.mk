@@ -5,13 +5,14 @@
 # REF is checked out and built in its own worktree under $(BENCH_WORK) (kept for later runs);
 # each build trains its own models there (cached by commit), then the two builds parse the same
 # test files alternately, $(BENCH_PAIRS) pairs. BENCH_EPOCHS=N trains N epochs instead of the
-# configs' (stated in the table); BENCH_CONFIGS and BENCH_TREEBANKS choose the rows;
+# configs' (stated in the table); BENCH_CONFIGS and BENCH_TREEBANKS choose the rows (NAME@ref:
+# both builds train REF's configs/en_ewt/NAME.yaml, so that accuracy compares the builds);
 # BENCH_TRAIN_PAIRS alternated 3-epoch trainings of o1-cle on el_gdt time training.
 
 REF ?= 95f0cda
 BENCH_WORK ?= /tmp/bench-ref
 BENCH_PAIRS ?= 3
-BENCH_CONFIGS ?= o1-cle,o2-dd
+BENCH_CONFIGS ?= o1-cle,o2-dd,o2-dd@ref
 BENCH_TREEBANKS ?= en_ewt,el_gdt
 BENCH_EPOCHS ?=
 BENCH_TRAIN_PAIRS ?= 2
