@@ -112,12 +112,22 @@ def treebank_overrides(treebank: str, config: str) -> list[str]:
         f"data.{split}={treebank}/{split}.conllu" for split in ("train", "dev", "test")]
 
 
+def split_row(config: str) -> tuple[str, bool]:
+    """(config name, whether both builds train the reference commit's file) of a row of
+    ``--configs``: ``<name>`` or ``<name>@ref``."""
+    name, at, source = config.partition("@")
+    if at and source != "ref":
+        raise ValueError(f"--configs: {config!r}: the only suffix is @ref")
+    return name, bool(at)
+
+
 def config_file(build: Build, config: str, ref: Build) -> Path:
-    """The config file ``build`` trains for ``config``: its own ``configs/en_ewt/<config>.yaml``,
-    or, for ``<config>@ref``, the reference commit's file (both builds train the same config,
-    so that a difference in accuracy is the builds', not the configs')."""
-    name, _, source = config.partition("@")
-    return (ref.root if source == "ref" else build.root) / "configs" / "en_ewt" / f"{name}.yaml"
+    """The config file ``build`` trains for the row ``config``: its own
+    ``configs/en_ewt/<name>.yaml``, or, for ``<name>@ref``, the reference commit's file (both
+    builds train the same config, so that a difference in accuracy is the builds', not the
+    configs')."""
+    name, from_ref = split_row(config)
+    return (ref.root if from_ref else build.root) / "configs" / "en_ewt" / f"{name}.yaml"
 
 
 def train_model(build: Build, key: str, config: str, treebank: str, epochs: int | None,
@@ -126,14 +136,15 @@ def train_model(build: Build, key: str, config: str, treebank: str, epochs: int 
     training record {seconds, rss_mb}; each build reads its own copy of the config, or the
     reference's for ``<config>@ref`` (:func:`config_file`). A model put in the cache by hand
     comes with a record whose figures are null (not trained here)."""
+    config_name = split_row(config)[0]
     if build is ref:
-        config = config.partition("@")[0]  # the reference's own model: one cache entry
+        config = config_name  # the reference's own model: one cache entry for both rows
     name = f"{treebank}-{config}" + (f"-e{epochs}" if epochs else "")
     model = work / "models" / key / name
     record_file = model.parent / f"{name}.train.json"
     if model.is_dir() and record_file.is_file():  # the record is written after training
         return model, json.loads(record_file.read_text(encoding="utf-8"))
-    overrides = treebank_overrides(treebank, config.partition("@")[0])
+    overrides = treebank_overrides(treebank, config_name)
     if epochs:
         overrides.append(f"training.epochs={epochs}")
     cmd = build.command("train", str(config_file(build, config, ref)), "--out", str(model), "-q")
@@ -277,7 +288,7 @@ def markdown(rows: list[dict], timing: dict | None, builds: list[Build],
         lines.append(f"{', '.join(args.shared)}: both builds parse the reference build's model "
                      "(same model format; the new build a copy it sealed with a manifest), so "
                      "parsing is compared, not training.")
-    same_config = sorted({row["config"] for row in rows if row["config"].endswith("@ref")})
+    same_config = sorted({row["config"] for row in rows if split_row(row["config"])[1]})
     if same_config:
         lines.append(f"{', '.join(same_config)}: both builds train the reference commit's config "
                      "file (the same model settings), so that the accuracy columns compare the "
@@ -372,6 +383,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     args.load_at_start = os.getloadavg()[0]
     args.shared = [name for name in args.shared.split(",") if name]
+    try:  # a misspelt row fails now, not after hours of training
+        for config in args.configs.split(","):
+            split_row(config)
+    except ValueError as exc:
+        parser.error(str(exc))
     builds = [reference_build(args.ref, Path(args.work)), Build("new", REPO, build_key(REPO))]
     build_in_place(REPO)
     rows = [compare(builds, config, treebank, args)

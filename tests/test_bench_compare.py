@@ -12,7 +12,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 import bench_compare  # noqa: E402
-from bench_compare import Build, config_file, train_model  # noqa: E402
+from bench_compare import Build, config_file, split_row, train_model  # noqa: E402
 
 
 def test_config_file_of_each_build(tmp_path: Path) -> None:
@@ -21,6 +21,15 @@ def test_config_file_of_each_build(tmp_path: Path) -> None:
     assert config_file(new, "o2-dd", ref) == tmp_path / "new/configs/en_ewt/o2-dd.yaml"
     assert config_file(ref, "o2-dd", ref) == tmp_path / "ref/configs/en_ewt/o2-dd.yaml"
     assert config_file(new, "o2-dd@ref", ref) == tmp_path / "ref/configs/en_ewt/o2-dd.yaml"
+
+
+def test_rows_other_than_name_and_name_at_ref_are_refused() -> None:
+    assert split_row("o2-dd") == ("o2-dd", False)
+    assert split_row("o2-dd@ref") == ("o2-dd", True)
+    with pytest.raises(ValueError, match="only suffix is @ref"):
+        split_row("o2-dd@head")
+    with pytest.raises(SystemExit):  # before anything is built or trained
+        bench_compare.main(["--ref", "HEAD", "--configs", "o1-cle,o2-dd@95f0cda"])
 
 
 def test_ref_rows_share_the_reference_model_but_not_the_new_one(

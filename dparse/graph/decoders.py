@@ -229,7 +229,6 @@ class GreedyBGIPP(GreedyBGI):
         self.beta = _real_option("beta", beta, 0.0, 1.0)
 
 
-
 @register_decoder
 class CubePruning(Decoder):
     """Generalized higher-order Eisner with cube pruning (Zhang and McDonald 2012): projective,
