@@ -391,6 +391,7 @@ def test_workers_drop_only_the_heartbeat_errors_of_the_shutdown_race(client) -> 
 
     from dparse.batch.worker_logging import drop_heartbeat_failure
 
+    client.wait_for_workers(2, timeout=120)  # a test before killed one; its nanny restarts it
     installed = client.run(
         lambda: drop_heartbeat_failure in logging.getLogger("distributed.worker").filters)
     assert len(installed) == 2 and all(installed.values())
