@@ -21,6 +21,7 @@ from typing import Any
 
 import yaml
 
+from dparse.columns import parse_columns_setting
 from dparse.errors import ConfigError
 from dparse.outputs import write_text
 
@@ -36,7 +37,9 @@ class DataConfig:
 
     Every training and dev sentence must be a tree (:mod:`dparse.gold`); with
     ``skip_invalid_trees`` those that are not are left out (and counted on stderr) instead of
-    stopping training with an error.
+    stopping training with an error. ``columns``: the token columns the model reads (``auto``:
+    those the dev file fills about as often as the training file; ``all``; or a
+    comma-separated subset of lemma, upos, xpos, feats; :mod:`dparse.columns`).
     """
 
     train: str = ""
@@ -45,6 +48,7 @@ class DataConfig:
     format: str | None = None
     encoding: str = "utf-8"
     skip_invalid_trees: bool = False
+    columns: str = "auto"
 
 
 @dataclass
@@ -363,6 +367,10 @@ def validate(cfg: ExperimentConfig, source: str) -> None:
         raise ConfigError(f"{source}: data.train is required")
     if cfg.parser not in PARSERS:
         raise ConfigError(f"{source}: parser must be one of {', '.join(PARSERS)}")
+    try:
+        parse_columns_setting(cfg.data.columns)
+    except ConfigError as e:
+        raise ConfigError(f"{source}: {e}") from None
     if cfg.features.tag not in ("auto", "upos", "xpos"):
         raise ConfigError(f"{source}: features.tag must be auto, upos or xpos")
     if cfg.features.order not in (1, 2, 3):

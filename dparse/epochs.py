@@ -14,6 +14,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from dparse.columns import blank_columns, unread_columns
 from dparse.config import ExperimentConfig, save_config
 from dparse.conll import Sentence
 from dparse.errors import ConfigError, DparseError
@@ -22,6 +23,7 @@ from dparse.learning import AveragedLearner
 from dparse.metrics import evaluate, format_score
 from dparse.modeldir import CONFIG_FILE, writing_model_dir
 from dparse.projectivize import ProjectivizeReport, projectivize
+from dparse.vocab import Vocabulary
 
 log = logging.getLogger(__name__)
 
@@ -101,6 +103,18 @@ def read_split(cfg: ExperimentConfig, relative: str) -> list[Sentence]:
     role = ("training (data.train)" if relative == cfg.data.train
             else "model selection (data.dev; null for none)")
     return read_gold(path, role, cfg.data.format, cfg.data.encoding, cfg.data.skip_invalid_trees)
+
+
+def training_vocabulary(cfg: ExperimentConfig, train: list[Sentence], dev: list[Sentence]
+                        ) -> tuple[list[Sentence], Vocabulary]:
+    """The training sentences with the columns the model does not read blanked
+    (``data.columns``, :mod:`dparse.columns`; each such column logged as a warning), and the
+    vocabulary built on them, which blanks the same columns in every sentence it encodes."""
+    unread, reasons = unread_columns(cfg.data.columns, train, dev)
+    for reason in reasons:
+        log.warning("%s: %s", cfg.name, reason)
+    train = blank_columns(train, unread)
+    return train, Vocabulary.build(train, unread)
 
 
 @dataclass

@@ -6,6 +6,7 @@ An encoded sentence is what the Cython extractors read: ``tokens`` int32 [n+1, N
 the root), ``morph_ptr`` int32 [n+2] and ``morph`` int32 [nnz] (CSR morphological features),
 ``heads`` int32 [n+1] and ``labels`` int32 [n+1] (-1 for unknown labels and for the root).
 A pruner may attach ``allowed``, uint8 [n+1, n+1], the arcs it keeps (kept across epochs).
+Columns the model does not read (``unread``, :mod:`dparse.columns`) are encoded as ``_``.
 """
 
 from __future__ import annotations
@@ -56,10 +57,13 @@ class EncodedSentence:
 
 
 class Vocabulary:
-    """String -> id maps for each token attribute, and the list of dependency labels."""
+    """String -> id maps for each token attribute, the list of dependency labels, and the
+    token columns (of :data:`dparse.columns.COLUMNS`) the model does not read."""
 
-    def __init__(self, tables: dict[str, list[str]], labels: list[str]) -> None:
+    def __init__(self, tables: dict[str, list[str]], labels: list[str],
+                 unread: tuple[str, ...] = ()) -> None:
         self.tables = tables
+        self.unread = unread
         self.index = {name: {s: i + FIRST_ID for i, s in enumerate(tables[name])}
                       for name in ATTRIBUTES}
         self.labels = labels
@@ -68,8 +72,9 @@ class Vocabulary:
         self._feats: dict[str, list[int]] = {}
 
     @classmethod
-    def build(cls, sentences: Iterable[Sentence]) -> Vocabulary:
-        """Collect every symbol of the training sentences, in order of first appearance."""
+    def build(cls, sentences: Iterable[Sentence], unread: tuple[str, ...] = ()) -> Vocabulary:
+        """Collect every symbol of the training sentences, in order of first appearance
+        (``unread`` columns: already blanked in them, :func:`dparse.columns.blank_columns`)."""
         seen: dict[str, dict[str, None]] = {name: {} for name in ATTRIBUTES}
         labels: dict[str, None] = {}
         for sent in sentences:
@@ -83,7 +88,7 @@ class Vocabulary:
             for feats in sent.feats:
                 seen["morph"].update(dict.fromkeys(_morph_values(feats)))
             labels.update(dict.fromkeys(sent.deprels[1:]))
-        return cls({name: list(seen[name]) for name in ATTRIBUTES}, list(labels))
+        return cls({name: list(seen[name]) for name in ATTRIBUTES}, list(labels), unread)
 
     def _form_ids(self, form: str) -> tuple[int, int, int]:
         """The word, prefix and suffix ids of a form (cached: a corpus repeats its forms)."""
@@ -113,22 +118,27 @@ class Vocabulary:
         """Encode one sentence; unknown symbols get id 0 and unknown labels -1."""
         n = len(sent)
         idx = self.index
+        blank = ["_"] * n
+
+        def read(column: str) -> list[str]:
+            return blank if column in self.unread else getattr(sent, column)
+
         tokens = np.empty((n + 1, N_COLS), dtype=np.int32)
         tokens[0] = SPECIAL_IDS["root"]
         if n:
             word, prefix, suffix = zip(*[self._form_ids(f) for f in sent.form], strict=True)
             columns = {
                 "word": word,
-                "lemma": [idx["lemmas"].get(x, 0) for x in sent.lemma],
-                "upos": [idx["upos"].get(x, 0) for x in sent.upos],
-                "xpos": [idx["xpos"].get(x, 0) for x in sent.xpos],
+                "lemma": [idx["lemmas"].get(x, 0) for x in read("lemma")],
+                "upos": [idx["upos"].get(x, 0) for x in read("upos")],
+                "xpos": [idx["xpos"].get(x, 0) for x in read("xpos")],
                 "prefix": prefix,
                 "suffix": suffix,
             }
             tokens[1:] = np.array([columns[name] for name in COLUMN_ORDER], dtype=np.int32).T
         morph_ids: list[int] = []
         morph_ptr = np.zeros(n + 2, dtype=np.int32)
-        for i, feats in enumerate(sent.feats, start=1):
+        for i, feats in enumerate(read("feats"), start=1):
             morph_ids.extend(self._morph_ids(feats))
             morph_ptr[i + 1] = len(morph_ids)
         labels = np.full(n + 1, -1, dtype=np.int32)
@@ -156,9 +166,13 @@ class Vocabulary:
     def save(self, path: Path) -> None:
         """Write the vocabulary as JSON (a file of a model directory)."""
         data = {"labels": self.labels, **self.tables}
+        if self.unread:
+            data["unread_columns"] = list(self.unread)
         write_text(path, json.dumps(data, ensure_ascii=False))
 
     @classmethod
     def load(cls, path: Path) -> Vocabulary:
+        """Read what ``save`` wrote (a file without ``unread_columns``: every column read)."""
         data = json.loads(path.read_text(encoding="utf-8"))
-        return cls({name: data[name] for name in ATTRIBUTES}, data["labels"])
+        return cls({name: data[name] for name in ATTRIBUTES}, data["labels"],
+                   tuple(data.get("unread_columns", ())))

@@ -21,7 +21,7 @@ from dparse._ext.arcfeatures import FeatureSpace
 from dparse.aligned import aligned_zeros
 from dparse.config import ExperimentConfig
 from dparse.decoders import Decoder, configured_decoder
-from dparse.epochs import BestEpoch, EpochReport, TrainResult, read_split
+from dparse.epochs import BestEpoch, EpochReport, TrainResult, read_split, training_vocabulary
 from dparse.graph.model import ArcFactoredModel, GraphModel
 from dparse.graph.online import run_epoch
 from dparse.graph.pruner import pruning_recall, train_pruner
@@ -77,7 +77,7 @@ def train(
     start = time.perf_counter()
     train_sents = read_split(cfg, cfg.data.train)
     dev_sents = read_split(cfg, cfg.data.dev) if cfg.data.dev else []
-    vocab = Vocabulary.build(train_sents)
+    train_sents, vocab = training_vocabulary(cfg, train_sents, dev_sents)
     encoded = [vocab.encode(s) for s in train_sents]
     model = new_model(cfg, vocab, encoded, progress)
     decoder = training_decoder(cfg)

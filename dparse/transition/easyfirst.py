@@ -39,6 +39,7 @@ from dparse.epochs import (
     PerceptronTrainResult,
     read_projective_training,
     run_perceptron_epochs,
+    training_vocabulary,
 )
 from dparse.errors import ConfigError, DparseError
 from dparse.learning import AveragedLearner
@@ -211,7 +212,7 @@ def train(
     use_heap(cfg.decoder.name)  # a bad decoder name fails before training
     template_bits(cfg.features.templates)  # ... and so do bad template groups
     train_sents, proj, dev_sents = read_projective_training(cfg, "easy-first")
-    vocab = Vocabulary.build(train_sents)
+    train_sents, vocab = training_vocabulary(cfg, train_sents, dev_sents)
     tags = tag_settings(cfg, train_sents)
     log.info("easy-first: %s", tags.describe())
     flags = tag_flags(vocab, tags)

@@ -48,6 +48,7 @@ from dparse.epochs import (
     PerceptronTrainResult,
     read_projective_training,
     run_perceptron_epochs,
+    training_vocabulary,
 )
 from dparse.errors import ConfigError, DparseError
 from dparse.hypergraph.forest import Forest
@@ -270,7 +271,7 @@ def train(
     sc = cfg.shiftreduce
     system_id(sc.system)
     train_sents, proj, dev_sents = read_projective_training(cfg, "shift-reduce", sentences)
-    vocab = Vocabulary.build(train_sents)
+    train_sents, vocab = training_vocabulary(cfg, train_sents, dev_sents)
     column = resolve_column(cfg.features.tag, train_sents)
     log.info("shift-reduce: POS column %s", column)
     upos_pair = sc.upos_pair and column == "xpos"

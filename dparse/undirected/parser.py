@@ -46,7 +46,7 @@ from dparse._ext.arcfeatures import (
 from dparse._ext.umst import local_enhancement, tree_from_edges
 from dparse.config import ExperimentConfig
 from dparse.conll import Sentence
-from dparse.epochs import BestEpoch, EpochReport, TrainResult, read_split
+from dparse.epochs import BestEpoch, EpochReport, TrainResult, read_split, training_vocabulary
 from dparse.errors import DparseError
 from dparse.graph.model import ArcFactoredModel
 from dparse.learning import AveragedLearner
@@ -218,7 +218,7 @@ def train_undirected(
     start = time.perf_counter()
     train_sents = read_split(cfg, cfg.data.train)
     dev_sents = read_split(cfg, cfg.data.dev) if cfg.data.dev else []
-    vocab = Vocabulary.build(train_sents)
+    train_sents, vocab = training_vocabulary(cfg, train_sents, dev_sents)
     space = FeatureSpace(cfg.features.arc_bits, LABEL_BITS, 1)
     pruner = None
     if ucfg.prune == "length-dictionary":

@@ -1,0 +1,161 @@
+"""dparse.columns: a model does not read a token column its dev file leaves empty (pt_bosque's
+XPOS), blanks it in training and in every sentence it parses, and says so in the log."""
+
+from __future__ import annotations
+
+import logging
+from itertools import islice
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import DATA, requires_data
+
+from dparse.columns import (
+    COLUMNS,
+    blank_columns,
+    filled_share,
+    parse_columns_setting,
+    unread_columns,
+)
+from dparse.config import load_config
+from dparse.conll import Sentence, read_treebank, write_conll
+from dparse.epochs import save_model
+from dparse.errors import ConfigError
+from dparse.parsers import load_parser, train_parser
+from dparse.timer import ParseTimer
+from dparse.vocab import Vocabulary
+
+WORDS = "the cat sat on the mat".split()
+HEADS = [-1, 2, 3, 0, 3, 6, 4]
+
+
+def sentence(xpos: list[str] | None = None, feats: list[str] | None = None) -> Sentence:
+    return Sentence.build(WORDS, heads=HEADS, deprels=["", *["dep"] * 6],
+                          upos="DET NOUN VERB ADP DET NOUN".split(),
+                          xpos=xpos or "DT NN VBD IN DT NN".split(),
+                          lemma=WORDS, feats=feats or ["Number=Sing"] * 6)
+
+
+def test_filled_share_counts_tokens_not_sentences() -> None:
+    sents = [sentence(), sentence(xpos=["_"] * 6), sentence(xpos=["_", "NN"] * 3)]
+    assert filled_share(sents, "xpos") == pytest.approx(9 / 18)
+    assert filled_share(sents, "upos") == 1.0
+    assert filled_share([], "xpos") == 0.0
+
+
+def test_settings_name_columns_or_fail_clearly() -> None:
+    assert parse_columns_setting("auto") is None
+    assert parse_columns_setting("all") == COLUMNS
+    assert parse_columns_setting("xpos, upos") == ("upos", "xpos")  # in COLUMNS order
+    with pytest.raises(ConfigError, match="unknown column.*cpos"):
+        parse_columns_setting("upos,cpos")
+    with pytest.raises(ConfigError, match="data.columns"):
+        load_config(raw={"data": {"train": "x", "columns": "tags"}})
+
+
+def test_auto_leaves_out_what_dev_leaves_empty_and_nothing_without_dev() -> None:
+    train = [sentence()] * 4
+    no_xpos = [sentence(xpos=["_"] * 6)]
+    unread, reasons = unread_columns("auto", train, no_xpos)
+    assert unread == ("xpos",)
+    assert len(reasons) == 1 and "XPOS not read" in reasons[0] and "0.0% of the dev" in reasons[0]
+    assert unread_columns("auto", train, train) == ((), [])
+    assert unread_columns("auto", train, []) == ((), [])  # nothing to compare with
+    # half the training share is still read; less is not
+    half = [sentence(xpos=["_", "_", "_", "DT", "NN", "IN"])]
+    assert unread_columns("auto", train, half)[0] == ()
+    less = [sentence(xpos=["_", "_", "_", "_", "NN", "IN"])]
+    assert unread_columns("auto", train, less)[0] == ("xpos",)
+    # an empty training column is never "less filled" in dev
+    assert unread_columns("auto", no_xpos, no_xpos)[0] == ()
+    # explicit settings ignore the data
+    assert unread_columns("all", train, no_xpos)[0] == ()
+    assert unread_columns("upos", train, train)[0] == ("lemma", "xpos", "feats")
+
+
+def test_blanking_copies_and_keeps_the_written_lines() -> None:
+    sents = [sentence()]
+    blanked = blank_columns(sents, ("xpos", "feats"))
+    assert blanked[0] is not sents[0]
+    assert blanked[0].xpos == ["_"] * 6 and blanked[0].feats == ["_"] * 6
+    assert sents[0].xpos == "DT NN VBD IN DT NN".split()  # the original is untouched
+    assert blanked[0].to_conll() == sents[0].to_conll()
+    assert blank_columns(sents, ())[0] is sents[0]
+
+
+def test_vocabulary_encodes_unread_columns_as_blank_and_keeps_them(tmp_path: Path) -> None:
+    train = blank_columns([sentence()], ("xpos", "feats"))
+    vocab = Vocabulary.build(train, ("xpos", "feats"))
+    full, blank = vocab.encode(sentence()), vocab.encode(train[0])
+    assert np.array_equal(full.tokens, blank.tokens)
+    assert full.morph.size == 0 and np.array_equal(full.morph_ptr, blank.morph_ptr)
+    vocab.save(tmp_path / "vocab.json")
+    again = Vocabulary.load(tmp_path / "vocab.json")
+    assert again.unread == ("xpos", "feats")
+    assert np.array_equal(again.encode(sentence()).tokens, full.tokens)
+    # every column read: no key in the file (older models' files unchanged), each column counts
+    plain = Vocabulary.build([sentence()])
+    plain.save(tmp_path / "plain.json")
+    assert "unread_columns" not in (tmp_path / "plain.json").read_text()
+    assert Vocabulary.load(tmp_path / "plain.json").unread == ()
+    assert not np.array_equal(plain.encode(sentence()).tokens,
+                              plain.encode(sentence(xpos=["_"] * 6)).tokens)
+
+
+TINY = {
+    "graph": {"features": {"arc_bits": 16, "label_bits": 10}, "decoder": {"name": "cle"}},
+    "easyfirst": {"parser": "easyfirst", "training": {"learner": "perceptron"},
+                  "features": {"arc_bits": 16, "label_bits": 10},
+                  "decoder": {"name": "easyfirst-scan"}},
+    "shiftreduce": {"parser": "shiftreduce", "training": {"learner": "perceptron"},
+                    "features": {"arc_bits": 16, "label_bits": 10},
+                    "decoder": {"name": "shiftreduce"}, "shiftreduce": {"beam": 2}},
+    "umst": {"parser": "umst", "features": {"arc_bits": 16}, "decoder": {"name": "umst"}},
+}
+
+
+@pytest.fixture(scope="module")
+def bosque(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """150 sentences of pt_bosque train (XPOS filled) and 40 of dev (XPOS empty)."""
+    folder = tmp_path_factory.mktemp("bosque")
+    for split, count in (("train", 150), ("dev", 40)):
+        sents = list(islice(read_treebank(DATA / "pt_bosque" / f"{split}.conllu"), count))
+        write_conll(sents, folder / f"{split}.conllu")
+    return folder
+
+
+@requires_data
+@pytest.mark.parametrize("parser", sorted(TINY))
+def test_every_trainer_leaves_out_pt_bosque_xpos_and_parses_as_without_it(
+        parser: str, bosque: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    raw = {"name": "bosque", "data": {"train": "train.conllu", "dev": "dev.conllu"},
+           **TINY[parser]}
+    raw["training"] = {**raw.get("training", {}), "epochs": 1}
+    cfg = load_config(raw=raw, data_root=str(bosque))
+    with caplog.at_level(logging.WARNING):
+        result = train_parser(cfg, progress=False)
+    assert any("XPOS not read: filled on" in r.getMessage() for r in caplog.records)
+    assert result.model.vocab.unread == ("xpos",)
+    save_model(result, cfg, tmp_path / "model")
+    loaded = load_parser(tmp_path / "model", cfg, None)
+    with_xpos = list(islice(read_treebank(bosque / "train.conllu"), 30))
+    assert sum(x != "_" for s in with_xpos for x in s.xpos) > 300
+    without = blank_columns(with_xpos, ("xpos",))
+    a = list(loaded.parse(with_xpos, ParseTimer()))
+    b = list(loaded.parse(without, ParseTimer()))
+    assert [list(s.heads) for s in a] == [list(s.heads) for s in b]
+    assert [s.deprels for s in a] == [s.deprels for s in b]
+    # the output keeps the input's XPOS column
+    assert [s.xpos for s in a] == [s.xpos for s in with_xpos]
+
+
+@requires_data
+def test_columns_all_reads_xpos_anyway(bosque: Path) -> None:
+    raw = {"name": "bosque", "data": {"train": "train.conllu", "dev": "dev.conllu",
+                                      "columns": "all"},
+           "training": {"epochs": 1}, **TINY["graph"]}
+    result = train_parser(load_config(raw=raw, data_root=str(bosque)), progress=False)
+    assert result.model.vocab.unread == ()
+    assert len(result.model.vocab.tables["xpos"]) > 50
+
