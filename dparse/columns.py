@@ -11,22 +11,33 @@ without a dev file, every column), ``all``, or a comma-separated list of the col
 unread column is blanked (``_``) in the training sentences before anything learns from them (the
 vocabulary, the POS-column choice of :mod:`dparse.postags`, pruners) and, through the model's
 :class:`dparse.vocab.Vocabulary`, in every sentence the model encodes later; the files written
-keep their columns as read.
+keep their columns as read. A model records the share of its training tokens that filled each
+column; ``dparse parse`` warns when its input fills a column the model reads far less often
+(:func:`input_gaps`).
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Sequence
+import json
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
 
 from dparse.conll import Sentence
 from dparse.errors import ConfigError
+from dparse.modeldir import VOCAB_FILE
 
 COLUMNS = ("lemma", "upos", "xpos", "feats")  # Sentence attributes a model may read
 AUTO = "auto"
 ALL = "all"
-MISSING = frozenset({"_", ""})
 MIN_DEV_SHARE = 0.5  # auto: a column is read if dev fills >= this times training's share
+MIN_INPUT_TOKENS = 100  # parse: inputs shorter than this are not judged
+INPUT_SAMPLE = 500  # parse --jobs N: sentences read ahead to judge the input
+
+
+def filled_count(values: list[str]) -> int:
+    """How many of ``values`` are not missing (``_`` or empty)."""
+    return len(values) - values.count("_") - values.count("")
 
 
 def filled_share(sentences: Sequence[Sentence], column: str) -> float:
@@ -36,7 +47,7 @@ def filled_share(sentences: Sequence[Sentence], column: str) -> float:
     for s in sentences:
         values = getattr(s, column)
         total += len(values)
-        filled += sum(v not in MISSING for v in values)
+        filled += filled_count(values)
     return filled / total if total else 0.0
 
 
@@ -88,3 +99,45 @@ def blank_columns(sentences: Sequence[Sentence], columns: Sequence[str]) -> list
             setattr(c, column, ["_"] * len(s))
         out.append(c)
     return out
+
+
+class ColumnCounter:
+    """Passes sentences through, counting the tokens that fill each of :data:`COLUMNS`."""
+
+    def __init__(self, sentences: Iterable[Sentence]) -> None:
+        self._sentences = sentences
+        self.tokens = 0
+        self.filled = dict.fromkeys(COLUMNS, 0)
+
+    def __iter__(self) -> Iterator[Sentence]:
+        for s in self._sentences:
+            self.tokens += len(s)
+            for column in COLUMNS:
+                self.filled[column] += filled_count(getattr(s, column))
+            yield s
+
+
+def model_columns(directory: Path) -> tuple[dict[str, float] | None, tuple[str, ...]]:
+    """(training share filled per column or None if the model did not record it, columns not
+    read) of the model in ``directory``, from its vocabulary file."""
+    data = json.loads((Path(directory) / VOCAB_FILE).read_text(encoding="utf-8"))
+    return data.get("filled_shares"), tuple(data.get("unread_columns", ()))
+
+
+def input_gaps(trained: dict[str, float] | None, unread: Sequence[str],
+               counter: ColumnCounter, source: str) -> list[str]:
+    """One warning per column the model reads that the input counted by ``counter`` fills on
+    less than :data:`MIN_DEV_SHARE` times the share of training tokens that filled it (none
+    for a model without recorded shares or an input under :data:`MIN_INPUT_TOKENS` tokens)."""
+    if trained is None or counter.tokens < MIN_INPUT_TOKENS:
+        return []
+    gaps = []
+    for column in COLUMNS:
+        share = counter.filled[column] / counter.tokens
+        if column not in unread and share < MIN_DEV_SHARE * trained.get(column, 0.0):
+            gaps.append(f"{source}: {column.upper()} is filled on {100 * share:.1f}% of its "
+                        f"tokens against {100 * trained[column]:.1f}% of the model's training "
+                        "tokens, and the model reads it: expect lower accuracy (trained with "
+                        "a dev file like this input, a model leaves the column out: "
+                        "data.columns: auto)")
+    return gaps

@@ -6,7 +6,9 @@ An encoded sentence is what the Cython extractors read: ``tokens`` int32 [n+1, N
 the root), ``morph_ptr`` int32 [n+2] and ``morph`` int32 [nnz] (CSR morphological features),
 ``heads`` int32 [n+1] and ``labels`` int32 [n+1] (-1 for unknown labels and for the root).
 A pruner may attach ``allowed``, uint8 [n+1, n+1], the arcs it keeps (kept across epochs).
-Columns the model does not read (``unread``, :mod:`dparse.columns`) are encoded as ``_``.
+Columns the model does not read (``unread``, :mod:`dparse.columns`) are encoded as ``_``; the
+share of training tokens that filled each column (``filled``) lets parsing notice an input that
+leaves a column empty.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ from pathlib import Path
 import numpy as np
 
 from dparse._ext.arcfeatures import COLUMNS, N_COLS, SPECIAL_IDS
+from dparse.columns import COLUMNS as TOKEN_COLUMNS
+from dparse.columns import filled_count
 from dparse.conll import Sentence
 from dparse.outputs import write_text
 
@@ -61,9 +65,10 @@ class Vocabulary:
     token columns (of :data:`dparse.columns.COLUMNS`) the model does not read."""
 
     def __init__(self, tables: dict[str, list[str]], labels: list[str],
-                 unread: tuple[str, ...] = ()) -> None:
+                 unread: tuple[str, ...] = (), filled: dict[str, float] | None = None) -> None:
         self.tables = tables
         self.unread = unread
+        self.filled = filled  # column -> share of training tokens filled (None: not recorded)
         self.index = {name: {s: i + FIRST_ID for i, s in enumerate(tables[name])}
                       for name in ATTRIBUTES}
         self.labels = labels
@@ -77,7 +82,12 @@ class Vocabulary:
         (``unread`` columns: already blanked in them, :func:`dparse.columns.blank_columns`)."""
         seen: dict[str, dict[str, None]] = {name: {} for name in ATTRIBUTES}
         labels: dict[str, None] = {}
+        counts = dict.fromkeys(TOKEN_COLUMNS, 0)
+        tokens = 0
         for sent in sentences:
+            tokens += len(sent)
+            for column in TOKEN_COLUMNS:
+                counts[column] += filled_count(getattr(sent, column))
             words = [normalize(f) for f in sent.form]
             seen["words"].update(dict.fromkeys(words))
             seen["lemmas"].update(dict.fromkeys(sent.lemma))
@@ -88,7 +98,8 @@ class Vocabulary:
             for feats in sent.feats:
                 seen["morph"].update(dict.fromkeys(_morph_values(feats)))
             labels.update(dict.fromkeys(sent.deprels[1:]))
-        return cls({name: list(seen[name]) for name in ATTRIBUTES}, list(labels), unread)
+        filled = {c: round(counts[c] / tokens, 4) if tokens else 0.0 for c in TOKEN_COLUMNS}
+        return cls({name: list(seen[name]) for name in ATTRIBUTES}, list(labels), unread, filled)
 
     def _form_ids(self, form: str) -> tuple[int, int, int]:
         """The word, prefix and suffix ids of a form (cached: a corpus repeats its forms)."""
@@ -168,6 +179,8 @@ class Vocabulary:
         data = {"labels": self.labels, **self.tables}
         if self.unread:
             data["unread_columns"] = list(self.unread)
+        if self.filled is not None:
+            data["filled_shares"] = self.filled
         write_text(path, json.dumps(data, ensure_ascii=False))
 
     @classmethod
@@ -175,4 +188,4 @@ class Vocabulary:
         """Read what ``save`` wrote (a file without ``unread_columns``: every column read)."""
         data = json.loads(path.read_text(encoding="utf-8"))
         return cls({name: data[name] for name in ATTRIBUTES}, data["labels"],
-                   tuple(data.get("unread_columns", ())))
+                   tuple(data.get("unread_columns", ())), data.get("filled_shares"))

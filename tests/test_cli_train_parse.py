@@ -184,6 +184,29 @@ def test_summary_line_on_stderr(folder: Path, model: Path) -> None:
     assert "decoder cle" in run.stderr
 
 
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_parse_warns_about_a_column_the_input_leaves_empty(folder: Path, model: Path,
+                                                           tmp_path: Path, jobs: str) -> None:
+    """The model read XPOS (filled on every en_ewt token); an input without it is parsed all
+    the same, with a warning before the summary (which stays the last line)."""
+    blank = tmp_path / "no-xpos.conllu"
+    write_conll(read_conll(folder / "dev.conllu"), blank)
+    text = blank.read_text(encoding="utf-8").splitlines(keepends=True)
+    rows = [line.split("\t") for line in text]
+    blank.write_text("".join("\t".join([*r[:4], "_", *r[5:]]) if len(r) == 10 else "\t".join(r)
+                             for r in rows), encoding="utf-8")
+    assert all(s.xpos == ["_"] * len(s) for s in read_conll(blank))
+    run = dparse("parse", str(model), str(blank), "--jobs", jobs, "--json")
+    assert run.returncode == 0, run.stderr
+    lines = run.stderr.strip().splitlines()
+    warnings = [line for line in lines if line.startswith("warning: ")]
+    assert len(warnings) == 1, run.stderr
+    assert f"{blank}: XPOS is filled on 0.0% of its tokens against 100.0%" in warnings[0]
+    assert json.loads(lines[-1])["sentences"] == 60
+    quiet = dparse("parse", str(model), str(folder / "dev.conllu"), "--jobs", jobs)
+    assert quiet.returncode == 0 and "warning" not in quiet.stderr, quiet.stderr
+
+
 def test_eisner_decoder_and_json_summary(folder: Path, model: Path, tmp_path: Path) -> None:
     run = dparse("parse", str(model), str(folder / "dev.conllu"), "--decoder", "eisner", "--json")
     assert run.returncode == 0, run.stderr

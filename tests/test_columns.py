@@ -3,6 +3,7 @@ XPOS), blanks it in training and in every sentence it parses, and says so in the
 
 from __future__ import annotations
 
+import json
 import logging
 from itertools import islice
 from pathlib import Path
@@ -13,8 +14,11 @@ from conftest import DATA, requires_data
 
 from dparse.columns import (
     COLUMNS,
+    ColumnCounter,
     blank_columns,
     filled_share,
+    input_gaps,
+    model_columns,
     parse_columns_setting,
     unread_columns,
 )
@@ -94,7 +98,7 @@ def test_vocabulary_encodes_unread_columns_as_blank_and_keeps_them(tmp_path: Pat
     again = Vocabulary.load(tmp_path / "vocab.json")
     assert again.unread == ("xpos", "feats")
     assert np.array_equal(again.encode(sentence()).tokens, full.tokens)
-    # every column read: no key in the file (older models' files unchanged), each column counts
+    # every column read: no unread key in the file, each column counts
     plain = Vocabulary.build([sentence()])
     plain.save(tmp_path / "plain.json")
     assert "unread_columns" not in (tmp_path / "plain.json").read_text()
@@ -159,3 +163,33 @@ def test_columns_all_reads_xpos_anyway(bosque: Path) -> None:
     assert result.model.vocab.unread == ()
     assert len(result.model.vocab.tables["xpos"]) > 50
 
+
+
+def test_vocabulary_records_the_training_shares_and_old_files_have_none(tmp_path: Path) -> None:
+    sents = [sentence(), sentence(xpos=["_"] * 6, feats=["_", "A=B"] * 3)]
+    vocab = Vocabulary.build(sents)
+    assert vocab.filled == {"lemma": 1.0, "upos": 1.0, "xpos": 0.5, "feats": 0.75}
+    vocab.save(tmp_path / "vocab.json")
+    assert model_columns(tmp_path) == (vocab.filled, ())
+    assert Vocabulary.load(tmp_path / "vocab.json").filled == vocab.filled
+    old = {"labels": vocab.labels, **vocab.tables}  # a vocabulary file written before
+    (tmp_path / "vocab.json").write_text(json.dumps(old))
+    assert model_columns(tmp_path) == (None, ())
+
+
+def test_input_gaps_name_each_read_column_the_input_leaves_empty() -> None:
+    trained = {"lemma": 1.0, "upos": 1.0, "xpos": 0.9, "feats": 0.1}
+    no_xpos = ColumnCounter([sentence(xpos=["_"] * 6, feats=["_"] * 6)] * 20)
+    assert sum(1 for _ in no_xpos) == 20 and no_xpos.tokens == 120
+    gaps = input_gaps(trained, (), no_xpos, "in.conllu")
+    assert len(gaps) == 2  # XPOS, and FEATS (0% against 10%)
+    assert gaps[0].startswith("in.conllu: XPOS is filled on 0.0% of its tokens against 90.0%")
+    assert gaps[1].startswith("in.conllu: FEATS")
+    assert input_gaps(trained, ("xpos", "feats"), no_xpos, "x") == []  # not read: no matter
+    assert input_gaps(None, (), no_xpos, "x") == []  # a model that recorded no shares
+    short = ColumnCounter([sentence(xpos=["_"] * 6)] * 2)
+    list(short)
+    assert input_gaps(trained, (), short, "x") == []  # 12 tokens: too few to judge
+    full = ColumnCounter([sentence()] * 20)
+    list(full)
+    assert input_gaps(trained, (), full, "x") == []

@@ -30,6 +30,7 @@ from dparse.rerank.jackknife import (
     jackknife_forests,
     jackknife_stats,
     read_jackknife_forests,
+    stamp_key,
 )
 from dparse.transition.shiftreduce import train
 from dparse.trees import is_projective
@@ -283,3 +284,15 @@ def test_sigint_stops_the_workers_and_leaves_only_whole_folds(jk: dict, tmp_path
         forests = stamp.with_name(stamp.name.replace(".stamp.json", ".forests.gz"))
         digest = hashlib.sha256(forests.read_bytes()).hexdigest()
         assert json.loads(stamp.read_text())["forests_sha256"] == digest
+
+
+@requires_data
+def test_stamp_key_holds_the_columns_left_out_only_when_there_are_some(jk: dict) -> None:
+    assert "data.unread_columns" not in stamp_key(jk["cfg"], FOLDS)["config"]
+    dev = [Sentence.build(s.form, s.heads, s.deprels, s.upos, ["_"] * len(s), s.lemma, s.feats)
+           for s in read_conll(jk["root"] / "dev.conllu")]
+    write_conll(dev, jk["root"] / "dev-no-xpos.conllu")
+    no_xpos = _config(jk["root"], "data.dev=dev-no-xpos.conllu")
+    assert stamp_key(no_xpos, FOLDS)["config"]["data.unread_columns"] == ["xpos"]
+    read_all = _config(jk["root"], "data.dev=dev-no-xpos.conllu", "data.columns=all")
+    assert "data.unread_columns" not in stamp_key(read_all, FOLDS)["config"]

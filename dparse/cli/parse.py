@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from itertools import islice
 from pathlib import Path
 
 import click
@@ -16,6 +17,7 @@ from dparse.batch.parallel_parse import (
     parse_with_workers,
 )
 from dparse.cli.options import PARSE_TIME_KEYS, check_model_overrides, model_set_option
+from dparse.columns import INPUT_SAMPLE, ColumnCounter, input_gaps, model_columns
 from dparse.config import load_config
 from dparse.conll import read_conll, write_conll
 from dparse.decoders import find_decoder
@@ -58,6 +60,8 @@ def parse(model_dir: str, input: str, output: str, decoder_name: str | None, fmt
     nodes, replacing only HEAD and DEPREL. Prints a one-line summary to stderr: sentences,
     tokens, inference seconds and tokens/sec (summed over the workers), and the wall time of
     reading, parsing and writing with the tokens/sec over it (model loading excluded).
+    Warns when the input leaves empty a column (LEMMA, UPOS, XPOS, FEATS) that the model reads
+    and that its training file filled (with --jobs N: judged on the first sentences).
 
     \b
     Examples:
@@ -83,10 +87,20 @@ def parse(model_dir: str, input: str, output: str, decoder_name: str | None, fmt
         sentences = shard.select(sentences, count_sentences(input, in_fmt, encoding))
     if forest_path is not None and jobs > 1:
         raise click.UsageError("--forest writes one forest file: use it with --jobs 1")
+    trained_columns = model_columns(directory)
+    counter = ColumnCounter(sentences)
     if jobs > 1:
         spec = ParserSpec(model_dir, tuple(overrides), decoder_name)
-        source = sentences if shard is not None else input  # a file: read by the workers
+        if shard is None and input != "-":  # a file, read by the workers: judge its start
+            sample = ColumnCounter(islice(read_conll(input, fmt=in_fmt, encoding=encoding,
+                                                     require_heads=False), INPUT_SAMPLE))
+            for _ in sample:
+                pass
+            _warn_about_columns(trained_columns, sample, input)
+        source = counter if shard is not None else input
         stats = parse_with_workers(spec, source, output, encoding, jobs, chunk_size, in_fmt)
+        if shard is not None:
+            _warn_about_columns(trained_columns, counter, input)
         certified = 100 * stats.certified / stats.calls if stats.calls else None
         click.echo(_summary(stats.timer, stats.decoder_name, certified, jobs, as_json), err=True)
         return
@@ -99,7 +113,7 @@ def parse(model_dir: str, input: str, output: str, decoder_name: str | None, fmt
         decoder.reset_stats()
     started = time.perf_counter()
     if forest_path is None:
-        write_conll(parser.parse(sentences, timer), output, encoding=encoding)
+        write_conll(parser.parse(counter, timer), output, encoding=encoding)
     elif parser.forest_fn is None:
         raise ConfigError(f"{directory}: --forest needs a model that builds packed forests "
                           "(parser: shiftreduce)")
@@ -107,11 +121,22 @@ def parse(model_dir: str, input: str, output: str, decoder_name: str | None, fmt
         from dparse.hypergraph.forest_io import forest_writer  # only for forests
 
         with forest_writer(forest_path) as forests:
-            write_conll(parser.forest_fn(sentences, timer, lambda i, f: forests.write(f, i)),
+            write_conll(parser.forest_fn(counter, timer, lambda i, f: forests.write(f, i)),
                         output, encoding=encoding)
     timer.wall = time.perf_counter() - started
+    _warn_about_columns(trained_columns, counter, input)
     certified = 100 * decoder.certified_share if counting else None
     click.echo(_summary(timer, parser.decoder_name, certified, jobs, as_json), err=True)
+
+
+def _warn_about_columns(trained_columns: tuple[dict[str, float] | None, tuple[str, ...]],
+                        counter: ColumnCounter, input: str) -> None:
+    """Warn on stderr about each column the model reads that the counted input leaves empty
+    (:func:`dparse.columns.input_gaps`); before the summary, which stays the last line."""
+    trained, unread = trained_columns
+    source = "<stdin>" if input == "-" else input
+    for gap in input_gaps(trained, unread, counter, source):
+        click.echo(f"warning: {gap}", err=True)
 
 
 def _summary(timer: ParseTimer, decoder_name: str | None, certified_percent: float | None,
