@@ -19,13 +19,10 @@ column; ``dparse parse`` warns when its input fills a column the model reads far
 from __future__ import annotations
 
 import copy
-import json
 from collections.abc import Iterable, Iterator, Sequence
-from pathlib import Path
 
 from dparse.conll import Sentence
 from dparse.errors import ConfigError
-from dparse.modeldir import VOCAB_FILE
 
 COLUMNS = ("lemma", "upos", "xpos", "feats")  # Sentence attributes a model may read
 AUTO = "auto"
@@ -40,15 +37,32 @@ def filled_count(values: list[str]) -> int:
     return len(values) - values.count("_") - values.count("")
 
 
-def filled_share(sentences: Sequence[Sentence], column: str) -> float:
-    """The share (0..1) of the tokens of ``sentences`` whose ``column`` is not ``_``; 0.0
-    for no tokens."""
-    total = filled = 0
-    for s in sentences:
-        values = getattr(s, column)
-        total += len(values)
-        filled += filled_count(values)
-    return filled / total if total else 0.0
+class ColumnCounter:
+    """Counts the tokens of sentences and, per column of :data:`COLUMNS`, those that fill it."""
+
+    def __init__(self) -> None:
+        self.tokens = 0
+        self.filled = dict.fromkeys(COLUMNS, 0)
+
+    @classmethod
+    def of(cls, sentences: Iterable[Sentence]) -> ColumnCounter:
+        """A counter over all of ``sentences``."""
+        counter = cls()
+        for _ in counter.through(sentences):
+            pass
+        return counter
+
+    def through(self, sentences: Iterable[Sentence]) -> Iterator[Sentence]:
+        """Yield ``sentences``, counting each as it passes."""
+        for s in sentences:
+            self.tokens += len(s)
+            for column in COLUMNS:
+                self.filled[column] += filled_count(getattr(s, column))
+            yield s
+
+    def shares(self) -> dict[str, float]:
+        """Column -> share (0..1) of the counted tokens that fill it (0.0 with no tokens)."""
+        return {c: self.filled[c] / self.tokens if self.tokens else 0.0 for c in COLUMNS}
 
 
 def parse_columns_setting(setting: str) -> tuple[str, ...] | None:
@@ -77,8 +91,9 @@ def unread_columns(setting: str, train: Sequence[Sentence], dev: Sequence[Senten
     if not dev:
         return (), []
     unread, reasons = [], []
+    train_shares, dev_shares = ColumnCounter.of(train).shares(), ColumnCounter.of(dev).shares()
     for column in COLUMNS:
-        in_train, in_dev = filled_share(train, column), filled_share(dev, column)
+        in_train, in_dev = train_shares[column], dev_shares[column]
         if in_dev < MIN_DEV_SHARE * in_train:
             unread.append(column)
             reasons.append(f"{column.upper()} not read: filled on {100 * in_train:.1f}% of the "
@@ -101,29 +116,6 @@ def blank_columns(sentences: Sequence[Sentence], columns: Sequence[str]) -> list
     return out
 
 
-class ColumnCounter:
-    """Passes sentences through, counting the tokens that fill each of :data:`COLUMNS`."""
-
-    def __init__(self, sentences: Iterable[Sentence]) -> None:
-        self._sentences = sentences
-        self.tokens = 0
-        self.filled = dict.fromkeys(COLUMNS, 0)
-
-    def __iter__(self) -> Iterator[Sentence]:
-        for s in self._sentences:
-            self.tokens += len(s)
-            for column in COLUMNS:
-                self.filled[column] += filled_count(getattr(s, column))
-            yield s
-
-
-def model_columns(directory: Path) -> tuple[dict[str, float] | None, tuple[str, ...]]:
-    """(training share filled per column or None if the model did not record it, columns not
-    read) of the model in ``directory``, from its vocabulary file."""
-    data = json.loads((Path(directory) / VOCAB_FILE).read_text(encoding="utf-8"))
-    return data.get("filled_shares"), tuple(data.get("unread_columns", ()))
-
-
 def input_gaps(trained: dict[str, float] | None, unread: Sequence[str],
                counter: ColumnCounter, source: str) -> list[str]:
     """One warning per column the model reads that the input counted by ``counter`` fills on
@@ -132,8 +124,7 @@ def input_gaps(trained: dict[str, float] | None, unread: Sequence[str],
     if trained is None or counter.tokens < MIN_INPUT_TOKENS:
         return []
     gaps = []
-    for column in COLUMNS:
-        share = counter.filled[column] / counter.tokens
+    for column, share in counter.shares().items():
         if column not in unread and share < MIN_DEV_SHARE * trained.get(column, 0.0):
             gaps.append(f"{source}: {column.upper()} is filled on {100 * share:.1f}% of its "
                         f"tokens against {100 * trained[column]:.1f}% of the model's training "

@@ -22,8 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from dparse._ext.arcfeatures import COLUMNS, N_COLS, SPECIAL_IDS
-from dparse.columns import COLUMNS as TOKEN_COLUMNS
-from dparse.columns import filled_count
+from dparse.columns import ColumnCounter
 from dparse.conll import Sentence
 from dparse.outputs import write_text
 
@@ -33,6 +32,8 @@ ATTRIBUTES = ("words", "lemmas", "upos", "xpos", "prefixes", "suffixes", "morph"
 # the columns of EncodedSentence.tokens holding POS ids
 TAG_COLUMNS = {"upos": COLUMNS["upos"], "xpos": COLUMNS["xpos"]}
 COLUMN_ORDER = sorted(COLUMNS, key=COLUMNS.__getitem__)
+UNREAD_KEY = "unread_columns"  # keys of the vocabulary file
+FILLED_KEY = "filled_shares"
 CACHE_ENTRIES = 1 << 16  # forms (and FEATS values) whose ids a vocabulary keeps at most
 
 
@@ -82,12 +83,8 @@ class Vocabulary:
         (``unread`` columns: already blanked in them, :func:`dparse.columns.blank_columns`)."""
         seen: dict[str, dict[str, None]] = {name: {} for name in ATTRIBUTES}
         labels: dict[str, None] = {}
-        counts = dict.fromkeys(TOKEN_COLUMNS, 0)
-        tokens = 0
-        for sent in sentences:
-            tokens += len(sent)
-            for column in TOKEN_COLUMNS:
-                counts[column] += filled_count(getattr(sent, column))
+        counter = ColumnCounter()
+        for sent in counter.through(sentences):
             words = [normalize(f) for f in sent.form]
             seen["words"].update(dict.fromkeys(words))
             seen["lemmas"].update(dict.fromkeys(sent.lemma))
@@ -98,7 +95,7 @@ class Vocabulary:
             for feats in sent.feats:
                 seen["morph"].update(dict.fromkeys(_morph_values(feats)))
             labels.update(dict.fromkeys(sent.deprels[1:]))
-        filled = {c: round(counts[c] / tokens, 4) if tokens else 0.0 for c in TOKEN_COLUMNS}
+        filled = {c: round(share, 4) for c, share in counter.shares().items()}
         return cls({name: list(seen[name]) for name in ATTRIBUTES}, list(labels), unread, filled)
 
     def _form_ids(self, form: str) -> tuple[int, int, int]:
@@ -125,31 +122,31 @@ class Vocabulary:
             self._feats[feats] = ids
         return ids
 
+    def _column(self, sent: Sentence, column: str) -> list[str]:
+        """The sentence's ``column`` values as the model reads them (all ``_`` if unread)."""
+        return ["_"] * len(sent) if column in self.unread else getattr(sent, column)
+
     def encode(self, sent: Sentence) -> EncodedSentence:
         """Encode one sentence; unknown symbols get id 0 and unknown labels -1."""
         n = len(sent)
         idx = self.index
-        blank = ["_"] * n
-
-        def read(column: str) -> list[str]:
-            return blank if column in self.unread else getattr(sent, column)
-
+        read = self._column
         tokens = np.empty((n + 1, N_COLS), dtype=np.int32)
         tokens[0] = SPECIAL_IDS["root"]
         if n:
             word, prefix, suffix = zip(*[self._form_ids(f) for f in sent.form], strict=True)
             columns = {
                 "word": word,
-                "lemma": [idx["lemmas"].get(x, 0) for x in read("lemma")],
-                "upos": [idx["upos"].get(x, 0) for x in read("upos")],
-                "xpos": [idx["xpos"].get(x, 0) for x in read("xpos")],
+                "lemma": [idx["lemmas"].get(x, 0) for x in read(sent, "lemma")],
+                "upos": [idx["upos"].get(x, 0) for x in read(sent, "upos")],
+                "xpos": [idx["xpos"].get(x, 0) for x in read(sent, "xpos")],
                 "prefix": prefix,
                 "suffix": suffix,
             }
             tokens[1:] = np.array([columns[name] for name in COLUMN_ORDER], dtype=np.int32).T
         morph_ids: list[int] = []
         morph_ptr = np.zeros(n + 2, dtype=np.int32)
-        for i, feats in enumerate(read("feats"), start=1):
+        for i, feats in enumerate(read(sent, "feats"), start=1):
             morph_ids.extend(self._morph_ids(feats))
             morph_ptr[i + 1] = len(morph_ids)
         labels = np.full(n + 1, -1, dtype=np.int32)
@@ -178,9 +175,9 @@ class Vocabulary:
         """Write the vocabulary as JSON (a file of a model directory)."""
         data = {"labels": self.labels, **self.tables}
         if self.unread:
-            data["unread_columns"] = list(self.unread)
+            data[UNREAD_KEY] = list(self.unread)
         if self.filled is not None:
-            data["filled_shares"] = self.filled
+            data[FILLED_KEY] = self.filled
         write_text(path, json.dumps(data, ensure_ascii=False))
 
     @classmethod
@@ -188,4 +185,16 @@ class Vocabulary:
         """Read what ``save`` wrote (a file without ``unread_columns``: every column read)."""
         data = json.loads(path.read_text(encoding="utf-8"))
         return cls({name: data[name] for name in ATTRIBUTES}, data["labels"],
-                   tuple(data.get("unread_columns", ())), data.get("filled_shares"))
+                   *_column_record(data))
+
+    @staticmethod
+    def read_columns(path: Path) -> tuple[tuple[str, ...], dict[str, float] | None]:
+        """(``unread``, ``filled``) of a saved vocabulary, without building its indexes (what
+        ``dparse parse`` checks its input against)."""
+        return _column_record(json.loads(path.read_text(encoding="utf-8")))
+
+
+def _column_record(data: dict) -> tuple[tuple[str, ...], dict[str, float] | None]:
+    """(``unread``, ``filled``) from a vocabulary file's JSON (files written before these keys
+    existed: every column read, no shares recorded)."""
+    return tuple(data.get(UNREAD_KEY, ())), data.get(FILLED_KEY)

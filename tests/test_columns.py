@@ -16,9 +16,7 @@ from dparse.columns import (
     COLUMNS,
     ColumnCounter,
     blank_columns,
-    filled_share,
     input_gaps,
-    model_columns,
     parse_columns_setting,
     unread_columns,
 )
@@ -41,11 +39,15 @@ def sentence(xpos: list[str] | None = None, feats: list[str] | None = None) -> S
                           lemma=WORDS, feats=feats or ["Number=Sing"] * 6)
 
 
-def test_filled_share_counts_tokens_not_sentences() -> None:
+def test_filled_shares_count_tokens_not_sentences() -> None:
     sents = [sentence(), sentence(xpos=["_"] * 6), sentence(xpos=["_", "NN"] * 3)]
-    assert filled_share(sents, "xpos") == pytest.approx(9 / 18)
-    assert filled_share(sents, "upos") == 1.0
-    assert filled_share([], "xpos") == 0.0
+    counter = ColumnCounter()
+    assert list(counter.through(sents)) == sents  # passed through as they are
+    assert counter.tokens == 18
+    assert counter.shares()["xpos"] == pytest.approx(9 / 18)
+    assert counter.shares()["upos"] == 1.0
+    assert ColumnCounter.of(sents).shares() == counter.shares()
+    assert ColumnCounter.of([]).shares()["xpos"] == 0.0
 
 
 def test_settings_name_columns_or_fail_clearly() -> None:
@@ -170,26 +172,25 @@ def test_vocabulary_records_the_training_shares_and_old_files_have_none(tmp_path
     vocab = Vocabulary.build(sents)
     assert vocab.filled == {"lemma": 1.0, "upos": 1.0, "xpos": 0.5, "feats": 0.75}
     vocab.save(tmp_path / "vocab.json")
-    assert model_columns(tmp_path) == (vocab.filled, ())
+    assert Vocabulary.read_columns(tmp_path / "vocab.json") == ((), vocab.filled)
     assert Vocabulary.load(tmp_path / "vocab.json").filled == vocab.filled
     old = {"labels": vocab.labels, **vocab.tables}  # a vocabulary file written before
     (tmp_path / "vocab.json").write_text(json.dumps(old))
-    assert model_columns(tmp_path) == (None, ())
+    assert Vocabulary.read_columns(tmp_path / "vocab.json") == ((), None)
+    assert Vocabulary.load(tmp_path / "vocab.json").filled is None
 
 
 def test_input_gaps_name_each_read_column_the_input_leaves_empty() -> None:
     trained = {"lemma": 1.0, "upos": 1.0, "xpos": 0.9, "feats": 0.1}
-    no_xpos = ColumnCounter([sentence(xpos=["_"] * 6, feats=["_"] * 6)] * 20)
-    assert sum(1 for _ in no_xpos) == 20 and no_xpos.tokens == 120
+    no_xpos = ColumnCounter.of([sentence(xpos=["_"] * 6, feats=["_"] * 6)] * 20)
+    assert no_xpos.tokens == 120
     gaps = input_gaps(trained, (), no_xpos, "in.conllu")
     assert len(gaps) == 2  # XPOS, and FEATS (0% against 10%)
     assert gaps[0].startswith("in.conllu: XPOS is filled on 0.0% of its tokens against 90.0%")
     assert gaps[1].startswith("in.conllu: FEATS")
     assert input_gaps(trained, ("xpos", "feats"), no_xpos, "x") == []  # not read: no matter
     assert input_gaps(None, (), no_xpos, "x") == []  # a model that recorded no shares
-    short = ColumnCounter([sentence(xpos=["_"] * 6)] * 2)
-    list(short)
+    short = ColumnCounter.of([sentence(xpos=["_"] * 6)] * 2)
     assert input_gaps(trained, (), short, "x") == []  # 12 tokens: too few to judge
-    full = ColumnCounter([sentence()] * 20)
-    list(full)
+    full = ColumnCounter.of([sentence()] * 20)
     assert input_gaps(trained, (), full, "x") == []

@@ -17,14 +17,15 @@ from dparse.batch.parallel_parse import (
     parse_with_workers,
 )
 from dparse.cli.options import PARSE_TIME_KEYS, check_model_overrides, model_set_option
-from dparse.columns import INPUT_SAMPLE, ColumnCounter, input_gaps, model_columns
+from dparse.columns import INPUT_SAMPLE, ColumnCounter, input_gaps
 from dparse.config import load_config
 from dparse.conll import read_conll, write_conll
 from dparse.decoders import find_decoder
 from dparse.errors import ConfigError
-from dparse.modeldir import CONFIG_FILE, check_model_dir
+from dparse.modeldir import CONFIG_FILE, VOCAB_FILE, check_model_dir
 from dparse.parsers import load_parser
 from dparse.timer import ParseTimer
+from dparse.vocab import Vocabulary
 
 
 @click.command("parse")
@@ -61,7 +62,7 @@ def parse(model_dir: str, input: str, output: str, decoder_name: str | None, fmt
     tokens, inference seconds and tokens/sec (summed over the workers), and the wall time of
     reading, parsing and writing with the tokens/sec over it (model loading excluded).
     Warns when the input leaves empty a column (LEMMA, UPOS, XPOS, FEATS) that the model reads
-    and that its training file filled (with --jobs N: judged on the first sentences).
+    and that its training file filled (with --jobs N: judged on the file's first sentences).
 
     \b
     Examples:
@@ -87,20 +88,14 @@ def parse(model_dir: str, input: str, output: str, decoder_name: str | None, fmt
         sentences = shard.select(sentences, count_sentences(input, in_fmt, encoding))
     if forest_path is not None and jobs > 1:
         raise click.UsageError("--forest writes one forest file: use it with --jobs 1")
-    trained_columns = model_columns(directory)
-    counter = ColumnCounter(sentences)
+    unread, trained = Vocabulary.read_columns(directory / VOCAB_FILE)
     if jobs > 1:
         spec = ParserSpec(model_dir, tuple(overrides), decoder_name)
-        if shard is None and input != "-":  # a file, read by the workers: judge its start
-            sample = ColumnCounter(islice(read_conll(input, fmt=in_fmt, encoding=encoding,
-                                                     require_heads=False), INPUT_SAMPLE))
-            for _ in sample:
-                pass
-            _warn_about_columns(trained_columns, sample, input)
-        source = counter if shard is not None else input
+        if input != "-":  # judged on the file's start (the workers read the rest)
+            _warn_about_columns(trained, unread, ColumnCounter.of(islice(read_conll(
+                input, fmt=in_fmt, encoding=encoding, require_heads=False), INPUT_SAMPLE)), input)
+        source = sentences if shard is not None else input  # a file: read by the workers
         stats = parse_with_workers(spec, source, output, encoding, jobs, chunk_size, in_fmt)
-        if shard is not None:
-            _warn_about_columns(trained_columns, counter, input)
         certified = 100 * stats.certified / stats.calls if stats.calls else None
         click.echo(_summary(stats.timer, stats.decoder_name, certified, jobs, as_json), err=True)
         return
@@ -112,8 +107,10 @@ def parse(model_dir: str, input: str, output: str, decoder_name: str | None, fmt
     if counting:
         decoder.reset_stats()
     started = time.perf_counter()
+    counter = ColumnCounter()
+    sentences = counter.through(sentences)
     if forest_path is None:
-        write_conll(parser.parse(counter, timer), output, encoding=encoding)
+        write_conll(parser.parse(sentences, timer), output, encoding=encoding)
     elif parser.forest_fn is None:
         raise ConfigError(f"{directory}: --forest needs a model that builds packed forests "
                           "(parser: shiftreduce)")
@@ -121,19 +118,18 @@ def parse(model_dir: str, input: str, output: str, decoder_name: str | None, fmt
         from dparse.hypergraph.forest_io import forest_writer  # only for forests
 
         with forest_writer(forest_path) as forests:
-            write_conll(parser.forest_fn(counter, timer, lambda i, f: forests.write(f, i)),
+            write_conll(parser.forest_fn(sentences, timer, lambda i, f: forests.write(f, i)),
                         output, encoding=encoding)
     timer.wall = time.perf_counter() - started
-    _warn_about_columns(trained_columns, counter, input)
+    _warn_about_columns(trained, unread, counter, input)
     certified = 100 * decoder.certified_share if counting else None
     click.echo(_summary(timer, parser.decoder_name, certified, jobs, as_json), err=True)
 
 
-def _warn_about_columns(trained_columns: tuple[dict[str, float] | None, tuple[str, ...]],
+def _warn_about_columns(trained: dict[str, float] | None, unread: tuple[str, ...],
                         counter: ColumnCounter, input: str) -> None:
     """Warn on stderr about each column the model reads that the counted input leaves empty
     (:func:`dparse.columns.input_gaps`); before the summary, which stays the last line."""
-    trained, unread = trained_columns
     source = "<stdin>" if input == "-" else input
     for gap in input_gaps(trained, unread, counter, source):
         click.echo(f"warning: {gap}", err=True)

@@ -40,7 +40,6 @@ import numpy as np
 from tqdm import tqdm
 
 from dparse._ext.hypergraph import Hypergraph
-from dparse.columns import unread_columns
 from dparse.config import ExperimentConfig
 from dparse.conll import Sentence
 from dparse.epochs import read_split
@@ -110,19 +109,11 @@ def stamp_key(sr_cfg: ExperimentConfig, folds: int) -> dict[str, Any]:
     back): the format, the config keys a shift-reduce model depends on
     (:data:`dparse.transition.shiftreduce.CONFIG_KEYS`; other keys, e.g. the name, data.test
     or a section added for another parser, leave the files up to date), the sha256 of the
-    training and dev files and ``folds``; a fold's stamp adds the fold. The token columns the
-    model does not read (``data.columns``, :mod:`dparse.columns`) are part of it when there
-    are any (so that stamps made before that key existed, when every column was read, still
-    hold where every column is read)."""
+    training and dev files and ``folds``; a fold's stamp adds the fold."""
     dev = sr_cfg.data_path(sr_cfg.data.dev) if sr_cfg.data.dev else None
     config: dict[str, Any] = {"parser": sr_cfg.parser}
     config.update({f"{section}.{name}": getattr(getattr(sr_cfg, section), name)
                    for section, name in CONFIG_KEYS})
-    dev_sents = read_split(sr_cfg, sr_cfg.data.dev) if dev is not None else []
-    unread, _ = unread_columns(sr_cfg.data.columns, read_split(sr_cfg, sr_cfg.data.train),
-                               dev_sents)
-    if unread:
-        config["data.unread_columns"] = list(unread)
     key = {"format": STAMP_FORMAT, "config": config,
            "train_sha256": file_sha256(sr_cfg.data_path(sr_cfg.data.train)),
            "dev_sha256": file_sha256(dev) if dev is not None else None, "folds": folds}

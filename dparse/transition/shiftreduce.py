@@ -65,6 +65,7 @@ SYSTEMS = {"spurious": 0, "nonspurious": 1}
 #: a config depends on these and on the content of data.train and data.dev only (what the
 #: stamps of dparse.rerank.jackknife key on; keep this list in step with ``train``).
 CONFIG_KEYS = (("data", "format"), ("data", "encoding"), ("data", "skip_invalid_trees"),
+               ("data", "columns"),
                ("features", "arc_bits"), ("features", "label_bits"), ("features", "tag"),
                ("decoder", "single_root"), ("shiftreduce", "system"), ("shiftreduce", "beam"),
                ("shiftreduce", "update"), ("shiftreduce", "upos_pair"), ("training", "learner"),
