@@ -73,8 +73,9 @@ class FeatureConfig:
     (UPOS: ADP and CCONJ; PTB XPOS: IN and CC; rules in :mod:`dparse.postags`). The
     shift-reduce parser and the reranker's word classes read the same keys. Easy-first
     ``templates`` adds template groups to the paper's: ``none`` or a comma-separated subset of
-    ``lexical`` (suffix, lemma and the other tag column of the window's heads) and ``feats``
-    (their morphological features), for morphologically rich languages.
+    ``lexical`` (suffix, lemma and the other tag column of the window's heads), ``feats``
+    (their morphological features, hashed whole) and ``atoms`` (each morphological feature of
+    the two structures a location joins, apart), for morphologically rich languages.
     """
 
     arc_bits: int = 23

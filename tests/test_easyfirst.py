@@ -65,15 +65,19 @@ def test_easyfirst_root_never_becomes_a_child() -> None:
         _replay(vocab.encode(FOX).tokens, tag_flags(vocab, TAGS), XPOS, [(0, 1)])
 
 
-@pytest.mark.parametrize("templates", [0, TEMPLATE_GROUPS["lexical"] | TEMPLATE_GROUPS["feats"]])
+@pytest.mark.parametrize("templates", [
+    0, TEMPLATE_GROUPS["lexical"] | TEMPLATE_GROUPS["feats"],
+    TEMPLATE_GROUPS["lexical"] | TEMPLATE_GROUPS["feats"] | TEMPLATE_GROUPS["atoms"]])
 def test_easyfirst_rescoring_window_covers_every_changed_location(templates: int) -> None:
     """Section 6: after an attachment only the k = 6 locations around the new parent change
     (also with the added template groups, which read the window's heads' suffixes, lemmas,
-    other tag and morphological features)."""
+    other tag and morphological features, whole or one by one: the nouns carry more features
+    than the atoms group reads of a word)."""
     rng = np.random.default_rng(0)
     words = "the old man saw a dog with a telescope in the park and a cat".split()
     tags = "DT JJ NN VBD DT NN IN DT NN IN DT NN CC DT NN".split()
-    feats = ["Number=Sing" if t == "NN" else "Tense=Past" if t == "VBD" else "_" for t in tags]
+    many = "|".join(f"F{i}=v{i}" for i in range(9))
+    feats = [many if t == "NN" else "Tense=Past" if t == "VBD" else "_" for t in tags]
     sent = Sentence.build(words, upos=tags, xpos=tags, feats=feats)
     vocab = Vocabulary.build([sent])
     enc = vocab.encode(sent)

@@ -113,7 +113,7 @@ def test_easyfirst_auto_beats_forced_xpos_on_da_ddt_and_stores_the_column(data,
                           "features.tag=xpos", "features.prepositions=IN",
                           "features.coordinators=CC")
     assert EasyFirstModel.load(tmp_path / "auto").tag == "upos"
-    assert EasyFirstModel.load(tmp_path / "auto").templates == 3  # lexical,feats
+    assert EasyFirstModel.load(tmp_path / "auto").templates == 7  # lexical,feats,atoms
     assert EasyFirstModel.load(tmp_path / "xpos").tag == "xpos"
     uas_auto, uas_xpos = evaluate(gold, auto).uas, evaluate(gold, forced).uas
     assert uas_auto > uas_xpos + 5.0, (uas_auto, uas_xpos)

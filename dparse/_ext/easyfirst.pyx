@@ -50,10 +50,13 @@ cdef enum:
     FLAG_LEXICAL = 1
     FLAG_PREPOSITION = 2
     # Most features of one location / one labeled arc.
-    MAX_ACTION_FEATURES = 160
+    MAX_ACTION_FEATURES = 192
     # Template groups beyond the paper's (bit set in ``templates``).
     GROUP_LEXICAL = 1
     GROUP_FEATS = 2
+    GROUP_ATOMS = 4
+    # GROUP_ATOMS: morphological features read one by one, at most this many of a word.
+    MAX_ATOMS = 6
     MAX_LABEL_FEATURES = 32
     # Status codes of the nogil cores.
     OK = 0
@@ -62,7 +65,7 @@ cdef enum:
 
 TAG_LEXICAL = FLAG_LEXICAL
 TAG_PREPOSITION = FLAG_PREPOSITION
-TEMPLATE_GROUPS = {"lexical": GROUP_LEXICAL, "feats": GROUP_FEATS}
+TEMPLATE_GROUPS = {"lexical": GROUP_LEXICAL, "feats": GROUP_FEATS, "atoms": GROUP_ATOMS}
 
 
 cdef inline uint64_t key(uint64_t t, uint64_t a, uint64_t b, uint64_t c,
@@ -97,6 +100,8 @@ ctypedef struct StateC:
     int32_t* hi                 # [n+1]
     uint64_t* tkey              # [n+1] t_p: the tag, or word + tag for lexicalized tags
     uint64_t* mkey              # [n+1] the token's morphological features, hashed together
+    const int32_t* morph_ptr    # [n+2] CSR morphological feature ids (NULL: none)
+    const int32_t* morph
     # The parse built so far.
     int32_t* heads              # [n+1]
     int32_t* labels             # [n+1]
@@ -131,6 +136,8 @@ cdef int init_state(StateC* s, const int32_t[:, ::1] tokens, int tagcol,
     s.tagcol = tagcol
     s.othercol = XPOS if tagcol == UPOS else UPOS
     s.templates = templates
+    s.morph_ptr = morph_ptr
+    s.morph = morph
     s.flags = &flags[0] if flags.shape[0] > 0 else NULL
     s.n_flags = flags.shape[0]
     s.single_root = single_root
@@ -301,6 +308,33 @@ cdef int location_keys(const StateC* s, int a, uint64_t* out) noexcept nogil:
         nf += lexical_keys(P, out + nf)
     if s.templates & GROUP_FEATS:
         nf += feats_keys(P, out + nf)
+    if s.templates & GROUP_ATOMS and s.morph_ptr != NULL:
+        nf += atom_keys(s, P, out + nf)
+    return nf
+
+
+cdef int atom_keys(const StateC* s, const SlotC* P, uint64_t* out) noexcept nogil:
+    """GROUP_ATOMS templates (t = 180..185): each morphological feature f (at most MAX_ATOMS
+    of a word) of the two structures a location joins, p_i and p_{i+1}: f alone, with the own
+    tag and with the other structure's tag (case and agreement, read one feature at a time
+    where FEATS strings as a whole are sparse)."""
+    cdef int k, f, last, nf = 0, t
+    cdef const SlotC* p
+    cdef const SlotC* q
+    for k in range(2):
+        p = &P[2 + k]
+        q = &P[3 - k]
+        if p.pos <= 0:
+            continue
+        last = s.morph_ptr[p.pos + 1]
+        if last - s.morph_ptr[p.pos] > MAX_ATOMS:
+            last = s.morph_ptr[p.pos] + MAX_ATOMS
+        t = 180 + 3 * k
+        for f in range(s.morph_ptr[p.pos], last):
+            out[nf] = key(t, <uint64_t>s.morph[f], 0, 0, 0)
+            out[nf + 1] = key(t + 1, <uint64_t>s.morph[f], p.t, 0, 0)
+            out[nf + 2] = key(t + 2, <uint64_t>s.morph[f], q.t, 0, 0)
+            nf += 3
     return nf
 
 
