@@ -182,6 +182,34 @@ def test_easyfirst_training_builds_the_gold_tree() -> None:
     assert [model.vocab.labels[i] for i in labels[1:]] == FOX.deprels[1:]
 
 
+def test_easyfirst_atoms_read_each_feature_up_to_the_cap() -> None:
+    """The atoms group: an update touches weights that no other template does when the words
+    carry morphological features, none when they carry none, and nothing of a word's features
+    past the sixth."""
+    def trained(feats: list[str], templates: int) -> np.ndarray:
+        sent = Sentence.build(FOX.form, FOX.heads, FOX.deprels, FOX.upos, FOX.xpos,
+                              feats=feats)
+        model, learner = new_model([many])  # one vocabulary: the same feature ids
+        enc = model.vocab.encode(sent)
+        train_sentence(enc.tokens, model.flags, enc.heads, enc.labels, learner.w, learner.u,
+                       float(learner.c), model.action_bits, model.label_bits,
+                       len(model.vocab.labels), XPOS, templates=templates,
+                       morph_ptr=enc.morph_ptr, morph=enc.morph)
+        return learner.w.copy()
+
+    atoms = TEMPLATE_GROUPS["atoms"]
+    nine = "|".join(f"F{i}=v{i}" for i in range(9))
+    six = "|".join(f"F{i}=v{i}" for i in range(6))
+    many = Sentence.build(FOX.form, FOX.heads, FOX.deprels, FOX.upos, FOX.xpos,
+                          feats=[nine] * len(FOX))
+    plain = trained(["_"] * len(FOX), 0)
+    assert np.array_equal(trained(["_"] * len(FOX), atoms), plain)
+    with_atoms = trained([nine] * len(FOX), atoms)
+    assert np.count_nonzero(with_atoms) > np.count_nonzero(plain)
+    assert np.array_equal(trained([six] * len(FOX), atoms), with_atoms)
+    assert not np.array_equal(trained(["F0=v0"] * len(FOX), atoms), with_atoms)
+
+
 def test_easyfirst_training_rejects_a_non_projective_gold_tree() -> None:
     sent = tiny("a b c d", "X X X X", [3, 0, 2, 1])  # 1 -> 4 crosses 2 -> 3
     assert not is_projective(sent.heads)

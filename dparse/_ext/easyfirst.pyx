@@ -49,7 +49,8 @@ cdef enum:
     # Tag flags (bit set per tag id).
     FLAG_LEXICAL = 1
     FLAG_PREPOSITION = 2
-    # Most features of one location / one labeled arc.
+    # Most features of one location / one labeled arc (a location with every group: 103 of
+    # the paper's templates, 32 lexical, 14 feats, 3 * 2 * MAX_ATOMS atoms = 185).
     MAX_ACTION_FEATURES = 192
     # Template groups beyond the paper's (bit set in ``templates``).
     GROUP_LEXICAL = 1
@@ -318,19 +319,17 @@ cdef int atom_keys(const StateC* s, const SlotC* P, uint64_t* out) noexcept nogi
     of a word) of the two structures a location joins, p_i and p_{i+1}: f alone, with the own
     tag and with the other structure's tag (case and agreement, read one feature at a time
     where FEATS strings as a whole are sparse)."""
-    cdef int k, f, last, nf = 0, t
+    cdef int k, f, first, nf = 0, t
     cdef const SlotC* p
     cdef const SlotC* q
     for k in range(2):
         p = &P[2 + k]
         q = &P[3 - k]
-        if p.pos <= 0:
+        if p.pos < 0:  # padding
             continue
-        last = s.morph_ptr[p.pos + 1]
-        if last - s.morph_ptr[p.pos] > MAX_ATOMS:
-            last = s.morph_ptr[p.pos] + MAX_ATOMS
+        first = s.morph_ptr[p.pos]
         t = 180 + 3 * k
-        for f in range(s.morph_ptr[p.pos], last):
+        for f in range(first, min(s.morph_ptr[p.pos + 1], first + MAX_ATOMS)):
             out[nf] = key(t, <uint64_t>s.morph[f], 0, 0, 0)
             out[nf + 1] = key(t + 1, <uint64_t>s.morph[f], p.t, 0, 0)
             out[nf + 2] = key(t + 2, <uint64_t>s.morph[f], q.t, 0, 0)
