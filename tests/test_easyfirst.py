@@ -65,6 +65,11 @@ def test_easyfirst_root_never_becomes_a_child() -> None:
         _replay(vocab.encode(FOX).tokens, tag_flags(vocab, TAGS), XPOS, [(0, 1)])
 
 
+def numbered_feats(count: int) -> str:
+    """A FEATS value of ``count`` distinct features: F0=v0|F1=v1|..."""
+    return "|".join(f"F{i}=v{i}" for i in range(count))
+
+
 @pytest.mark.parametrize("templates", [
     0, TEMPLATE_GROUPS["lexical"] | TEMPLATE_GROUPS["feats"],
     TEMPLATE_GROUPS["lexical"] | TEMPLATE_GROUPS["feats"] | TEMPLATE_GROUPS["atoms"]])
@@ -76,7 +81,7 @@ def test_easyfirst_rescoring_window_covers_every_changed_location(templates: int
     rng = np.random.default_rng(0)
     words = "the old man saw a dog with a telescope in the park and a cat".split()
     tags = "DT JJ NN VBD DT NN IN DT NN IN DT NN CC DT NN".split()
-    many = "|".join(f"F{i}=v{i}" for i in range(9))
+    many = numbered_feats(9)
     feats = [many if t == "NN" else "Tense=Past" if t == "VBD" else "_" for t in tags]
     sent = Sentence.build(words, upos=tags, xpos=tags, feats=feats)
     vocab = Vocabulary.build([sent])
@@ -186,6 +191,10 @@ def test_easyfirst_atoms_read_each_feature_up_to_the_cap() -> None:
     """The atoms group: an update touches weights that no other template does when the words
     carry morphological features, none when they carry none, and nothing of a word's features
     past the sixth."""
+    nine, six = numbered_feats(9), numbered_feats(6)
+    many = Sentence.build(FOX.form, FOX.heads, FOX.deprels, FOX.upos, FOX.xpos,
+                          feats=[nine] * len(FOX))
+
     def trained(feats: list[str], templates: int) -> np.ndarray:
         sent = Sentence.build(FOX.form, FOX.heads, FOX.deprels, FOX.upos, FOX.xpos,
                               feats=feats)
@@ -198,16 +207,30 @@ def test_easyfirst_atoms_read_each_feature_up_to_the_cap() -> None:
         return learner.w.copy()
 
     atoms = TEMPLATE_GROUPS["atoms"]
-    nine = "|".join(f"F{i}=v{i}" for i in range(9))
-    six = "|".join(f"F{i}=v{i}" for i in range(6))
-    many = Sentence.build(FOX.form, FOX.heads, FOX.deprels, FOX.upos, FOX.xpos,
-                          feats=[nine] * len(FOX))
     plain = trained(["_"] * len(FOX), 0)
     assert np.array_equal(trained(["_"] * len(FOX), atoms), plain)
     with_atoms = trained([nine] * len(FOX), atoms)
     assert np.count_nonzero(with_atoms) > np.count_nonzero(plain)
     assert np.array_equal(trained([six] * len(FOX), atoms), with_atoms)
     assert not np.array_equal(trained(["F0=v0"] * len(FOX), atoms), with_atoms)
+
+
+@pytest.mark.parametrize(("ptr", "message"), [
+    ([0, 1, 1, 1, 1, 1, 1, 1], "the root"),       # row 0 given the feature
+    ([0, 0, 2, 1, 1, 1, 1, 1], "must not decrease"),
+    ([0, 0, 1, 1, 1, 1, 1, 9], "points past morph"),
+])
+def test_easyfirst_rejects_bad_morphological_pointers(ptr: list[int], message: str) -> None:
+    sent = Sentence.build(FOX.form, FOX.heads, FOX.deprels, FOX.upos, FOX.xpos,
+                          feats=["Number=Sing"] + ["_"] * (len(FOX) - 1))
+    model, learner = new_model([sent])
+    enc = model.vocab.encode(sent)
+    assert len(ptr) == len(FOX) + 2
+    with pytest.raises(ValueError, match=message):
+        train_sentence(enc.tokens, model.flags, enc.heads, enc.labels, learner.w, learner.u,
+                       float(learner.c), model.action_bits, model.label_bits,
+                       len(model.vocab.labels), XPOS, templates=TEMPLATE_GROUPS["atoms"],
+                       morph_ptr=np.array(ptr, dtype=np.int32), morph=enc.morph)
 
 
 def test_easyfirst_training_rejects_a_non_projective_gold_tree() -> None:

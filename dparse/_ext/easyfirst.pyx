@@ -172,7 +172,7 @@ cdef int init_state(StateC* s, const int32_t[:, ::1] tokens, int tagcol,
         tag = s.tok[i * NCOLS + tagcol]
         s.tkey[i] = <uint64_t>tag
         h = <uint64_t>(i == 0)  # the root's features differ from any word's
-        if morph_ptr != NULL and i > 0:
+        if morph_ptr != NULL:
             for f in range(morph_ptr[i], morph_ptr[i + 1]):
                 h = mix(h, <uint64_t>morph[f] + 1)
         s.mkey[i] = fmix(h + 7)
@@ -325,7 +325,7 @@ cdef int atom_keys(const StateC* s, const SlotC* P, uint64_t* out) noexcept nogi
     for k in range(2):
         p = &P[2 + k]
         q = &P[3 - k]
-        if p.pos < 0:  # padding
+        if p.pos < 0:  # padding (the root's range is empty: morph_pointers)
             continue
         first = s.morph_ptr[p.pos]
         t = 180 + 3 * k
@@ -821,8 +821,9 @@ def _check(const int32_t[:, ::1] tokens, weights, size_t size) -> None:
 
 cdef int morph_pointers(const int32_t[::1] morph_ptr, const int32_t[::1] morph, int N,
                         const int32_t** ptr, const int32_t** ids) except -1:
-    """Check the CSR morphological features of a sentence of N - 1 words and point ``ptr``
-    and ``ids`` at them (NULL when ``morph_ptr`` is None)."""
+    """Check the CSR morphological features of a sentence of N - 1 words (the root's range
+    empty, as dparse.vocab encodes it: every reader may read row 0 like a word's) and point
+    ``ptr`` and ``ids`` at them (NULL when ``morph_ptr`` is None)."""
     cdef int i
     ptr[0] = NULL
     ids[0] = NULL
@@ -832,6 +833,8 @@ cdef int morph_pointers(const int32_t[::1] morph_ptr, const int32_t[::1] morph, 
         raise ValueError("morph_ptr must be int32 [n+2], with morph")
     if morph_ptr[N] > morph.shape[0] or morph_ptr[0] < 0:
         raise ValueError("morph_ptr points past morph")
+    if morph_ptr[1] != morph_ptr[0]:
+        raise ValueError("morph_ptr gives the root (row 0) morphological features")
     for i in range(N):
         if morph_ptr[i + 1] < morph_ptr[i]:
             raise ValueError("morph_ptr must not decrease")
