@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from dparse._ext.sparsevec import gather_dot, squared_norm
 from dparse.aligned import aligned_empty, aligned_zeros
 
 LEARNERS = ("perceptron", "pa")
@@ -26,7 +27,7 @@ def combine(idx: np.ndarray, val: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Sum the values of repeated indices and drop zeros: a canonical sparse vector."""
     if idx.size == 0:
         return idx, val
-    unique, inverse = np.unique(idx, return_inverse=True)
+    unique, inverse = np.unique(np.asarray(idx, dtype=np.int64), return_inverse=True)
     sums = np.bincount(inverse, weights=val, minlength=unique.size)
     keep = sums != 0.0
     return unique[keep], sums[keep]
@@ -57,13 +58,18 @@ class AveragedLearner:
         if self.method == "perceptron":
             step = 1.0
         else:
-            loss = cost - float(self.w[idx] @ val)
+            loss = cost - self.score(idx, val)
             if loss <= 0.0:
                 return 0.0
-            step = min(self.C, loss / float(val @ val))
+            step = min(self.C, loss / squared_norm(val))
         self.w[idx] += step * val
         self.u[idx] += (self.c * step) * val
         return step
+
+    def score(self, idx: np.ndarray, val: np.ndarray) -> float:
+        """w . delta for a sparse delta (int64 indices, float64 values), summed in a fixed order
+        (:mod:`dparse._ext.sparsevec`: the same bits on every CPU, unlike BLAS)."""
+        return gather_dot(self.w, idx, val)
 
     def tick(self) -> None:
         """Count one instance (call after every sentence, updated or not)."""

@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
+from conftest import requires_data
+from dparse._ext.sparsevec import gather_dot, squared_norm
 
 from dparse.learning import LEARNERS, AveragedLearner, combine
 
@@ -115,3 +122,85 @@ def test_averaging_is_the_mean_of_all_weight_vectors(method: str) -> None:
         np.testing.assert_allclose(averaged, after_ticks * ticks / (ticks + 1), rtol=1e-5,
                                    atol=1e-6)
     assert np.abs(learner.w).sum() > 0  # the run did learn something
+
+
+def test_gather_dot_adds_the_products_left_to_right() -> None:
+    # Magnitudes spread over 30 decades: any other order of the additions rounds differently.
+    rng = np.random.default_rng(7)
+    w = rng.standard_normal(50) * 10.0 ** rng.integers(-15, 15, size=50)
+    idx = rng.integers(0, 50, size=200)
+    val = rng.standard_normal(200)
+    total = 0.0
+    for i, v in zip(idx, val, strict=True):
+        total += float(w[i]) * float(v)
+    assert gather_dot(w, idx, val) == total
+    assert squared_norm(val) == sum(float(v) * float(v) for v in val)
+    assert gather_dot(w, idx[:0], val[:0]) == 0.0
+
+
+def test_gather_dot_rejects_bad_indices_and_lengths() -> None:
+    w = np.ones(4)
+    with pytest.raises(IndexError, match="index 4 outside 0..3"):
+        gather_dot(w, np.array([0, 4]), np.ones(2))
+    with pytest.raises(IndexError, match="index -1"):
+        gather_dot(w, np.array([-1]), np.ones(1))
+    with pytest.raises(ValueError, match="2 indices but 3 values"):
+        gather_dot(w, np.array([0, 1]), np.ones(3))
+
+
+# Trains a first-order model by PA on 100 en_ewt dev sentences, one epoch, and prints the hash
+# of the float64 weights: the argument is the data root.
+TRAIN_AND_HASH = """
+import hashlib, sys
+import numpy as np
+from dparse._ext.arcfeatures import FeatureSpace
+from dparse.conll import read_conll
+from dparse.decoders import get_decoder
+from dparse.graph.model import ArcFactoredModel
+from dparse.graph.online import run_epoch
+from dparse.learning import AveragedLearner
+from dparse.vocab import Vocabulary
+sents = list(read_conll(sys.argv[1] + "/en_ewt/dev.conllu"))[:100]
+vocab = Vocabulary.build(sents)
+space = FeatureSpace(18, 12, len(vocab.labels))
+model = ArcFactoredModel(vocab, space, np.zeros(space.size, dtype=np.float32))
+learner = AveragedLearner(space.size, "pa", 0.05)
+run_epoch(model, learner, [vocab.encode(s) for s in sents], get_decoder("cle"), True, "",
+          progress=False)
+print(hashlib.sha256(learner.w.tobytes()).hexdigest())
+"""
+
+
+def openblas_kernels() -> list[str]:
+    """OpenBLAS kernels (OPENBLAS_CORETYPE) this CPU can run whose ddot kernels add in
+    different orders: Prescott (SSE2) always, Sandybridge with AVX, Haswell with AVX2."""
+    flags = set()
+    cpuinfo = Path("/proc/cpuinfo")
+    if cpuinfo.is_file():
+        for line in cpuinfo.read_text().splitlines():
+            if line.startswith("flags"):
+                flags = set(line.split(":", 1)[1].split())
+                break
+    return (["Prescott"] + (["Sandybridge"] if "avx" in flags else [])
+            + (["Haswell"] if {"avx2", "fma"} <= flags else []))
+
+
+@requires_data
+def test_pa_training_gives_the_same_weights_under_every_blas_kernel(data: Path) -> None:
+    """The BLAS ddot that numpy's ``@`` calls adds in a CPU-dependent order (OpenBLAS picks its
+    kernel per CPU); the learner's dot products must not: the same data give the same float64
+    weights bit for bit whichever kernel OpenBLAS would use (here forced by OPENBLAS_CORETYPE,
+    as on another CPU)."""
+    blas = np.__config__.CONFIG["Build Dependencies"]["blas"]["name"]
+    if "openblas" not in blas.lower():
+        pytest.skip(f"numpy uses {blas}, not OpenBLAS: OPENBLAS_CORETYPE cannot pick kernels")
+    kernels = openblas_kernels()
+    if len(kernels) < 2:
+        pytest.skip("this CPU runs only one of the OpenBLAS kernels compared")
+    hashes = {}
+    for kernel in kernels:
+        env = {**os.environ, "OPENBLAS_CORETYPE": kernel}
+        out = subprocess.run([sys.executable, "-c", TRAIN_AND_HASH, str(data)], env=env,
+                             capture_output=True, text=True, check=True)
+        hashes[kernel] = out.stdout.strip()
+    assert len(set(hashes.values())) == 1, hashes

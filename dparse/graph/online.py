@@ -65,7 +65,7 @@ def run_epoch(
             cost = 2.0 * int((~right_head).sum()) + float(len(enc) - n_right)
             if keep_invalid:
                 idx, val = combine(idx, val)
-                cost += max(0.0, float(learner.w[idx] @ val))
+                cost += max(0.0, learner.score(idx, val))
             learner.update(idx, val, cost)
         learner.tick()
         stats.update_seconds += time.perf_counter() - t0

@@ -1,0 +1,44 @@
+# cython: language_level=3
+"""Dot products of the online learners, summed in a fixed order.
+
+numpy's ``a @ b`` on 1-d float64 arrays calls the BLAS ``ddot``, whose kernel (and so the order
+its partial sums are added in, and the last bits of the result) OpenBLAS picks for the CPU it
+runs on: the passive-aggressive step of ``dparse.learning.AveragedLearner`` then differs in its
+last bits between machines, and after enough updates a decision flips and the trained model
+differs. These loops add the products left to right in double precision, which gives the same
+bits on every x86-64 CPU (setup.py builds without floating-point contraction).
+"""
+
+from libc.stdint cimport int64_t
+
+cimport cython
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def gather_dot(const double[::1] w, const int64_t[::1] idx, const double[::1] val) -> float:
+    """sum over i of w[idx[i]] * val[i], added in order of i (idx, val: the same length; every
+    idx[i] in 0..len(w)-1)."""
+    cdef Py_ssize_t n = idx.shape[0], i, size = w.shape[0]
+    cdef double total = 0.0
+    if val.shape[0] != n:
+        raise ValueError(f"gather_dot: {n} indices but {val.shape[0]} values")
+    with nogil:
+        for i in range(n):
+            if idx[i] < 0 or idx[i] >= size:
+                with gil:
+                    raise IndexError(f"gather_dot: index {idx[i]} outside 0..{size - 1}")
+            total += w[idx[i]] * val[i]
+    return total
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def squared_norm(const double[::1] val) -> float:
+    """sum over i of val[i] ** 2, added in order of i."""
+    cdef Py_ssize_t i
+    cdef double total = 0.0
+    with nogil:
+        for i in range(val.shape[0]):
+            total += val[i] * val[i]
+    return total
