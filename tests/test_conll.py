@@ -129,14 +129,9 @@ def _decodes(raw: bytes) -> bool:
     return True
 
 
-def test_conll_read_en_ewt_train_is_fast(data: Path) -> None:
-    import time
-
-    start = time.perf_counter()
+def test_conll_reads_every_sentence_and_word_of_en_ewt_train(data: Path) -> None:
     sentences = read_treebank(data / "en_ewt" / "train.conllu")
-    elapsed = time.perf_counter() - start
     assert len(sentences) == 12544 and sum(map(len, sentences)) == 204577
-    assert elapsed < 4.0  # about 0.5 s on the reference machine; generous for loaded CI
 
 
 # -- with_parse --------------------------------------------------------------------------------

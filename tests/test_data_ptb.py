@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -97,13 +96,11 @@ def agreement(mrg_dir: Path, dep_dir: Path) -> tuple[int, int, int]:
 
 @pytest.mark.skipif(not PTB.is_dir(), reason="ptb_sample not found")
 def test_ptb_sample_agrees_with_penn2malt_on_98_percent_of_heads() -> None:
-    start = time.perf_counter()
     sentences, tokens, agree = agreement(PTB / "mrg", PTB / "dep")
     assert sentences == 3914
     assert tokens == 94084
     assert 100 * agree / tokens >= 98.0
     assert agree == 94079  # 99.99%: only wsj_0018's "Not only is ..., so is ..." differs
-    assert time.perf_counter() - start < 20
 
 
 @pytest.mark.skipif(not PTB.is_dir(), reason="ptb_sample not found")
