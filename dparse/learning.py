@@ -24,10 +24,12 @@ AVERAGE_CHUNK = 1 << 20  # weights averaged at a time (bounds the float64 tempor
 
 
 def combine(idx: np.ndarray, val: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Sum the values of repeated indices and drop zeros: a canonical sparse vector."""
+    """Sum the values of repeated indices and drop zeros: a canonical sparse vector (int64
+    indices, increasing; float64 values), what the learner's dot products take."""
+    idx = np.asarray(idx, dtype=np.int64)
     if idx.size == 0:
-        return idx, val
-    unique, inverse = np.unique(np.asarray(idx, dtype=np.int64), return_inverse=True)
+        return idx, np.asarray(val, dtype=np.float64)
+    unique, inverse = np.unique(idx, return_inverse=True)
     sums = np.bincount(inverse, weights=val, minlength=unique.size)
     keep = sums != 0.0
     return unique[keep], sums[keep]
@@ -67,7 +69,7 @@ class AveragedLearner:
         return step
 
     def score(self, idx: np.ndarray, val: np.ndarray) -> float:
-        """w . delta for a sparse delta (int64 indices, float64 values), summed in a fixed order
+        """w . delta for a sparse delta as :func:`combine` gives it, summed in a fixed order
         (:mod:`dparse._ext.sparsevec`: the same bits on every CPU, unlike BLAS)."""
         return gather_dot(self.w, idx, val)
 

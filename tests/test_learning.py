@@ -26,6 +26,11 @@ def test_combine_sums_repeats_and_drops_zeros() -> None:
 def test_combine_empty_and_all_cancelling() -> None:
     empty_idx, empty_val = combine(np.zeros(0, dtype=np.int64), np.zeros(0))
     assert empty_idx.size == 0 and empty_val.size == 0
+    # canonical types whatever the input's: what gather_dot takes
+    for given in (np.zeros(0, dtype=np.uint32), np.array([3, 1, 3], dtype=np.int32)):
+        idx, val = combine(given, np.ones(given.size, dtype=np.float32))
+        assert idx.dtype == np.int64 and val.dtype == np.float64
+        assert gather_dot(np.arange(4.0), idx, val) == (2.0 * 3.0 + 1.0 if idx.size else 0.0)
     idx, val = combine(np.array([4, 4, 1, 1]), np.array([1.0, -1.0, -2.0, 2.0]))
     assert idx.size == 0 and val.size == 0
 

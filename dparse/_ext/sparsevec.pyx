@@ -4,8 +4,8 @@
 numpy's ``a @ b`` on 1-d float64 arrays calls the BLAS ``ddot``, whose kernel (and so the order
 its partial sums are added in, and the last bits of the result) OpenBLAS picks for the CPU it
 runs on: the passive-aggressive step of ``dparse.learning.AveragedLearner`` then differs in its
-last bits between machines, and after enough updates a decision flips and the trained model
-differs. These loops add the products left to right in double precision, which gives the same
+last bits between machines, and where a later decision is a near tie it can flip and the trained
+model differ (results/determinism.md). These loops add the products left to right in double precision, which gives the same
 bits on every x86-64 CPU (setup.py builds without floating-point contraction).
 """
 
