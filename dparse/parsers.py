@@ -6,7 +6,8 @@ third order); ``easyfirst`` is the easy-first parser of :mod:`dparse.transition.
 shift-reduce parser of :mod:`dparse.transition.shiftreduce`; ``rerank`` the forest reranker
 over its forests (:mod:`dparse.rerank`). The
 command line trains and loads every type through :func:`train_parser` and :func:`load_parser`;
-a new type adds its two functions to ``TRAINERS`` and ``LOADERS``.
+a new type adds its two functions to ``TRAINERS`` and ``LOADERS``, and its name and config checks
+to :mod:`dparse.families`.
 """
 
 from __future__ import annotations

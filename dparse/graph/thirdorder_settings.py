@@ -1,17 +1,15 @@
 """The third-order model's settings (the config's features section) and the decoders it can use;
-checked when a config is loaded (:mod:`dparse.config`), used by :mod:`dparse.graph.thirdorder`.
+checked when a config is loaded (:func:`check_third_order`, through :mod:`dparse.graph.checks`),
+used by :mod:`dparse.graph.thirdorder`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from dparse._ext.o3features import EXACT_GROUPS, GROUPS
-from dparse.errors import DparseError
-
-if TYPE_CHECKING:  # dparse.config imports this module when it checks a config
-    from dparse.config import ExperimentConfig
+from dparse.errors import ConfigError, DparseError
+from dparse.sections import ExperimentConfig
 
 DECODERS = ("cube", "eisner3-outermost")
 
@@ -59,3 +57,22 @@ def check_decoder_fits(settings: ThirdOrderSettings, name: str) -> None:
                 f"eisner3-outermost scores only the groups {', '.join(EXACT_GROUPS)} without "
                 f"label tuples; this model has groups {', '.join(settings.groups) or 'none'}"
                 f"{' and label tuples' if settings.label_tuples else ''} (use cube)")
+
+
+def check_third_order(cfg: ExperimentConfig, source: str) -> None:
+    """The third-order keys of a config: groups, sizes, and decoders that can score the model;
+    ConfigError naming the key."""
+    f = cfg.features
+    if f.labels_per_arc < 1 or not 10 <= f.ho_bits <= 30:
+        raise ConfigError(f"{source}: features.labels_per_arc must be >= 1 and ho_bits in 10..30")
+    try:
+        settings = ThirdOrderSettings.from_config(cfg)
+        for key, name in (("decoder.name", cfg.decoder.name),
+                          ("training.decoder", cfg.training.decoder)):
+            if name is not None:
+                try:
+                    check_decoder_fits(settings, name)
+                except DparseError as exc:
+                    raise ValueError(f"{key}: {exc}") from None
+    except ValueError as exc:
+        raise ConfigError(f"{source}: {exc}") from None

@@ -35,7 +35,7 @@ from tqdm import tqdm
 from dparse._ext.hypergraph import Hypergraph
 from dparse._ext.rerank import WORD_CLASSES, RerankSentence
 from dparse._ext.shiftreduce import label_tree
-from dparse.config import ExperimentConfig, beta_grid, load_config, save_config
+from dparse.config import ExperimentConfig, load_config, save_config
 from dparse.conll import Sentence
 from dparse.epochs import EpochReport, PerceptronTrainResult, read_split, run_perceptron_epochs
 from dparse.errors import ConfigError, DparseError
@@ -54,6 +54,7 @@ from dparse.outputs import write_text
 from dparse.postags import TagSettings
 from dparse.projectivize import projectivize
 from dparse.punct import excluded
+from dparse.rerank.checks import beta_grid
 from dparse.rerank.jackknife import jackknife_forests, read_jackknife_forests, stamp_key
 from dparse.timer import ParseTimer
 from dparse.transition.shiftreduce import ShiftReduceModel
