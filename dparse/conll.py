@@ -14,6 +14,16 @@ Formats (``FORMATS``):
 - ``malttab``: FORM POS [HEAD [DEPREL]]; POS is exposed as both ``upos`` and ``xpos``, LEMMA and
   FEATS are ``_``. A line starting with ``#`` is a word (the PTB has ``#`` tokens), not a comment.
 
+Words alone (``TEXT_FORMAT``, ``text``; one of ``INPUT_FORMATS``, read only when asked for,
+never detected, never written): one sentence a line, its tokens separated by runs of Unicode
+white space (the White_Space property; U+001C-U+001F are control characters here, not white
+space); lines of white space alone are skipped. Each line becomes a CoNLL-U sentence whose
+lines are ``# sent_id = k`` (k counting the sentences from 1), ``# text = `` the tokens joined
+by one space, and one word line per token with only ID and FORM filled (every other column
+``_``, HEAD too: read it with ``require_heads=False``); written back, it is plain CoNLL-U. A
+line longer than ``MAX_TEXT_LINE`` characters, or a token holding a control character (Unicode
+category Cc), is an InputError naming the file and line.
+
 Format detection when ``fmt`` is None: by extension first (``.conllu`` -> conllu; ``.conll``,
 ``.conllx`` -> conllx; ``.dp``, ``.tab``, ``.malt`` -> malttab; a ``.gz`` suffix is looked
 through), otherwise by the first non-blank line: a ``#`` comment, or a 10-column line whose ID
@@ -21,7 +31,8 @@ is a range ``3-4`` or a decimal ``5.1``, means conllu; another 10-column line me
 (a CoNLL-U file without comments reads the same way, only ``fmt`` differs); 2-4 columns mean
 malttab.
 
-Reading (:func:`read_conll`) is strict, and lossless for everything it accepts:
+Reading (:func:`read_conll`) is strict, and lossless for everything it accepts (text input
+keeps only its words and a leading byte-order mark):
 
 - Input: ``-`` is stdin; gzip is recognized by its first bytes (any name, stdin too). A UTF-8
   byte-order mark at the start is accepted and kept. An input without a non-blank line (empty
@@ -55,7 +66,10 @@ import numpy as np
 from dparse.errors import InputError
 from dparse.outputs import open_output
 
-FORMATS = ("conllx", "conllu", "malttab")
+FORMATS = ("conllx", "conllu", "malttab")  # the tree formats: read, detected and written
+TEXT_FORMAT = "text"  # words alone, one sentence a line (module doc)
+INPUT_FORMATS = (*FORMATS, TEXT_FORMAT)  # what read_conll's fmt may name
+MAX_TEXT_LINE = 10_000  # characters in a line of text input, line ending excluded
 
 _EXTENSIONS = {
     ".conllu": "conllu",
@@ -80,6 +94,10 @@ _BOM_AS_8BIT = "\xef\xbb\xbf"  # a UTF-8 byte-order mark decoded as ISO-8859-1 o
 _GZIP_MAGIC = b"\x1f\x8b"
 # the HEADs of a sentence joined by tabs, when each is a plain decimal of at most 9 digits
 _PLAIN_HEADS = re.compile(r"(?:0|[1-9][0-9]{0,8})(?:\t(?:0|[1-9][0-9]{0,8}))*")
+# a run of Unicode White_Space: what separates the tokens of text input
+_WHITE_SPACE = re.compile("[\t\n\v\f\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+")
+# a control character (category Cc); white space is split off before tokens are searched
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 
 
 def _decimal(text: str) -> int | None:
@@ -155,11 +173,13 @@ class Sentence:
         lemma: list[str] | None = None,
         feats: list[str] | None = None,
         fmt: str = "conllu",
+        comments: Iterable[str] = (),
     ) -> Sentence:
         """A new sentence from word columns (lists of length n; missing ones are ``_``).
 
         ``heads`` and ``deprels`` are [n+1] like the attributes (entry 0 ignored); missing
-        heads are ``_`` (-1).
+        heads are ``_`` (-1). ``comments`` (10-column formats): lines before the words, each
+        starting with ``#``, without line endings.
         """
         if fmt not in FORMATS:
             raise ValueError(f"unknown format {fmt!r}; expected one of {FORMATS}")
@@ -178,9 +198,13 @@ class Sentence:
                     range(1, n + 1), form, lemma, upos, xpos, feats, strict=True
                 )
             ]
+        notes = [f"{line}\n" for line in comments]
+        if notes and (fmt == "malttab" or not all(line.startswith("#") for line in notes)):
+            raise ValueError(f"comments must be lines starting with # in {fmt}: {comments!r}")
         heads0 = np.full(n + 1, -1, dtype=np.int32)
         sent = cls(
-            fmt, list(form), lemma, upos, xpos, feats, heads0, ["", *blank], lines, list(range(n))
+            fmt, list(form), lemma, upos, xpos, feats, heads0, ["", *blank], notes + lines,
+            list(range(len(notes), len(notes) + n)),
         )
         if heads is None and deprels is None:
             return sent
@@ -395,16 +419,20 @@ def read_conll(
     encoding: str = "utf-8",
     require_heads: bool = True,
 ) -> Iterator[Sentence]:
-    """Yield the sentences of a CoNLL-X, CoNLL-U or Malt-TAB file one by one.
+    """Yield the sentences of a CoNLL-X, CoNLL-U or Malt-TAB file (or of words alone, ``fmt``
+    ``text``) one by one.
 
     ``path`` ``-`` reads stdin; gzip is recognized by its first bytes. ``fmt`` None detects
-    the format (module doc). With ``require_heads=False`` a ``_`` HEAD (and 2-column Malt-TAB
-    lines) read as head -1. An input without a non-blank line has no sentences. Raises
+    the format (module doc), else is one of :data:`INPUT_FORMATS`. With
+    ``require_heads=False`` a ``_`` HEAD (and 2-column Malt-TAB lines) read as head -1; text
+    input needs it. An input without a non-blank line has no sentences. Raises
     :class:`InputError` naming the file and 1-based line of any malformed line.
     """
     name = os.fspath(path)
-    if fmt is not None and fmt not in FORMATS:
-        raise ValueError(f"unknown format {fmt!r}; expected one of {FORMATS}")
+    if fmt is not None and fmt not in INPUT_FORMATS:
+        raise ValueError(f"unknown format {fmt!r}; expected one of {INPUT_FORMATS}")
+    if fmt == TEXT_FORMAT and require_heads:
+        raise ValueError("text input has no heads: read it with require_heads=False")
     with _open_read(name, encoding) as (f, data, gz):
         yield from _read_text(f, data, gz, name, fmt, encoding, require_heads, 1)
 
@@ -421,8 +449,11 @@ def read_conll_block(
     ``first_line`` on: the start of the file, or the start of a sentence that follows a blank
     line. Sentences and messages name ``path`` and its line numbers, as :func:`read_conll` of
     the whole file would; a block with a byte-order mark or leading blank lines must be the
-    file's first (``first_line`` 1)."""
+    file's first (``first_line`` 1). Text input (one sentence a line, numbered from the
+    file's start) is read whole, by :func:`read_conll`."""
     name = os.fspath(path)
+    if fmt == TEXT_FORMAT:
+        raise ValueError("read_conll_block reads the tree formats; read text with read_conll")
     if fmt is not None and fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}; expected one of {FORMATS}")
     data = _Bytes(io.BytesIO(block))
@@ -470,7 +501,7 @@ def _read_text(f: TextIO, data: _Bytes, gz: bool, name: str, fmt: str | None, en
             raise InputError(where, first_line, f"the file starts with a UTF-8 byte-order "
                              f"mark but is read as {encoding}; pass --encoding utf-8")
         head = [first]
-        if not first.strip():
+        if fmt != TEXT_FORMAT and not first.strip():  # text needs no line to detect it by
             for line in lines:
                 head.append(line)
                 if line.strip():
@@ -481,7 +512,11 @@ def _read_text(f: TextIO, data: _Bytes, gz: bool, name: str, fmt: str | None, en
             fmt = fmt or detect_format(name, head[-1])
         except InputError as exc:  # the first non-blank line says no format
             raise InputError(where, first_line - 1 + len(head), exc.problem) from None
-        reader = _SentenceReader(where, fmt, require_heads, bom)
+        reader: _SentenceReader | _TextReader
+        if fmt == TEXT_FORMAT:
+            reader = _TextReader(where, bom)
+        else:
+            reader = _SentenceReader(where, fmt, require_heads, bom)
         for lineno, line in enumerate(itertools.chain(head, lines), first_line):
             sent = reader.feed(line, lineno)
             if sent is not None:
@@ -568,9 +603,7 @@ class _SentenceReader:
             self.start = lineno
         self.lines.append(line)
         text = line.rstrip("\r\n")
-        if text.startswith(_BOM):
-            raise self.error(lineno, "a byte-order mark (U+FEFF) starts this line; only the "
-                             "start of a file may have one (were files concatenated?)")
+        _check_no_bom(self.path, text, lineno)
         if self.fmt != "malttab" and text[0] == "#":
             return
         self.has_data = True
@@ -722,6 +755,48 @@ class _SentenceReader:
     def _line_of(self, i: int) -> int:
         """The line number of word i+1 (0-based i) of the current sentence."""
         return self.start + self.word_idx[i]
+
+
+def _check_no_bom(path: str, text: str, lineno: int) -> None:
+    """InputError unless the line ``text`` (not the file's first) lacks a leading U+FEFF."""
+    if text.startswith(_BOM):
+        raise InputError(path, lineno, "a byte-order mark (U+FEFF) starts this line; only the "
+                         "start of a file may have one (were files concatenated?)")
+
+
+class _TextReader:
+    """Makes a CoNLL-U sentence of each line of text input that has a token (module doc)."""
+
+    def __init__(self, path: str, bom: str = "") -> None:
+        self.path = path
+        self.bom = bom  # the input's byte-order mark, kept before the first sentence
+        self.count = 0
+
+    def feed(self, line: str, lineno: int) -> Sentence | None:
+        """The sentence of one line, None for a blank one."""
+        text = line.rstrip("\r\n")
+        if len(text) > MAX_TEXT_LINE:
+            raise InputError(self.path, lineno, f"line of {len(text)} characters: text input "
+                             f"takes at most {MAX_TEXT_LINE} a line (one sentence)")
+        _check_no_bom(self.path, text, lineno)
+        tokens = [token for token in _WHITE_SPACE.split(text) if token]
+        if not tokens:
+            return None
+        joined = " ".join(tokens)
+        if bad := _CONTROL.search(joined):
+            k = joined.count(" ", 0, bad.start())
+            raise InputError(self.path, lineno, f"token {k + 1} ({tokens[k]!r}) holds the "
+                             f"control character U+{ord(bad.group()):04X}; a word cannot")
+        self.count += 1
+        sent = Sentence.build(tokens, comments=[f"# sent_id = {self.count}", f"# text = {joined}"])
+        sent._lines[0] = self.bom + sent._lines[0]
+        self.bom = ""
+        sent.source, sent.lineno = self.path, lineno
+        return sent
+
+    def close(self) -> list[Sentence]:
+        """Nothing is held back: every sentence was returned by :meth:`feed`."""
+        return []
 
 
 def read_treebank(path: str | os.PathLike, **kw: object) -> list[Sentence]:
