@@ -286,8 +286,11 @@ CASES = [
     Case("eval-byte-order-mark", ["eval", "{d}/gold.conllu", "{d}/sys.conllu"], status=0,
          files={"gold.conllu": "\ufeff" + GOOD, "sys.conllu": GOOD},
          check=lambda d, r: _has(r.stdout, b"100.00")),
-    Case("eval-zero-scored-tokens", ["eval", "{d}/p.conllu", "{d}/p.conllu", "--punct", "conll",
-                                     "--detail"], status=0, files={"p.conllu": ALL_PUNCT},
+    # (a system without tags: the tag scores, over every word, are n/a too)
+    Case("eval-zero-scored-tokens", ["eval", "{d}/p.conllu", "{d}/s.conllu", "--punct", "conll",
+                                     "--detail"], status=0,
+         files={"p.conllu": ALL_PUNCT, "s.conllu": ALL_PUNCT.replace(".\tPUNCT\t.", "_\t_\t_")
+                .replace(",\tPUNCT\t,", "_\t_\t_")},
          check=lambda d, r: (_has(r.stdout, b"n/a"), _lacks(r.stdout, b"100.00"),
                              _lacks(r.stdout, b"0.00"))),
     Case("eval-zero-scored-tokens-json", ["eval", "{d}/p.conllu", "{d}/p.conllu", "--punct",

@@ -15,6 +15,7 @@ from click.testing import CliRunner
 from dparse.cli.eval import eval_command
 from dparse.conll import read_treebank, write_conll
 from dparse.metrics import evaluate, format_table
+from dparse.tagscores import format_tags, score_tags
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -57,7 +58,8 @@ def test_cli_eval_prints_the_table(tmp_path: Path) -> None:
     result = CliRunner().invoke(eval_command, [str(gold), str(system), "--punct", "conll"])
     assert result.exit_code == 0, result.output
     expected = format_table(evaluate(read_treebank(gold), read_treebank(system), punct="conll"))
-    assert result.output == expected + "\n"
+    tags = format_tags(score_tags(read_treebank(gold), read_treebank(system)))
+    assert result.output == f"{expected}\n\n{tags}\n"
     assert "conll" in result.output.splitlines()[0]
     assert "UAS                     100.00" in result.output
 
@@ -143,5 +145,7 @@ def test_cli_eval_real_data_matches_evaluate(data: Path, tmp_path: Path) -> None
     write_conll(system, sys_path)
     result = _run(str(gold_path), str(sys_path), "--punct", "ptb", "--json")
     assert result.returncode == 0, result.stderr
-    expected = evaluate(gold, read_treebank(sys_path), punct="ptb").as_dict()
+    system = read_treebank(sys_path)
+    expected = {**evaluate(gold, system, punct="ptb").as_dict(), "system_heads": True,
+                **score_tags(gold, system).as_dict()}
     assert json.loads(result.stdout) == json.loads(json.dumps(expected))
