@@ -74,7 +74,7 @@ demo: install  ## train the first-order CLE parser on en_ewt, parse test, print 
 	$(PYTHON) -m dparse parse $(MODELS)/en_ewt-o1-cle $(DPARSE_DATA)/en_ewt/test.conllu -o $(RESULTS)/en_ewt-o1-cle.test.conllu
 	$(PYTHON) -m dparse eval $(DPARSE_DATA)/en_ewt/test.conllu $(RESULTS)/en_ewt-o1-cle.test.conllu
 
-bench: install  ## speed, accuracy and memory table -> results/bench.md, plots in results/plots/
+bench: install  ## speed, accuracy, memory; read/write/eval tok/s -> results/bench.md, plots in results/plots/
 	$(PYTHON) benchmarks/bench.py --data $(DPARSE_DATA) --out $(RESULTS)/bench.md \
 		--plots $(RESULTS)/plots \
 		$(if $(JOBS),--jobs 1$(comma)$(JOBS))

@@ -7,11 +7,21 @@ separately (model loading and file reading excluded), scores UAS/LAS with punctu
 included, and reports its peak resident set size (``ru_maxrss`` of the child itself, which
 covers training and parsing). Children run single-threaded (OMP/BLAS thread counts set to 1).
 A config is a row: a new parser (e.g. a second-order model) is benchmarked by adding its config.
+Models are trained into (and reused from) ``--model-dir``, by default a folder of the run that
+is removed at its end; an undirected config's ``umst.directed_model`` (a relative path) names a
+model of that folder (``models/en_ewt-o1-cle`` is ``MODEL_DIR/en_ewt-o1-cle``, which the o1-cle
+config, benchmarked first, trains).
 The first config is also parsed by ``dparse parse --jobs N`` for each N of ``--jobs`` (1,2),
 alternated, on its test file repeated (``--jobs-copies``, ``--jobs-rounds``).
 A second table times third-order decoders without any model, on the same random part scores
 over pruned arcs (benchmarks/cube_scaling.py): ``cube`` (k = 5, with and without
 recombination) against the exact ``eisner3-outermost``, ``eisner3`` and ``eisner2-sibgp``.
+A third gives the tokens/sec of reading and writing a treebank's training file and of
+evaluating its test file (``--io-treebank``, default en_ewt), best of three runs.
+
+A row that fails (a config that cannot be trained or parsed, a step that raises) is reported on
+stderr and in the report's last section; the other rows are still measured and the report
+written, and the script then exits with status 1.
 
     python benchmarks/bench.py --data ../shared/data --out results/bench.md --plots results/plots
     python benchmarks/bench.py --quick            # smoke run on slices, one epoch
@@ -22,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import functools
 import json
 import os
 import platform
@@ -31,9 +42,11 @@ import subprocess
 import sys
 import tempfile
 import time
+import traceback
+from collections.abc import Callable
 from itertools import islice
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from cube_scaling import BENCH_LENGTHS, DECODERS, decoder_table, time_decoders
 from timing import length_bins
@@ -45,6 +58,7 @@ from dparse.reports.plots import fit_exponent
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_CONFIGS = [
     "configs/en_ewt/o1-cle.yaml",
+    "configs/en_ewt/o1-umst-uf-lep.yaml",  # its directed model: o1-cle's, trained just before
     "configs/en_ewt/o1-eisner.yaml",
     "configs/en_ewt/o2-eisner.yaml",
     "configs/en_ewt/o2-dd.yaml",
@@ -63,6 +77,36 @@ QUICK_SENTENCES = {"train": 500, "dev": 100, "test": 300}
 QUICK_EPOCHS = 1
 COLUMNS = ("config", "decoder", "train time", "epochs", "parse tok/s", "scoring tok/s",
            "decoding tok/s", "UAS", "LAS", "peak RSS MB")
+# the input/output rows: a treebank's training file read and written, its test file evaluated
+IO_TREEBANK = "en_ewt"
+IO_REPEATS = 3
+T = TypeVar("T")
+
+
+class ChildFailed(Exception):
+    """A config's child process failed; the message is its error (or its exit status)."""
+
+
+def attempt(label: str, failures: list[dict], fn: Callable[[], T]) -> T | None:
+    """``fn()``; if it raises, None, with the failure printed and added to ``failures`` (the
+    row's label and the error) so that the other rows are still measured and written."""
+    try:
+        return fn()
+    except Exception as exc:  # any error of one row: report it, go on with the others
+        message = str(exc) if isinstance(exc, ChildFailed) else f"{type(exc).__name__}: {exc}"
+        print(f"bench: {label} FAILED: {message}", file=sys.stderr, flush=True)
+        failures.append({"row": label, "error": message})
+        return None
+
+
+def directed_model_override(cfg: Any, model_dir: str) -> list[str]:
+    """For an undirected config whose ``umst.directed_model`` is a relative path: the override
+    pointing it at the model of that name in ``model_dir`` (where this run trains or finds the
+    models); otherwise none."""
+    path = cfg.umst.directed_model if cfg.parser == "umst" else None
+    if not path or Path(path).is_absolute():
+        return []
+    return [f"umst.directed_model={Path(model_dir) / Path(path).name}"]
 
 
 def quick_overrides(cfg: Any, folder: Path) -> list[str]:
@@ -111,26 +155,31 @@ def parse_with_jobs(model: Path, test: Path, jobs: list[int], folder: Path, copi
     return rows
 
 
-def run_one(config: str, data_root: str, model_dir: str | None, quick: bool,
+def run_one(config: str, data_root: str, model_dir: str, quick: bool,
             jobs: list[int] | None = None, jobs_copies: int = 1,
             jobs_rounds: int = 1) -> dict[str, Any]:
-    """Train (or load) and parse one config, of any parser type; runs inside the child process
-    (``jobs``: also time ``dparse parse --jobs N`` for each N, :func:`parse_with_jobs`)."""
+    """Train (or load from ``model_dir``) and parse one config, of any parser type; runs inside
+    the child process (``jobs``: also time ``dparse parse --jobs N`` for each N,
+    :func:`parse_with_jobs`)."""
     from dparse.config import load_config
     from dparse.epochs import read_split, save_model
+    from dparse.errors import ConfigError
     from dparse.metrics import evaluate
     from dparse.modeldir import CONFIG_FILE
     from dparse.parsers import load_parser, train_parser
 
     cfg = load_config(config, data_root=data_root)
+    overrides = directed_model_override(cfg, model_dir)
     with tempfile.TemporaryDirectory(prefix="dparse-bench-") as tmp:
         if quick:
-            cfg = load_config(config, quick_overrides(cfg, Path(tmp)), data_root=data_root)
+            overrides += quick_overrides(cfg, Path(tmp))
+        if overrides:
+            cfg = load_config(config, overrides, data_root=data_root)
         if not cfg.data.test:
-            raise SystemExit(f"{config}: the config names no test file (data.test)")
-        saved = Path(model_dir) / cfg.name if model_dir else Path(tmp) / "model"
+            raise ConfigError(f"{config}: the config names no test file (data.test)")
+        saved = Path(model_dir) / cfg.name
         row: dict[str, Any] = {"config": cfg.name, "decoder": cfg.decoder.name}
-        if model_dir and (saved / CONFIG_FILE).is_file():
+        if (saved / CONFIG_FILE).is_file():
             row.update(train_seconds=None, epochs="loaded")
         else:
             result = train_parser(cfg, progress=False)
@@ -179,20 +228,100 @@ def parse_by_sentence(parser: Any, gold: list) -> tuple[list, Any, list[dict]]:
     return parsed, total, bins
 
 
-def bench_config(config: str, data_root: str, model_dir: str | None, quick: bool,
+def bench_config(config: str, data_root: str, model_dir: str, quick: bool,
                  jobs: list[int] | None = None, jobs_copies: int = 1,
                  jobs_rounds: int = 1) -> dict:
-    """Run one config in a fresh single-threaded child process; its result row."""
+    """Run one config in a fresh single-threaded child process; its result row (ChildFailed
+    with the child's error if it failed)."""
     env = {**os.environ, **dict.fromkeys(THREAD_VARS, "1")}
     env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")])
-    with tempfile.NamedTemporaryFile(suffix=".json") as out:
+    with tempfile.TemporaryDirectory(prefix="dparse-bench-row-") as tmp:
+        result = Path(tmp) / "row.json"
         cmd = [sys.executable, __file__, "--child", config, "--data", data_root,
-               "--result", out.name, *(["--model-dir", model_dir] if model_dir else []),
+               "--result", str(result), "--model-dir", model_dir,
                *(["--quick"] if quick else []),
                "--jobs", ",".join(map(str, jobs or [])), "--jobs-copies", str(jobs_copies),
                "--jobs-rounds", str(jobs_rounds)]
-        subprocess.run(cmd, env=env, check=True)
-        return json.loads(Path(out.name).read_text(encoding="utf-8"))
+        status = subprocess.run(cmd, env=env).returncode
+        row = json.loads(result.read_text(encoding="utf-8")) if result.is_file() else {}
+    if status != 0 or "error" in row:
+        raise ChildFailed(row.get("error") or f"the child process exited with status {status}")
+    return row
+
+
+def best_seconds(fn: Callable[[], object], repeats: int) -> float:
+    """The shortest wall time of ``repeats`` calls of ``fn``."""
+    times = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - started)
+    return min(times)
+
+
+def io_rows(data_root: str, treebank: str, repeats: int,
+            failures: list[dict]) -> list[dict]:
+    """Tokens/sec of reading the treebank's training file (``read_treebank``), writing it
+    (``write_conll``, to a temporary file) and evaluating its test file against a copy with 15%
+    of the heads moved to the root (``evaluate``: plain, punctuation excluded by the CoNLL-X
+    rule; and with ``--detail`` and an ``--other`` system); best of ``repeats`` runs each. A
+    step that fails is left out, its failure recorded in ``failures``."""
+    import numpy as np
+
+    from dparse.conll import read_treebank, write_conll
+    from dparse.metrics import evaluate
+
+    root = Path(data_root) / treebank
+    train, test = root / "train.conllu", root / "test.conllu"
+    rows: list[dict] = []
+
+    def measure(label: str, tokens: int, fn: Callable[[], object]) -> None:
+        seconds = attempt(label, failures, lambda: best_seconds(fn, repeats))
+        if seconds is not None:
+            rows.append({"what": label, "tokens": tokens, "seconds": seconds,
+                         "tps": tokens / seconds})
+
+    sentences = attempt(f"read {treebank}/train.conllu", failures, lambda: read_treebank(train))
+    if sentences is not None:
+        tokens = sum(map(len, sentences))
+        measure(f"read {treebank}/train.conllu", tokens, lambda: read_treebank(train))
+        with tempfile.TemporaryDirectory(prefix="dparse-bench-io-") as tmp:
+            measure(f"write {treebank}/train.conllu", tokens,
+                    lambda: write_conll(sentences, Path(tmp) / "train.conllu"))
+    gold = attempt(f"read {treebank}/test.conllu", failures, lambda: read_treebank(test))
+    if gold is not None:
+        rng = np.random.default_rng(0)
+        system = [s.with_parse(np.where(rng.random(len(s) + 1) < 0.15, 0, s.heads), s.deprels)
+                  for s in gold]
+        tokens = sum(map(len, gold))
+        measure(f"evaluate {treebank}/test.conllu", tokens,
+                lambda: evaluate(gold, system, punct="conll"))
+        measure(f"evaluate {treebank}/test.conllu, --detail --other", tokens,
+                lambda: evaluate(gold, system, punct="conll", other=gold, detail=True))
+    return rows
+
+
+def io_section(rows: list[dict], repeats: int) -> list[str]:
+    """Markdown lines of the reading, writing and evaluating rows (:func:`io_rows`)."""
+    lines = ["## Reading, writing and evaluating a treebank", "",
+             "| step | tokens | seconds | tok/s |", "|---|---:|---:|---:|"]
+    lines += [f"| {r['what']} | {r['tokens']:,} | {r['seconds']:.2f} | {r['tps']:,.0f} |"
+              for r in rows]
+    return lines + [
+        "",
+        f"Best of {repeats} runs in the benchmark's own process. Reading: every sentence of the "
+        "file into memory (dparse.read_treebank); writing: them back to a file (write_conll); "
+        "evaluating: UAS, LAS and the other measures of `dparse eval` (punctuation excluded, "
+        "CoNLL-X rule) against a copy with 15% of the heads moved to the root, and the same "
+        "with the breakdowns of `--detail` and the comparison of `--other` (SARC, gold(x, y)).",
+        "",
+    ]
+
+
+def failure_section(failures: list[dict]) -> list[str]:
+    """Markdown lines naming each row that failed and its error."""
+    return ["## Rows that failed", "",
+            *(f"- {f['row']}: {f['error']}" for f in failures), ""]
 
 
 def machine_info() -> list[str]:
@@ -314,9 +443,12 @@ def jobs_section(row: dict) -> list[str]:
     ]
 
 
-def format_report(rows: list[dict], quick: bool, decoder_rows: list[dict] | None = None) -> str:
-    """The markdown report: the table of configs (if any), the decoder rows (if any), what
-    they measured, and the machine."""
+def format_report(rows: list[dict], quick: bool, decoder_rows: list[dict] | None = None,
+                  io: list[dict] | None = None, io_repeats: int = IO_REPEATS,
+                  failures: list[dict] | None = None) -> str:
+    """The markdown report: the table of configs (if any), the decoder rows (if any), the
+    reading, writing and evaluating rows (if any), what they measured, the rows that failed,
+    and the machine."""
     quick_note = " (--quick smoke run: data slices, one epoch)" if quick else ""
     lines = ["# dparse benchmark" + quick_note, ""]
     if rows:
@@ -350,6 +482,10 @@ def format_report(rows: list[dict], quick: bool, decoder_rows: list[dict] | None
             lines += jobs_section(r)
     if decoder_rows:
         lines += decoder_section(decoder_rows)
+    if io:
+        lines += io_section(io, io_repeats)
+    if failures:
+        lines += failure_section(failures)
     lines += [
         "Machine:",
         "",
@@ -369,13 +505,19 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", default="results/bench.md", help="markdown report to write")
     parser.add_argument("--model-dir", default=None,
                         help="reuse the models in MODEL_DIR/<config name> instead of training "
-                        "(models not found there are trained and saved there)")
+                        "(models not found there are trained and saved there; a relative "
+                        "umst.directed_model names a model there) [default: a folder removed "
+                        "at the end of the run]")
     parser.add_argument("--quick", action="store_true",
                         help="smoke run: first sentences of each split, one epoch")
     parser.add_argument("--decoders-only", action="store_true",
                         help="only the third-order decoder rows on random parts (no training)")
     parser.add_argument("--no-decoders", action="store_true",
                         help="leave out the third-order decoder rows")
+    parser.add_argument("--io-treebank", default=IO_TREEBANK,
+                        help="treebank (a folder of the data root with train.conllu and "
+                        "test.conllu) of the reading, writing and evaluating rows ('' for none) "
+                        f"[default: {IO_TREEBANK}]")
     parser.add_argument("--jobs", default="1,2",
                         help="worker counts of the dparse parse --jobs rows, timed on the first "
                         "config ('' for none) [default: 1,2]")
@@ -395,29 +537,51 @@ def main(argv: list[str] | None = None) -> None:
     jobs = [int(n) for n in args.jobs.split(",") if n.strip()]
     copies, rounds = (1, 1) if args.quick else (args.jobs_copies, args.jobs_rounds)
     if args.child:
-        row = run_one(args.child, data_root, args.model_dir, args.quick, jobs, copies, rounds)
+        try:
+            row = run_one(args.child, data_root, args.model_dir, args.quick, jobs, copies,
+                          rounds)
+        except Exception as exc:  # reported by the parent as a failed row
+            traceback.print_exc()
+            write_text(Path(args.result), json.dumps({"error": f"{type(exc).__name__}: {exc}"}))
+            sys.exit(1)
         write_text(Path(args.result), json.dumps(row))
         return
     if args.decoders_only and args.no_decoders:
         parser.error("--decoders-only and --no-decoders exclude each other")
+    failures: list[dict] = []
     rows = []
-    for config in [] if args.decoders_only else args.config or [str(REPO / c)
-                                                               for c in DEFAULT_CONFIGS]:
-        print(f"bench: {config}", file=sys.stderr, flush=True)
-        rows.append(bench_config(str(Path(config).resolve()), data_root, args.model_dir,
-                                 args.quick, None if rows else jobs, copies, rounds))
+    with tempfile.TemporaryDirectory(prefix="dparse-bench-models-") as run_models:
+        model_dir = args.model_dir or run_models
+        for config in [] if args.decoders_only else args.config or [str(REPO / c)
+                                                                   for c in DEFAULT_CONFIGS]:
+            print(f"bench: {config}", file=sys.stderr, flush=True)
+            path = Path(config).resolve()
+            label = str(path.relative_to(REPO)) if path.is_relative_to(REPO) else config
+            row = attempt(label, failures, functools.partial(
+                bench_config, str(path), data_root, model_dir, args.quick,
+                None if rows else jobs, copies, rounds))
+            rows += [row] if row else []
     decoder_rows = None
     if not args.no_decoders:
         print("bench: third-order decoders on random parts", file=sys.stderr, flush=True)
         lengths = BENCH_LENGTHS[:2] if args.quick else BENCH_LENGTHS
-        decoder_rows = time_decoders(lengths, 0.05 if args.quick else 0.3, seed=0)
-    report = format_report(rows, args.quick, decoder_rows)
+        decoder_rows = attempt("third-order decoders", failures, lambda: time_decoders(
+            lengths, 0.05 if args.quick else 0.3, seed=0))
+    io, io_repeats = None, 1 if args.quick else IO_REPEATS
+    if args.io_treebank and not args.decoders_only:
+        print(f"bench: reading, writing and evaluating {args.io_treebank}", file=sys.stderr,
+              flush=True)
+        io = io_rows(data_root, args.io_treebank, io_repeats, failures)
     if args.plots:
-        draw_plots(rows, decoder_rows, Path(args.plots))
+        attempt("plots", failures, lambda: draw_plots(rows, decoder_rows, Path(args.plots)))
+    report = format_report(rows, args.quick, decoder_rows, io, io_repeats, failures)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     write_text(out, report)
     print(report)
+    if failures:
+        sys.exit(f"bench: {len(failures)} row(s) failed: "
+                 + "; ".join(f["row"] for f in failures) + f" (the others are in {out})")
 
 
 if __name__ == "__main__":

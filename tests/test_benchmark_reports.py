@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from dparse.conll import read_treebank
 from dparse.metrics import format_score
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
@@ -99,3 +100,73 @@ def test_bench_length_section_and_plots(tmp_path: Path) -> None:
                            ("bench-parsers-inference", "bench-parsers-decoding",
                             "bench-decoders"))
     assert "quad: b = 2.00" in (tmp_path / "bench-parsers-inference.svg").read_text()
+
+
+def _tiny_treebank(data: Path, root: Path) -> None:
+    """root/en_ewt: the first sentences of en_ewt's train (200), dev (40) and test (40)."""
+    from itertools import islice
+
+    from dparse.conll import read_conll, write_conll
+
+    (root / "en_ewt").mkdir(parents=True)
+    for split, count in (("train", 200), ("dev", 40), ("test", 40)):
+        write_conll(islice(read_conll(data / "en_ewt" / f"{split}.conllu"), count),
+                    root / "en_ewt" / f"{split}.conllu")
+
+
+TINY_CONFIG = """name: {name}
+data: {{train: en_ewt/train.conllu, dev: en_ewt/dev.conllu, test: {test}}}
+features: {{arc_bits: 14, label_bits: 8}}
+training: {{epochs: 1}}
+"""
+
+
+def test_bench_writes_every_row_when_one_fails(data: Path, tmp_path: Path) -> None:
+    """A config whose test file is missing fails; the config after it, the reading, writing and
+    evaluating rows and the report are still there, the failure named in it, exit status 1."""
+    root = tmp_path / "data"
+    _tiny_treebank(data, root)
+    bad, good = tmp_path / "bad.yaml", tmp_path / "good.yaml"
+    bad.write_text(TINY_CONFIG.format(name="broken", test="en_ewt/missing.conllu"))
+    good.write_text(TINY_CONFIG.format(name="tiny", test="en_ewt/test.conllu"))
+    out = tmp_path / "bench.md"
+    with pytest.raises(SystemExit, match=r"1 row\(s\) failed: .*bad\.yaml"):
+        bench.main(["--config", str(bad), "--config", str(good), "--data", str(root),
+                    "--out", str(out), "--no-decoders", "--jobs", "", "--quick"])
+    text = out.read_text()
+    assert "| tiny | cle | " in text and "| broken |" not in text
+    assert "## Rows that failed" in text
+    assert f"- {bad}: " in text and "missing.conllu" in text
+    train, test = (sum(map(len, read_treebank(root / "en_ewt" / f"{split}.conllu")))
+                   for split in ("train", "test"))
+    for step, tokens in (("read en_ewt/train.conllu", train), ("write en_ewt/train.conllu", train),
+                         ("evaluate en_ewt/test.conllu", test),
+                         ("evaluate en_ewt/test.conllu, --detail --other", test)):
+        assert f"| {step} | {tokens:,} | " in text
+
+
+def test_bench_io_rows_report_a_missing_file_and_keep_the_others(data: Path,
+                                                                  tmp_path: Path) -> None:
+    root = tmp_path / "data"
+    _tiny_treebank(data, root)
+    (root / "en_ewt" / "test.conllu").unlink()
+    failures: list[dict] = []
+    rows = bench.io_rows(str(root), "en_ewt", 1, failures)
+    assert [r["what"] for r in rows] == ["read en_ewt/train.conllu", "write en_ewt/train.conllu"]
+    assert all(r["tokens"] > 0 and r["tps"] == r["tokens"] / r["seconds"] for r in rows)
+    assert [f["row"] for f in failures] == ["read en_ewt/test.conllu"]
+    assert "test.conllu" in failures[0]["error"]
+
+
+def test_bench_umst_row_finds_its_directed_model_in_the_model_dir(tmp_path: Path) -> None:
+    from dparse.config import load_config
+
+    umst = load_config(Path(bench.REPO) / "configs/en_ewt/o1-umst-uf-lep.yaml")
+    assert umst.umst.directed_model == "models/en_ewt-o1-cle"
+    assert bench.directed_model_override(umst, str(tmp_path)) == [
+        f"umst.directed_model={tmp_path / 'en_ewt-o1-cle'}"]
+    absolute = load_config(Path(bench.REPO) / "configs/en_ewt/o1-umst-uf-lep.yaml",
+                           [f"umst.directed_model={tmp_path / 'elsewhere'}"])
+    assert bench.directed_model_override(absolute, "models") == []
+    graph = load_config(Path(bench.REPO) / "configs/en_ewt/o1-cle.yaml")
+    assert bench.directed_model_override(graph, "models") == []
