@@ -275,7 +275,8 @@ def markdown(rows: list[dict], timing: dict | None, builds: list[Build],
         f"average {args.load_at_start:.1f} at the start and {os.getloadavg()[0]:.1f} at the end "
         "(other jobs slow both builds; absolute speeds also differ about 2x between machines); "
         f"the ratios come from runs alternated on the same files (ref, new) x {args.pairs}.",
-        f"Builds: ref = {ref.key} ({ref.root}), new = {new.key} ({new.root}). Each build trained "
+        f"Builds: ref = {ref.key} (its worktree under --work), new = {new.key} (this checkout). "
+        "Each build trained "
         "its own models" + (f" (reduced training epochs: {args.epochs})" if args.epochs else "")
         + "; children single-threaded. Parse tok/s: inference only (encoding, scoring, "
         "decoding; model loading and file I/O excluded). UAS/LAS: test set, punctuation "

@@ -170,7 +170,8 @@ def header(title: str, punct: str, test: str, reference: Mapping, reference_dir:
     """Title, date, machine note, scoring rule and the same-run reference speed."""
     return [f"# {title}", "",
             f"{datetime.date.today()}, 2 shared cores (other jobs running: speeds are lower "
-            "bounds; compare ratios to the reference). Test file: " + test + "; punctuation: "
+            "bounds; compare ratios to the reference). Test file: " + test + " of the data "
+            "root; punctuation: "
             f"{punct}; UAS and LAS in percent (LAS: full DEPREL). Tokens/sec: encoding, scoring "
             "and decoding on one core, model loading excluded.", "",
             f"Reference speed, same run and file: {REFERENCE} (`{reference_dir}`) "
@@ -333,7 +334,7 @@ def run_reference(args: argparse.Namespace, models: Models,
 
 
 def run_table1(args: argparse.Namespace, models: Models) -> list[str]:
-    path, test = en_ewt_test(args.data)
+    _, test = en_ewt_test(args.data)
     dirs = {config: models.get(config) for _, config, _ in TABLE1 if config not in args.skip
             and ((CONFIGS / f"{config}.yaml").is_file() or config in models.explicit)}
     ref_dir, ref = run_reference(args, models, test)  # after any training
@@ -351,7 +352,7 @@ def run_table1(args: argparse.Namespace, models: Models) -> list[str]:
         else:
             used.append(f"- {config}: configs/en_ewt/{config}.yaml missing, not run")
         rows.append(entry)
-    return (header("Table 1 of Zhang and McDonald (2012) on en_ewt", args.punct, str(path),
+    return (header("Table 1 of Zhang and McDonald (2012) on en_ewt", args.punct, TREEBANKS[0].test,
                    ref, ref_dir)
             + table1_lines(rows, ref["tokens_per_second"])
             + ["", "Paper: PTB (Penn2Malt), predicted POS, punctuation excluded; its "
@@ -395,7 +396,7 @@ def table2_report(args: argparse.Namespace, results: list[dict], columns: list[s
 
 
 def run_table3(args: argparse.Namespace, models: Models) -> list[str]:
-    path, test = en_ewt_test(args.data)
+    _, test = en_ewt_test(args.data)
     dirs = {config: models.get(config) for _, config, _, _ in TABLE3}
     ref_dir, ref = run_reference(args, models, test)  # after any training
     rows, used = [], []
@@ -407,7 +408,7 @@ def run_table3(args: argparse.Namespace, models: Models) -> list[str]:
         log(f"{config}: UAS {entry['uas']:.2f} LAS {entry['las']:.2f}")
         rows.append(entry)
     return (header("Table 3 of Zhang and McDonald (2012) on en_ewt: feature-group ablation",
-                   args.punct, str(path), ref, ref_dir)
+                   args.punct, TREEBANKS[0].test, ref, ref_dir)
             + table3_lines(rows, ref["tokens_per_second"])
             + ["", "Each row adds feature groups to the row above (configs/en_ewt/"
                "o3-cube-<row>.yaml, derived from o3-cube.yaml); every row decodes with cube "
@@ -430,7 +431,7 @@ def run_table4(args: argparse.Namespace, models: Models) -> list[str]:
         rows.append(entry)
     errors = sorted({r["search"]["error"] for r in rows if "error" in r["search"]})
     return (header("Table 4 of Zhang and McDonald (2012) on en_ewt: beam and recombination",
-                   args.punct, str(path), ref, ref_dir)
+                   args.punct, TREEBANKS[0].test, ref, ref_dir)
             + table4_lines(rows, ref["tokens_per_second"])
             + ["", f"One model (`{model_dir}`), parsed with `--set decoder.options.k=K --set "
                "decoder.options.recombination=...`. Search errors: test sentences whose gold "
