@@ -5,7 +5,6 @@ decoders that can score such a model (:mod:`dparse.graph.thirdorder_settings`)."
 from __future__ import annotations
 
 from dparse.errors import ConfigError
-from dparse.graph.thirdorder_settings import check_third_order
 from dparse.sections import ExperimentConfig
 
 PRUNER_OBJECTIVES = ("perceptron", "local", "crf")
@@ -14,6 +13,10 @@ PRUNER_OBJECTIVES = ("perceptron", "local", "crf")
 def check_graph(cfg: ExperimentConfig, source: str) -> None:
     """ConfigError naming the key unless the graph keys of ``cfg`` are in range."""
     if cfg.features.order == 3:
+        # here, not at the top: it loads the third-order extensions, which a first- or
+        # second-order parse never needs (tests/test_model_files.py)
+        from dparse.graph.thirdorder_settings import check_third_order
+
         check_third_order(cfg, source)
     p = cfg.pruner
     if p.top_k < 1 or not 0.0 <= p.threshold < 1.0:
