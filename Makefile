@@ -12,7 +12,7 @@ RESULTS ?= results
 comma := ,
 MODELS ?= models
 
-.PHONY: install deps build build-debug test test-fast lint bench demo tables clean help
+.PHONY: install deps build build-debug test test-full test-fast lint bench demo tables clean help
 
 help:  ## list the targets
 	@grep -hE '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | sort
@@ -37,10 +37,19 @@ build-debug:  ## build the Cython extensions in place with bounds checks (DPARSE
 # was in place (pip install -e makes one): its compiled files are set aside before the debug
 # build and moved back after the tests, pass or fail (a copy, not a rebuild: well under a
 # second). It says which build it leaves. (No $(MAKE) in the recipe: make -n would run it.)
+# It runs the tests not marked slow, on PYTEST_WORKERS processes (pytest-xdist; each test file
+# on one of them, so that a file's fixtures are made once); make test-full runs them all, the
+# full-size trainings marked slow too.
 EXT := dparse/_ext
 EXT_KEEP := build/optimized-ext
+PYTEST_WORKERS ?= 2
+PYTEST_PARALLEL = $(if $(filter-out 0 1,$(PYTEST_WORKERS)),-n $(PYTEST_WORKERS) --dist loadfile)
+test: PYTEST_MARK := -m "not slow"
+test-full: PYTEST_MARK :=
 
-test: deps  ## install, run the whole test suite with bounds checks, restore the optimized build
+test: deps  ## install, run the test suite (not slow) with bounds checks, restore the optimized build
+test-full: deps  ## as make test, with the tests marked slow (full-size trainings) too
+test test-full:
 	@rm -rf $(EXT_KEEP); \
 	if grep -qx optimized $(EXT)/BUILD_MODE 2>/dev/null; then \
 	  mkdir -p $(EXT_KEEP); \
@@ -60,10 +69,10 @@ test: deps  ## install, run the whole test suite with bounds checks, restore the
 	  fi; \
 	}; \
 	trap restore EXIT; \
-	$(BUILD_DEBUG) && $(PYTHON) -m pytest -q
+	$(BUILD_DEBUG) && $(PYTHON) -m pytest -q $(PYTEST_PARALLEL) $(PYTEST_MARK)
 
 test-fast: deps build  ## optimized build, tests not marked slow
-	$(PYTHON) -m pytest -q -m "not slow"
+	$(PYTHON) -m pytest -q $(PYTEST_PARALLEL) -m "not slow"
 
 lint:  ## ruff over the package, tests and scripts
 	$(PYTHON) -m ruff check dparse tests data_scripts benchmarks
