@@ -1,10 +1,13 @@
 """The README's "Using it" commands and every command's ``--help`` examples run as written.
 
 They are run through the real command line (``python -m dparse``) from a temporary project
-root laid out as after ``make demo``: ``configs/`` is the repository's, ``../shared/data`` is the
-real data root, and each ``models/en_ewt-NAME`` an example names is a tiny model trained here
-from ``configs/en_ewt/NAME.yaml`` (one epoch on 80 sentences, small weight vectors), standing in
-for the model ``make demo`` or the config would train. ``dparse train`` examples run as written
+root laid out as after ``make demo``: ``configs/`` is the repository's (each experiment config
+set to one training epoch, so that a config another names, a reranker's first stage, trains as
+briefly as the ones the examples train), ``../shared/data`` (also ``$DPARSE_DATA``) a miniature
+of the real data root (every CoNLL-U file cut to its first sentences), and each
+``models/en_ewt-NAME`` an example names is a tiny model trained here from
+``configs/en_ewt/NAME.yaml`` (one epoch on 80 sentences, small weight vectors), standing in for
+the model ``make demo`` or the config would train. ``dparse train`` examples run as written
 with those same shrinking ``--set`` options added, so that they take seconds, not minutes.
 Files that examples read but none writes (other parsers' outputs, a length dictionary) are made
 first, as a user would have them. A few examples need what a test cannot have (the network, an
@@ -28,8 +31,10 @@ from pathlib import Path
 
 import click
 import pytest
+import yaml
 
 from dparse.cli import cli
+from dparse.config import load_yaml
 from dparse.decoders import available_decoders
 
 REPO = Path(__file__).resolve().parents[1]
@@ -47,6 +52,10 @@ NOT_RUN = {
     "slurm-check starts one)",
     "dparse grid configs/grids/smoke.yaml --scheduler": "needs a running Dask scheduler",
 }
+# The miniature data root: every CoNLL-U file cut to its first sentences (the CoNLL 2007 files
+# stay whole: dparse data conll-layout samples 500 sentences of them).
+TREEBANK_SUFFIXES = (".conllu",)
+SENTENCES_PER_FILE = 100
 # Files examples read without any example writing them first: made by parsing en_ewt test.
 PARSER_OUTPUTS = ("test.parsed.conllu", "test.eisner.conllu", "dd.conllu", "eisner2.conllu",
                   "easyfirst.conllu", "cle.conllu", "umst.conllu")
@@ -103,6 +112,43 @@ def help_examples(command: click.Command) -> list[str]:
     return logical_lines(section)
 
 
+def first_sentences(data: bytes, count: int) -> bytes:
+    """The bytes of a CoNLL file up to the blank line after its ``count``-th sentence (all of it
+    if it has fewer)."""
+    end = -2
+    for _ in range(count):
+        end = data.find(b"\n\n", end + 2)
+        if end < 0:
+            return data
+    return data[:end + 2]
+
+
+def miniature_data_root(source: Path, target: Path) -> None:
+    """``target``: the folders of the data root ``source`` with every CoNLL-U file cut to its
+    first SENTENCES_PER_FILE sentences and the other files linked."""
+    target.mkdir(parents=True)
+    for path in sorted(source.rglob("*")):
+        out = target / path.relative_to(source)
+        if path.is_dir():
+            out.mkdir(parents=True, exist_ok=True)
+        elif path.suffix in TREEBANK_SUFFIXES:
+            out.write_bytes(first_sentences(path.read_bytes(), SENTENCES_PER_FILE))
+        else:
+            out.symlink_to(path)
+
+
+def one_epoch_configs(source: Path, target: Path) -> None:
+    """A copy of the configs folder ``source`` in which every config with a ``training.epochs``
+    trains one epoch (the other files copied as they are)."""
+    shutil.copytree(source, target)
+    for path in sorted(target.rglob("*.yaml")):
+        raw = load_yaml(path.read_text(encoding="utf-8"))
+        if isinstance(raw, dict) and isinstance(raw.get("training"), dict) \
+                and "epochs" in raw["training"]:
+            raw["training"]["epochs"] = 1
+            path.write_text(yaml.safe_dump(raw, sort_keys=False), encoding="utf-8")
+
+
 def run_command(line: str, cwd: Path, extra: list[str] = ()) -> subprocess.CompletedProcess:
     """Run one example as a shell would (its ``<`` and ``>`` redirections and ``*`` globs
     done here), with ``python -m dparse`` for ``dparse`` and ``extra`` arguments added."""
@@ -120,7 +166,8 @@ def run_command(line: str, cwd: Path, extra: list[str] = ()) -> subprocess.Compl
         else:
             args.append(word)
     try:
-        return subprocess.run([sys.executable, "-m", "dparse", *args, *extra], cwd=cwd,
+        env = {**os.environ, "DPARSE_DATA": str(cwd.parent / "shared" / "data")}
+        return subprocess.run([sys.executable, "-m", "dparse", *args, *extra], cwd=cwd, env=env,
                               stdin=stdin or subprocess.DEVNULL,
                               stdout=stdout or subprocess.PIPE, stderr=subprocess.PIPE,
                               timeout=600)  # a guard against a hang only
@@ -140,11 +187,10 @@ def assert_ran(line: str, result: subprocess.CompletedProcess) -> None:
 def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A project root as after ``make demo``; see the module doc."""
     base = tmp_path_factory.mktemp("readme")
-    (base / "shared").mkdir()
-    (base / "shared" / "data").symlink_to(DATA.resolve())
+    miniature_data_root(DATA.resolve(), base / "shared" / "data")
     root = base / "dparse"
     root.mkdir()
-    (root / "configs").symlink_to(REPO / "configs")
+    one_epoch_configs(REPO / "configs", root / "configs")
     slices = base / "slices"
     slices.mkdir()
     blocks = (DATA / "en_ewt" / "dev.conllu").read_text(encoding="utf-8").split("\n\n")
@@ -155,13 +201,13 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     names = sorted(set(re.findall(r"models/(en_ewt-[\w-]+)", "\n".join(lines))))
     assert "en_ewt-o1-cle" in names
     for name in names:
-        config = REPO / "configs" / "en_ewt" / f"{name.removeprefix('en_ewt-')}.yaml"
+        config = root / "configs" / "en_ewt" / f"{name.removeprefix('en_ewt-')}.yaml"
         if not config.is_file():
-            config = REPO / "configs" / "en_ewt" / "o1-cle.yaml"
+            config = root / "configs" / "en_ewt" / "o1-cle.yaml"
         result = run_command(f"dparse train {config} --out models/{name} -q", root,
                              shrink(slices))
         assert_ran(f"training the stand-in for models/{name}", result)
-    test = DATA / "en_ewt" / "test.conllu"
+    test = base / "shared" / "data" / "en_ewt" / "test.conllu"
     assert_ran("parse", run_command(f"dparse parse models/en_ewt-o1-cle {test} "
                                     f"-o {PARSER_OUTPUTS[0]}", root))
     for name in PARSER_OUTPUTS[1:]:
