@@ -1,7 +1,11 @@
-"""Shared test settings: the real-treebank data root, and Ctrl-C for the children.
+"""Shared test settings: the real-treebank data root, a tiny model shared by the session, and
+Ctrl-C for the children.
 
 ``DATA`` is ``$DPARSE_DATA`` or ``../shared/data`` beside the repository. Tests that read it
 take the ``data`` fixture (or carry ``requires_data``) and are skipped when it is missing.
+
+``tiny_first_order`` is trained once per test process (once per pytest-xdist worker) and read
+by the test files that need any small trained first-order model; they never write into it.
 
 A suite started in the background by a shell without job control (``nohup make test &``)
 inherits SIGINT ignored, and so would every child process the tests interrupt with SIGINT
@@ -13,6 +17,7 @@ from __future__ import annotations
 
 import os
 import signal
+from itertools import islice
 from pathlib import Path
 
 import pytest
@@ -30,3 +35,28 @@ def data() -> Path:
     if not DATA.is_dir():
         pytest.skip(f"treebank data not found at {DATA}")
     return DATA
+
+
+@pytest.fixture(scope="session")
+def tiny_first_order(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder: ``train.conllu`` (the first 300 sentences of en_ewt train), ``dev.conllu``
+    (the first 40 of en_ewt dev) and ``model``, a first-order model (cle) trained on the first
+    for one epoch with 2**18 arc weights and 2**12 label rows, its config's ``ensemble.gamma1``
+    0.5 (what ``dparse ensemble`` takes from a model's config). Read only: copy what you change."""
+    from dparse.config import load_config
+    from dparse.conll import read_conll, write_conll
+    from dparse.epochs import save_model
+    from dparse.graph.training import train
+
+    if not DATA.is_dir():
+        pytest.skip(f"treebank data not found at {DATA}")
+    folder = tmp_path_factory.mktemp("tiny-first-order")
+    write_conll(islice(read_conll(DATA / "en_ewt" / "train.conllu"), 300),
+                folder / "train.conllu")
+    write_conll(islice(read_conll(DATA / "en_ewt" / "dev.conllu"), 40), folder / "dev.conllu")
+    cfg = load_config(raw={"name": "tiny", "data": {"train": "train.conllu"},
+                           "features": {"arc_bits": 18, "label_bits": 12},
+                           "training": {"epochs": 1}, "ensemble": {"gamma1": 0.5}},
+                      data_root=str(folder))
+    save_model(train(cfg, progress=False), cfg, folder / "model")
+    return folder

@@ -96,17 +96,9 @@ def assert_clean_failure(result: subprocess.CompletedProcess, status: int = 2) -
 
 
 @pytest.fixture(scope="module")
-def model(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A tiny first-order model (60 sentences of en_ewt dev, one epoch), shared by the cases."""
-    if not (DATA / "en_ewt" / "dev.conllu").is_file():
-        pytest.skip(f"en_ewt not found under {DATA}")
-    folder = tmp_path_factory.mktemp("tiny-model")
-    blocks = (DATA / "en_ewt" / "dev.conllu").read_text(encoding="utf-8").split("\n\n")
-    (folder / "train.conllu").write_text("\n\n".join(blocks[:60]) + "\n\n", encoding="utf-8")
-    result = dparse("train", str(CONFIG), "--out", str(folder / "model"), "-q",
-                    *tiny_training(folder / "train.conllu"))
-    assert result.returncode == 0, result.stderr.decode()
-    return folder / "model"
+def model(tiny_first_order: Path) -> Path:
+    """The session's tiny first-order model, shared by the cases (which copy it to damage it)."""
+    return tiny_first_order / "model"
 
 
 def tiny_training(train: Path, dev: str = "null") -> list[str]:
@@ -174,7 +166,7 @@ CASES = [
     Case("config-edited", ["parse", "{d}/model", "{d}/in.conllu"], ["{d}/model/config.yaml"],
          files={"in.conllu": GOOD},
          prepare=copy_model(lambda m: (m / "config.yaml").write_text(
-             (m / "config.yaml").read_text().replace("arc_bits: 14", "arc_bits: 15")))),
+             (m / "config.yaml").read_text().replace("arc_bits: 18", "arc_bits: 19")))),
     Case("model-dir-empty", ["parse", "{d}/model", "{d}/in.conllu"], ["{d}/model"],
          files={"in.conllu": GOOD}, prepare=lambda d, m: (d / "model").mkdir()),
     Case("model-dir-missing", ["parse", "{d}/nothing", "{d}/in.conllu"], ["{d}/nothing"],

@@ -14,18 +14,16 @@ import json
 import os
 import subprocess
 import sys
-from itertools import islice
 from pathlib import Path
 
 import numpy as np
 import pytest
 from bruteforce import all_trees, second_order_parts, tree_score2
-from conftest import DATA, requires_data
+from conftest import requires_data
 
 from dparse.config import load_config
 from dparse.conll import Sentence, read_conll, read_treebank, write_conll
 from dparse.decoders import get_decoder
-from dparse.epochs import save_model
 from dparse.errors import InputError
 from dparse.graph.ensemble import aligned, bias_parts, decode_scored, ensemble_parse, tree_parts
 from dparse.graph.training import train
@@ -231,20 +229,13 @@ def dparse(*args: str) -> subprocess.CompletedProcess:
 
 
 @pytest.fixture(scope="module")
-def tiny(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A folder with a first-order model trained on 300 en_ewt sentences (``model``), 40 dev
-    sentences (``dev.conllu``) and their parse by that model with cle (``cle.conllu``)."""
-    if not DATA.is_dir():
-        pytest.skip(f"treebank data not found at {DATA}")
+def tiny(tmp_path_factory: pytest.TempPathFactory, tiny_first_order: Path) -> Path:
+    """A folder with the session's tiny first-order model (``model``, trained on 300 en_ewt
+    sentences, ``ensemble.gamma1`` 0.5 in its config), its training file, 40 dev sentences
+    (``dev.conllu``) and their parse by that model with cle (``cle.conllu``)."""
     folder = tmp_path_factory.mktemp("ensemble")
-    write_conll(islice(read_conll(DATA / "en_ewt" / "train.conllu"), 300),
-                folder / "train.conllu")
-    write_conll(islice(read_conll(DATA / "en_ewt" / "dev.conllu"), 40), folder / "dev.conllu")
-    cfg = load_config(raw={"name": "tiny", "data": {"train": "train.conllu"},
-                           "features": {"arc_bits": 18, "label_bits": 12},
-                           "training": {"epochs": 1}, "ensemble": {"gamma1": 0.5}},
-                      data_root=str(folder))
-    save_model(train(cfg, progress=False), cfg, folder / "model")
+    for name in ("model", "train.conllu", "dev.conllu"):
+        (folder / name).symlink_to(tiny_first_order / name)
     run = dparse("parse", str(folder / "model"), str(folder / "dev.conllu"), "-o",
                  str(folder / "cle.conllu"))
     assert run.returncode == 0, run.stderr

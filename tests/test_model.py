@@ -9,12 +9,10 @@ import numpy as np
 import pytest
 from conftest import DATA, requires_data
 
-from dparse.config import load_config
-from dparse.conll import Sentence, read_conll, write_conll
+from dparse.conll import Sentence, read_conll
 from dparse.decoders import get_decoder
 from dparse.errors import DparseError
 from dparse.graph.model import ArcFactoredModel
-from dparse.graph.training import train
 from dparse.modeldir import VOCAB_FILE, WEIGHTS_FILE
 from dparse.timer import ParseTimer
 from dparse.trees import check_tree, is_projective
@@ -23,16 +21,9 @@ pytestmark = requires_data
 
 
 @pytest.fixture(scope="module")
-def model(tmp_path_factory: pytest.TempPathFactory) -> ArcFactoredModel:
-    """A model trained for one epoch on 400 en_ewt sentences (about a second)."""
-    folder = tmp_path_factory.mktemp("model-data")
-    write_conll(islice(read_conll(DATA / "en_ewt" / "train.conllu"), 400), folder / "train.conllu")
-    cfg = load_config(raw={
-        "data": {"train": str(folder / "train.conllu")},
-        "features": {"arc_bits": 18, "label_bits": 12},
-        "training": {"epochs": 1},
-    })
-    return train(cfg, progress=False).model
+def model(tiny_first_order: Path) -> ArcFactoredModel:
+    """The session's tiny model (one epoch on 300 en_ewt sentences)."""
+    return ArcFactoredModel.load(tiny_first_order / "model")
 
 
 @pytest.fixture(scope="module")
