@@ -177,6 +177,8 @@ def slice_configs(tmp_path, data, train: int = 600, dev: int = 150, features: st
     return tmp_path / "sr.yaml", tmp_path / "rr.yaml"
 
 
+@pytest.mark.slow  # four shift-reduce models and a reranker on 600 sentences (make test-full);
+# the README's rerank examples train the same way on tiny slices in the fast suite
 def test_rerank_trains_from_nothing_and_parses_on_a_slice(tmp_path, data, caplog):
     _, rr = slice_configs(tmp_path, data)
     runner = CliRunner()
