@@ -246,9 +246,10 @@ def load_config(
         data_root=data_root or os.environ.get("DPARSE_DATA") or DEFAULT_DATA_ROOT,
         **{key: _build(cls, raw.get(key), f"{source}: {key}") for key, cls in SECTIONS.items()},
     )
-    first = cfg.rerank.first_stage
-    if first and path is not None and not Path(first).is_absolute():
-        cfg.rerank.first_stage = os.path.normpath(Path(path).parent / first)
+    for section, key in (("rerank", "first_stage"), ("tagger", "config")):
+        other = getattr(getattr(cfg, section), key)  # another config, named from this one
+        if other and path is not None and not Path(other).is_absolute():
+            setattr(getattr(cfg, section), key, os.path.normpath(Path(path).parent / other))
     validate(cfg, source)
     if cfg.decoder.single_root == "auto":
         train = str(cfg.data_path(cfg.data.train))

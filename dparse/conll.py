@@ -274,6 +274,39 @@ class Sentence:
             self.lineno,
         )
 
+    def with_tags(self, lemma: list[str] | None = None, upos: list[str] | None = None,
+                  xpos: list[str] | None = None, feats: list[str] | None = None) -> Sentence:
+        """A copy whose LEMMA, UPOS, XPOS and FEATS columns are replaced where given (lists of
+        length n); everything else is kept verbatim. Only word lines that change are rewritten.
+        Malt-TAB has one POS column: it takes ``xpos`` (else ``upos``) and no lemma or feats.
+        """
+        n = len(self)
+        new = {"lemma": lemma, "upos": upos, "xpos": xpos, "feats": feats}
+        for name, values in new.items():
+            if values is not None and len(values) != n:
+                raise ValueError(f"with_tags: {name} has {len(values)} values for {n} words")
+        if self.fmt == "malttab":
+            pos = xpos if xpos is not None else upos
+            new = {"lemma": None, "upos": pos, "xpos": pos, "feats": None}
+        cols = {name: list(values) if values is not None else getattr(self, name)
+                for name, values in new.items()}
+        lines = list(self._lines)
+        for i in range(n):
+            if all(cols[name][i] == getattr(self, name)[i] for name in cols):
+                continue
+            k = self._word_idx[i]
+            text = lines[k].rstrip("\r\n")
+            fields = text.split("\t")
+            if self.fmt == "malttab":
+                fields[1] = cols["xpos"][i]
+            else:
+                fields[2:6] = [cols["lemma"][i], cols["upos"][i], cols["xpos"][i],
+                               cols["feats"][i]]
+            lines[k] = "\t".join(fields) + lines[k][len(text):]
+        return Sentence(self.fmt, self.form, cols["lemma"], cols["upos"], cols["xpos"],
+                        cols["feats"], self.heads, self.deprels, lines, self._word_idx, self._sep,
+                        self.source, self.lineno)
+
     def to_conll(self) -> str:
         """The sentence as file text: its lines and the blank-line separator after it."""
         return "".join(self._lines) + self._sep

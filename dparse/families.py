@@ -30,11 +30,12 @@ from __future__ import annotations
 from dparse.graph.checks import check_graph
 from dparse.rerank.checks import check_rerank
 from dparse.sections import SectionCheck
+from dparse.tagging.checks import check_tagging
 from dparse.transition.checks import check_shiftreduce
 from dparse.undirected.checks import check_umst
 
 # The values of the config's top-level ``parser`` key.
-PARSERS = ("graph", "easyfirst", "umst", "shiftreduce", "rerank")
+PARSERS = ("graph", "easyfirst", "umst", "shiftreduce", "rerank", "tagger")
 
 # Each family's check of its sections, by parser type (easy-first reads only core sections),
 # run in this order on every config.
@@ -43,4 +44,5 @@ CHECKS: dict[str, SectionCheck] = {
     "umst": check_umst,
     "shiftreduce": check_shiftreduce,
     "rerank": check_rerank,
+    "tagger": check_tagging,
 }

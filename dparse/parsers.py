@@ -132,10 +132,24 @@ def _load_rerank(directory: Path, cfg: ExperimentConfig, name: str) -> LoadedPar
                         lambda sents, timer, on_forest: model.parse(sents, timer, on_forest))
 
 
+def _train_tagger(cfg: ExperimentConfig, progress: bool,
+                  on_epoch: Callable[[EpochReport], None] | None) -> TrainResult:
+    from dparse.tagging.training import train
+
+    return train(cfg, progress=progress, on_epoch=on_epoch)
+
+
+def _load_tagger(directory: Path, cfg: ExperimentConfig, name: str) -> LoadedParser:
+    raise ConfigError(f"{directory} is a tagger (parser: tagger), not a parser: `dparse tag "
+                      f"{directory}` tags with it; parsing needs a parser model (one trained "
+                      "with a tagger section carries its tagger)")
+
+
 TRAINERS = {"graph": _train_graph, "easyfirst": _train_easyfirst, "umst": _train_umst,
-            "shiftreduce": _train_shiftreduce, "rerank": _train_rerank}
+            "shiftreduce": _train_shiftreduce, "rerank": _train_rerank,
+            "tagger": _train_tagger}
 LOADERS = {"graph": _load_graph, "easyfirst": _load_easyfirst, "umst": _load_umst,
-           "shiftreduce": _load_shiftreduce, "rerank": _load_rerank}
+           "shiftreduce": _load_shiftreduce, "rerank": _load_rerank, "tagger": _load_tagger}
 
 
 def _entry(table: dict[str, Any], cfg: ExperimentConfig) -> Any:
@@ -152,11 +166,38 @@ def train_parser(
     **options: Any,
 ) -> TrainResult:
     """Train the config's parser type (the model saved by :func:`dparse.epochs.save_model`);
-    ``options`` go to the trainers that take them (rerank: ``jobs``)."""
-    return _entry(TRAINERS, cfg)(cfg, progress, on_epoch, **options)
+    ``options`` go to the trainers that take them (rerank: ``jobs``). A config with a
+    ``tagger`` section trains on predicted tags (:mod:`dparse.tagging.pipeline`: ``work``
+    keeps the tagged files, ``jobs`` jackknife folds at a time)."""
+    from dparse.tagging.pipeline import has_tagger, train_pipeline
+
+    trainer = _entry(TRAINERS, cfg)
+    if not has_tagger(cfg):
+        options.pop("work", None)
+        return trainer(cfg, progress, on_epoch, **options)
+    work = Path(options.pop("work", None) or Path("models") / f"{cfg.name}.work")
+    jobs = options.get("jobs", 1) if cfg.parser == "rerank" else options.pop("jobs", 1)
+    return train_pipeline(cfg, lambda pcfg: trainer(pcfg, progress, on_epoch, **options), work,
+                          jobs)
 
 
-def load_parser(directory: Path, cfg: ExperimentConfig, decoder_name: str | None) -> LoadedParser:
+def load_parser(directory: Path, cfg: ExperimentConfig, decoder_name: str | None,
+                tags: str = "auto", tag_only: bool = False) -> LoadedParser:
     """Load the model in ``directory`` (trained with ``cfg``), parsing with ``decoder_name``
-    (default: the config's decoder)."""
-    return _entry(LOADERS, cfg)(directory, cfg, decoder_name or cfg.decoder.name)
+    (default: the config's decoder). A pipeline model tags first (``tags``: the mode of
+    :meth:`dparse.tagging.model.TaggerModel.tag_batch`); with ``tag_only`` the result only
+    tags (a tagger model, or a pipeline model's tagger)."""
+    from dparse.tagging.pipeline import TAGGER_DIR, load_tagger, tagging_wrapper
+
+    if tag_only:
+        tagger = load_tagger(directory, cfg)
+        return LoadedParser("tagger", lambda sents, timer: tagger.tag(sents, timer, tags))
+    parser = _entry(LOADERS, cfg)(directory, cfg, decoder_name or cfg.decoder.name)
+    if (directory / TAGGER_DIR).is_dir():
+        tagger = load_tagger(directory, cfg)
+        parser.parse_fn = tagging_wrapper(tagger, tags, parser.parse_fn)
+        if parser.forest_fn is not None:
+            forests = parser.forest_fn
+            parser.forest_fn = lambda sents, timer, on_forest: forests(
+                tagger.tag(sents, timer, tags, count=False), timer, on_forest)
+    return parser

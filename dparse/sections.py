@@ -230,6 +230,36 @@ class RerankConfig:
 
 
 @dataclass
+class TaggingConfig:
+    """A tagger (``parser: tagger``, dparse.tagging): 2**``bits`` hashed weights per predicted
+    column; a word type seen at least ``dictionary_min_count`` times in training may take only
+    the classes it took there; types seen fewer than ``ambiguity_min_count`` times read the
+    unknown ambiguity class, as new words do; ``lexicon``: a (form, UPOS) pair lemmatized in
+    training takes its most frequent lemma there instead of a predicted rule; ``draft_folds``
+    k >= 2: a draft UPOS pass first, whose tags of the words to the right the UPOS pass reads,
+    jackknifed in k folds on the training data (0: no draft)."""
+
+    bits: int = 22
+    dictionary_min_count: int = 1000000
+    ambiguity_min_count: int = 5
+    lexicon: bool = True
+    draft_folds: int = 5
+
+
+@dataclass
+class TaggerConfig:
+    """The tagger of a parser trained on predicted tags (a pipeline model): ``config`` (a
+    tagger config, relative to this config's file) or ``model`` (a trained tagger's directory,
+    whose config trains the folds); the training file is tagged by a ``folds``-fold jackknife,
+    dev by the whole tagger, which the parser's model directory then carries. Empty: gold tags
+    (no tagger)."""
+
+    config: str = ""
+    model: str = ""
+    folds: int = 10
+
+
+@dataclass
 class ExperimentConfig:
     """A whole experiment: what to train on, with which features, decoder and learner."""
 
@@ -244,6 +274,8 @@ class ExperimentConfig:
     ensemble: EnsembleConfig = field(default_factory=EnsembleConfig)
     shiftreduce: ShiftReduceConfig = field(default_factory=ShiftReduceConfig)
     rerank: RerankConfig = field(default_factory=RerankConfig)
+    tagging: TaggingConfig = field(default_factory=TaggingConfig)
+    tagger: TaggerConfig = field(default_factory=TaggerConfig)
     data_root: str = DEFAULT_DATA_ROOT
 
     def data_path(self, relative: str) -> Path:
@@ -269,6 +301,8 @@ SECTIONS = {
     "ensemble": EnsembleConfig,
     "shiftreduce": ShiftReduceConfig,
     "rerank": RerankConfig,
+    "tagging": TaggingConfig,
+    "tagger": TaggerConfig,
 }
 
 # A parser family's check of its section(s) of a loaded config (:mod:`dparse.families`):

@@ -35,6 +35,7 @@ import yaml
 
 from dparse.cli import cli
 from dparse.config import load_yaml
+from dparse.conll import read_treebank
 from dparse.decoders import available_decoders
 
 REPO = Path(__file__).resolve().parents[1]
@@ -58,18 +59,20 @@ TREEBANK_SUFFIXES = (".conllu",)
 SENTENCES_PER_FILE = 100
 # Files examples read without any example writing them first: made by parsing en_ewt test.
 PARSER_OUTPUTS = ("test.parsed.conllu", "test.eisner.conllu", "dd.conllu", "eisner2.conllu",
-                  "easyfirst.conllu", "cle.conllu", "umst.conllu")
+                  "easyfirst.conllu", "cle.conllu", "umst.conllu", "test.tagged.conllu")
+WORDS = "words.txt"  # words alone, one sentence a line (dparse parse --format text)
 
 
 def shrink(folder: Path) -> list[str]:
     """``--set`` options that make any en_ewt config train in seconds (tiny slices of dev; a
-    forest reranker's jackknife in 3 folds, as many as the ``--fold 3`` example needs)."""
+    forest reranker's jackknife in 3 folds, as many as the ``--fold 3`` example needs, and a
+    tagger's in 3)."""
     return ["--set", "training.epochs=1", "--set", f"data.train={folder / 'train.conllu'}",
             "--set", f"data.dev={folder / 'dev.conllu'}", "--set", "features.arc_bits=16",
             "--set", "features.label_bits=10", "--set", "features.sib_bits=14",
             "--set", "features.grand_bits=14", "--set", "pruner.epochs=1",
             "--set", "pruner.arc_bits=14", "--set", "pruner.label_bits=10",
-            "--set", "rerank.folds=3"]
+            "--set", "rerank.folds=3", "--set", "tagger.folds=3"]
 
 
 def logical_lines(block: str) -> list[str]:
@@ -212,6 +215,8 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
                                     f"-o {PARSER_OUTPUTS[0]}", root))
     for name in PARSER_OUTPUTS[1:]:
         shutil.copyfile(root / PARSER_OUTPUTS[0], root / name)
+    (root / WORDS).write_text("".join(" ".join(s.form) + "\n" for s in read_treebank(test)),
+                              encoding="utf-8")
     assert_ran("prune learn", run_command(
         "dparse prune learn ../shared/data/en_ewt/dev.conllu -o en_ewt.lendict.json", root))
     return root

@@ -104,11 +104,14 @@ def _block_patterns(utf8: bool) -> tuple[re.Pattern[bytes], re.Pattern[bytes]]:
 @dataclass(frozen=True)
 class ParserSpec:
     """What a process needs to load a parser: the model directory, the ``--set`` overrides
-    of its config and the decoder (None: the config's)."""
+    of its config, the decoder (None: the config's) and how it tags (``dparse tag``: only
+    tags)."""
 
     model_dir: str
     overrides: tuple[str, ...] = ()
     decoder_name: str | None = None
+    tags: str = "auto"  # a model that tags: dparse.tagging.model.TAG_MODES
+    tag_only: bool = False  # tag, do not parse (dparse tag)
 
     def load(self) -> LoadedParser:
         """Check the model directory and load the parser, as ``dparse parse`` does."""
@@ -121,7 +124,7 @@ class ParserSpec:
         check_model_dir(directory)
         check_model_overrides(directory, self.overrides, PARSE_TIME_KEYS)
         cfg = load_config(directory / CONFIG_FILE, self.overrides)
-        return load_parser(directory, cfg, self.decoder_name)
+        return load_parser(directory, cfg, self.decoder_name, self.tags, self.tag_only)
 
 
 @dataclass(frozen=True)
@@ -342,6 +345,7 @@ class ParallelStats:
         t.encode += result.timer.encode
         t.score += result.timer.score
         t.decode += result.timer.decode
+        t.tag += result.timer.tag
         self.calls += result.calls
         self.certified += result.certified
 

@@ -28,8 +28,10 @@ for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 
 # name -> (module, function, one-line help shown by ``dparse --help``)
 COMMANDS: dict[str, tuple[str, str, str]] = {
-    "train": ("dparse.cli.train", "train", "Train a parser from a YAML experiment config."),
+    "train": ("dparse.cli.train", "train",
+              "Train a parser or a tagger from a YAML experiment config."),
     "parse": ("dparse.cli.parse", "parse", "Parse a CoNLL file with a trained model."),
+    "tag": ("dparse.cli.tag", "tag", "Predict UPOS, XPOS, FEATS and lemmas with a tagger."),
     "eval": ("dparse.cli.eval", "eval_command", "Score a system's output against gold."),
     "data": ("dparse.cli.data", "data", "Obtain and prepare treebanks (UD, CoNLL 2006/2007, PTB)."),
     "oracle": ("dparse.cli.oracle", "oracle_command", "Per-sentence oracle of several parsers."),

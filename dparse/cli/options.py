@@ -66,6 +66,7 @@ PARSE_TIME_KEYS: Mapping[str, Sequence[str]] = {
     "umst": ("decoder.single_root", "umst.lep_steps", "umst.directed_model", "umst.method"),
     "shiftreduce": ("decoder.single_root", "shiftreduce.beam", "shiftreduce.force_gold"),
     "rerank": ("rerank.k", "rerank.beta", "rerank.first_stage_beam"),
+    "tagger": (),
 }
 ENSEMBLE_KEYS: Mapping[str, Sequence[str]] = {"graph": ("decoder.single_root", "ensemble")}
 

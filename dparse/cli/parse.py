@@ -19,13 +19,25 @@ from dparse.batch.parallel_parse import (
 from dparse.cli.options import PARSE_TIME_KEYS, check_model_overrides, model_set_option
 from dparse.columns import INPUT_SAMPLE, ColumnCounter, input_gaps
 from dparse.config import load_config
-from dparse.conll import read_conll, write_conll
+from dparse.conll import INPUT_FORMATS, TEXT_FORMAT, read_conll, write_conll
 from dparse.decoders import find_decoder
 from dparse.errors import ConfigError
 from dparse.modeldir import CONFIG_FILE, VOCAB_FILE, check_model_dir
 from dparse.parsers import load_parser
+from dparse.tagging.model import TAG_MODES
+from dparse.tagging.pipeline import TAGGER_DIR
 from dparse.timer import ParseTimer
 from dparse.vocab import Vocabulary
+
+input_format_option = click.option(
+    "--format", "fmt", type=click.Choice(["auto", *INPUT_FORMATS]), default="auto",
+    show_default=True, help="Input format; text: words alone, one sentence a line, tokens "
+    "separated by whitespace (written out as CoNLL-U with # text).")
+tags_option = click.option(
+    "--tags", type=click.Choice(TAG_MODES), default="auto", show_default=True,
+    help="With a model that tags: auto predicts the columns (LEMMA, UPOS, XPOS, FEATS) the "
+    "input leaves empty and keeps the others; predict replaces them all; keep uses the "
+    "input's (gold-tag experiments).")
 
 
 @click.command("parse")
@@ -36,8 +48,8 @@ from dparse.vocab import Vocabulary
               help="Decoder to use instead of the model's: for a graph model a registered "
               "decoder that takes its parts (first order: cle, eisner, bgi, bgi-pp, ...); an "
               "easy-first model takes easyfirst-scan or easyfirst-heap.")
-@click.option("--format", "fmt", type=click.Choice(["auto", "conllx", "conllu", "malttab"]),
-              default="auto", show_default=True, help="Input format.")
+@input_format_option
+@tags_option
 @click.option("--encoding", default="utf-8", show_default=True, help="Input and output encoding.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON on stderr.")
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=1, show_default=True,
@@ -54,15 +66,18 @@ from dparse.vocab import Vocabulary
 @model_set_option
 def parse(model_dir: str, input: str, output: str, decoder_name: str | None, fmt: str,
           encoding: str, as_json: bool, jobs: int, shard_text: str | None, chunk_size: int,
-          forest_path: str | None, overrides: tuple[str, ...]) -> None:
+          forest_path: str | None, tags: str, overrides: tuple[str, ...]) -> None:
     """Parse INPUT (a CoNLL-X, CoNLL-U or Malt-TAB file; stdin by default) with MODEL_DIR.
 
     Writes every sentence back in order with its comments, multiword-token lines and empty
     nodes, replacing only HEAD and DEPREL. Prints a one-line summary to stderr: sentences,
     tokens, inference seconds and tokens/sec (summed over the workers), and the wall time of
     reading, parsing and writing with the tokens/sec over it (model loading excluded).
-    Warns when the input leaves empty a column (LEMMA, UPOS, XPOS, FEATS) that the model reads
-    and that its training file filled (with --jobs N: judged on the file's first sentences).
+    A pipeline model (trained with a tagger section) tags first: --tags auto predicts the
+    columns (LEMMA, UPOS, XPOS, FEATS) the input leaves empty and keeps the others, predict
+    replaces them all, keep uses the input's. Otherwise warns when the input leaves empty a
+    column that the model reads and that its training file filled (with --jobs N: judged on
+    the file's first sentences). --format text reads words alone, one sentence a line.
 
     \b
     Examples:
@@ -76,7 +91,17 @@ def parse(model_dir: str, input: str, output: str, decoder_name: str | None, fmt
           -o dev.parsed.3-of-8.conllu
       dparse parse models/en_ewt-sr-nonsp-b12 ../shared/data/en_ewt/dev.conllu -o dev.sr.conllu \\
           --forest dev.forests.gz
+      dparse parse models/en_ewt-o1-cle-tagged words.txt --format text -o words.conllu
     """
+    run(model_dir, input, output, decoder_name, fmt, encoding, as_json, jobs, shard_text,
+        chunk_size, forest_path, tags, overrides, tag_only=False)
+
+
+def run(model_dir: str, input: str, output: str, decoder_name: str | None, fmt: str,
+        encoding: str, as_json: bool, jobs: int, shard_text: str | None, chunk_size: int,
+        forest_path: str | None, tags: str, overrides: tuple[str, ...], tag_only: bool) -> None:
+    """What ``dparse parse`` (and, with ``tag_only``, ``dparse tag``) does: read INPUT, parse
+    or tag it with the model in ``model_dir``, write OUTPUT and the summary line."""
     directory = Path(model_dir)
     check_model_dir(directory)  # before its config is read
     check_model_overrides(directory, overrides, PARSE_TIME_KEYS)
@@ -84,25 +109,33 @@ def parse(model_dir: str, input: str, output: str, decoder_name: str | None, fmt
     shard = Shard.parse(shard_text) if shard_text is not None else None
     in_fmt = None if fmt == "auto" else fmt
     sentences = read_conll(input, fmt=in_fmt, encoding=encoding, require_heads=False)
+    if tag_only and (decoder_name is not None or forest_path is not None):
+        raise click.UsageError("dparse tag takes neither --decoder nor --forest")
     if shard is not None:
         sentences = shard.select(sentences, count_sentences(input, in_fmt, encoding))
     if forest_path is not None and jobs > 1:
         raise click.UsageError("--forest writes one forest file: use it with --jobs 1")
-    unread, trained = Vocabulary.read_columns(directory / VOCAB_FILE)
+    if cfg.parser == "tagger" and not tag_only:
+        load_parser(directory, cfg, decoder_name)  # the error that says what to do instead
+    tagged = tag_only or (directory / TAGGER_DIR).is_dir()
+    verb = "tagged" if tag_only else "parsed"
+    unread, trained = ((), None) if tagged else Vocabulary.read_columns(directory / VOCAB_FILE)
     if jobs > 1:
-        spec = ParserSpec(model_dir, tuple(overrides), decoder_name)
-        if input != "-":  # judged on the file's start (the workers read the rest)
+        spec = ParserSpec(model_dir, tuple(overrides), decoder_name, tags, tag_only)
+        if input != "-" and not tagged:  # judged on the file's start (workers read the rest)
             _warn_about_columns(trained, unread, ColumnCounter.of(islice(read_conll(
                 input, fmt=in_fmt, encoding=encoding, require_heads=False), INPUT_SAMPLE)), input)
-        source = sentences if shard is not None else input  # a file: read by the workers
+        # a file: read by the workers, in blocks of sentences (words alone: read here)
+        source = sentences if shard is not None or in_fmt == TEXT_FORMAT else input
         stats = parse_with_workers(spec, source, output, encoding, jobs, chunk_size, in_fmt)
         certified = 100 * stats.certified / stats.calls if stats.calls else None
-        click.echo(_summary(stats.timer, stats.decoder_name, certified, jobs, as_json), err=True)
+        click.echo(_summary(stats.timer, stats.decoder_name, certified, jobs, as_json, verb),
+                   err=True)
         return
-    parser = load_parser(directory, cfg, decoder_name)
+    parser = load_parser(directory, cfg, decoder_name, tags, tag_only)
     timer = ParseTimer()
     # An approximate decoder that certifies optimality (dd2) counts its certified sentences.
-    decoder = find_decoder(parser.decoder_name)
+    decoder = None if tag_only else find_decoder(parser.decoder_name)
     counting = hasattr(decoder, "certified_share")
     if counting:
         decoder.reset_stats()
@@ -121,9 +154,10 @@ def parse(model_dir: str, input: str, output: str, decoder_name: str | None, fmt
             write_conll(parser.forest_fn(sentences, timer, lambda i, f: forests.write(f, i)),
                         output, encoding=encoding)
     timer.wall = time.perf_counter() - started
-    _warn_about_columns(trained, unread, counter, input)
+    if not tagged:
+        _warn_about_columns(trained, unread, counter, input)
     certified = 100 * decoder.certified_share if counting else None
-    click.echo(_summary(timer, parser.decoder_name, certified, jobs, as_json), err=True)
+    click.echo(_summary(timer, parser.decoder_name, certified, jobs, as_json, verb), err=True)
 
 
 def _warn_about_columns(trained: dict[str, float] | None, unread: tuple[str, ...],
@@ -135,18 +169,24 @@ def _warn_about_columns(trained: dict[str, float] | None, unread: tuple[str, ...
         click.echo(f"warning: {gap}", err=True)
 
 
+ACTIVITY = {"parsed": "parsing", "tagged": "tagging"}
+
+
 def _summary(timer: ParseTimer, decoder_name: str | None, certified_percent: float | None,
-             jobs: int, as_json: bool) -> str:
+             jobs: int, as_json: bool, verb: str = "parsed") -> str:
     """The summary line of a parse (JSON with ``as_json``): inference time and speed (summed
     over the workers), and the wall time of reading, parsing and writing (model loading
     excluded) with the speed over it, which is what more jobs make faster."""
-    summary: dict[str, object] = {**timer.summary(), "decoder": decoder_name, "jobs": jobs}
+    summary: dict[str, object] = {**timer.summary(), "jobs": jobs}
+    if verb == "parsed":
+        summary["decoder"] = decoder_name
     certified = ""
     if certified_percent is not None:
         summary["certified_percent"] = round(certified_percent, 2)
         certified = f", {summary['certified_percent']:.2f}% certified optimal"
     if as_json:
         return json.dumps(summary)
-    return (f"{timer.line()}, decoder {decoder_name}{certified}; {jobs} "
-            f"job{'s' if jobs > 1 else ''}: {timer.wall:.2f}s wall reading, parsing and "
+    decoder = f", decoder {decoder_name}{certified}" if verb == "parsed" else ""
+    return (f"{timer.line(verb)}{decoder}; {jobs} "
+            f"job{'s' if jobs > 1 else ''}: {timer.wall:.2f}s wall reading, {ACTIVITY[verb]} and "
             f"writing, {timer.wall_tokens_per_second:,.0f} tokens/sec)")

@@ -17,6 +17,7 @@ from dparse.cli.options import (
 from dparse.config import load_config
 from dparse.epochs import EpochReport, save_model
 from dparse.parsers import train_parser
+from dparse.tagging.pipeline import has_tagger
 
 
 @click.command("train")
@@ -28,11 +29,13 @@ from dparse.parsers import train_parser
 @click.option(
     "--work", type=click.Path(file_okay=False), default=None,
     help="Forest reranker (parser: rerank): the directory of its first-stage model and "
-         "jackknifed forests, reused by later runs [default: rerank.work, else <out>.work].",
+         "jackknifed forests; a parser with a tagger section: its jackknife-tagged training "
+         "and dev files. Reused by later runs [default: rerank.work, else <out>.work].",
 )
 @click.option(
     "--jobs", "-j", type=click.IntRange(min=1), default=1, show_default=True,
-    help="Forest reranker: jackknife folds trained at a time, each in its own process.",
+    help="Jackknife folds trained at a time, each in its own process: a forest reranker's "
+         "first stages, or the taggers of a parser with a tagger section.",
 )
 @click.option(
     "--fold", type=click.IntRange(min=1), default=None,
@@ -46,11 +49,15 @@ from dparse.parsers import train_parser
 def train(config: str, out: str | None, work: str | None, jobs: int, fold: int | None,
           overrides: tuple[str, ...], data_root: str | None, quiet: bool,
           progress: bool) -> None:
-    """Train a parser from the YAML experiment CONFIG.
+    """Train a parser or a tagger from the YAML experiment CONFIG.
 
     Reads the training and dev treebanks named in the config, trains for the configured
     number of epochs (evaluating on dev after each and keeping the best), and writes a model
-    directory with the weights, vocabularies and the resolved config.
+    directory with the weights, vocabularies and the resolved config. A tagger config
+    (parser: tagger) trains a tagger of UPOS, XPOS, FEATS and lemmas; a parser config with a
+    tagger section trains that tagger, tags the training file by a jackknife (tagger.folds)
+    and dev by the whole tagger, trains the parser on them and writes a pipeline model that
+    carries the tagger (dparse parse then tags first).
 
     \b
     Examples:
@@ -60,19 +67,29 @@ def train(config: str, out: str | None, work: str | None, jobs: int, fold: int |
       dparse train configs/en_ewt/easyfirst.yaml --data-root ../shared/data -q
       dparse train configs/en_ewt/rerank-nonlocal.yaml --out models/rerank --jobs 2
       dparse train configs/en_ewt/rerank-local.yaml --work models/rerank.work --fold 3
+      dparse train configs/en_ewt/tagger.yaml --out models/en_ewt-tagger
+      dparse train configs/en_ewt/o1-cle-tagged.yaml --jobs 2 --work models/en_ewt.tagged
     """
     cfg = load_config(config, overrides, data_root)
     if not quiet:
         logging.basicConfig(level=logging.INFO, format="%(message)s")
     out_dir = Path(out) if out else Path("models") / cfg.name
-    options = {}
+    options: dict[str, object] = {}
     if cfg.parser == "rerank":
         if work is not None or cfg.rerank.work is None:
             cfg.rerank.work = work or f"{out_dir}.work"
         options["jobs"] = jobs
+    elif has_tagger(cfg):
+        if fold is not None:
+            raise click.UsageError("--fold applies to forest rerankers (parser: rerank)")
+        options["jobs"] = jobs
     elif work is not None or jobs != 1 or fold is not None:
-        raise click.UsageError("--work, --jobs and --fold apply to forest rerankers "
-                               f"(parser: rerank); {config} is a {cfg.parser} config")
+        raise click.UsageError("--work and --jobs apply to forest rerankers (parser: rerank) "
+                               "and to parsers trained on predicted tags (a tagger section), "
+                               f"--fold to rerankers; {config} is a {cfg.parser} config "
+                               "without a tagger")
+    if has_tagger(cfg):
+        options["work"] = work or f"{out_dir}.work"
     if fold is not None:
         from dparse.rerank.model import make_fold
 

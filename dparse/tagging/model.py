@@ -1,0 +1,346 @@
+"""A trained tagger: UPOS, XPOS, FEATS and lemmas predicted word by word, in that order.
+
+Each predicted column is a :class:`ColumnModel`, a greedy left-to-right classifier
+(:mod:`dparse._ext.tagger`) over the templates of :mod:`dparse.tagging.features`; later columns
+read the values of earlier ones (predicted, or kept from the input), and UPOS reads a draft UPOS
+pass of the words to its right. Lemmas are edit rules (:mod:`dparse.tagging.lemma_rules`)
+classified the same way, except that a (form, UPOS) pair the training data lemmatized takes its
+most frequent lemma there (the lexicon) and is not classified. Predicted FEATS are in UD's
+canonical order (:func:`canonical_feats`).
+
+The classes a word may take (its candidates): for a word type seen at least
+``dictionary_min_count`` times in training, the classes it had there; otherwise for a lemma the
+rules that apply to its form, and for the other columns every class. XPOS, FEATS and lemma
+candidates are then kept only if the training data paired them with the word's UPOS.
+
+Files of a tagger model directory: ``tagger.npz`` (the weights of each column, float32, the
+known types' candidates and UPOS pairings, and their atoms) and ``tagger.json`` (forms,
+classes, lexicon).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from dparse._ext.tagger import tag_column
+
+from dparse.conll import Sentence
+from dparse.errors import DparseError
+from dparse.modeldir import check_model_dir
+from dparse.tagging.features import (
+    COLUMNS,
+    DRAFT,
+    TEMPLATES,
+    template_array,
+    word_atoms,
+)
+from dparse.tagging.lemma_rules import Rule, RuleIndex, apply_rule
+from dparse.timer import ParseTimer
+
+TAGGER_JSON = "tagger.json"
+TAGGER_NPZ = "tagger.npz"
+FORMAT_VERSION = 1
+UPOS = COLUMNS.index("upos")
+BATCH_SENTENCES = 256  # sentences tagged in one call of the extension
+TAG_MODES = ("auto", "predict", "keep")
+APPLICABLE_CACHE = 100_000  # forms whose applicable lemma rules a tagger remembers
+
+
+def canonical_feats(feats: str) -> str:
+    """FEATS in UD's canonical order: features sorted by name, case-insensitively (``_``
+    stays ``_``)."""
+    if feats in ("_", ""):
+        return "_"
+    return "|".join(sorted(feats.split("|"), key=lambda f: (f.lower(), f)))
+
+
+def rule_class(rule: Rule) -> str:
+    """A lemma rule as the lemma column's class string (a JSON list)."""
+    return json.dumps(list(rule), ensure_ascii=False)
+
+
+def rule_from_class(text: str) -> Rule:
+    """The lemma rule of a class string of :func:`rule_class`."""
+    return tuple(json.loads(text))  # type: ignore[return-value]
+
+
+def csr(lists: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:
+    """Lists of ints as (ptr [len + 1], ids) int32 arrays."""
+    ptr = np.zeros(len(lists) + 1, dtype=np.int32)
+    ptr[1:] = np.cumsum([len(x) for x in lists])
+    ids = np.fromiter((i for x in lists for i in x), dtype=np.int32, count=int(ptr[-1]))
+    return ptr, ids
+
+
+@dataclass
+class EncodedBatch:
+    """Sentences as :mod:`dparse._ext.tagger` reads them: ``tok_type`` int32 [T] (known
+    types, then ``extra``: the batch's other forms), their atoms ``atoms_extra`` and the
+    sentence offsets ``sent_ptr`` int32 [sentences + 1]."""
+
+    tok_type: np.ndarray
+    extra: list[str]
+    atoms_extra: np.ndarray
+    sent_ptr: np.ndarray
+
+
+@dataclass
+class ColumnModel:
+    """One predicted column: ``name`` (of :data:`COLUMNS`), its ``classes`` (strings; for
+    the lemma, rules as JSON lists), ``templates`` [F, 7], ``weights`` float32 [2**bits],
+    the known types' candidates (``known_ptr`` / ``known_ids``, CSR over the type ids) and
+    ``compat`` uint8 [UPOS classes, classes] (empty for UPOS itself)."""
+
+    name: str
+    classes: list[str]
+    bits: int
+    weights: np.ndarray
+    known_ptr: np.ndarray
+    known_ids: np.ndarray
+    compat: np.ndarray
+
+    @property
+    def index(self) -> int:
+        return COLUMNS.index(self.name)
+
+    @property
+    def templates(self) -> np.ndarray:
+        return template_array(TEMPLATES[self.name], self.name)
+
+    @property
+    def cond(self) -> int:
+        return -1 if self.compat.shape[0] == 0 else UPOS
+
+
+class TaggerModel:
+    """A trained tagger (see the module docstring): ``forms`` of the known types (their ids
+    are their positions), their ``atoms``, the predicted ``columns`` in order, the lemma
+    rules (the classes of the lemma column) and the (form, UPOS) -> lemma ``lexicon``."""
+
+    def __init__(self, forms: list[str], atoms: np.ndarray, columns: list[ColumnModel],
+                 lexicon: dict[tuple[str, str], str], dictionary_min_count: int) -> None:
+        self.forms = forms
+        self.type_ids = {form: i for i, form in enumerate(forms)}
+        self.atoms = atoms
+        self.columns = columns
+        lemma = [col for col in columns if col.name == "lemma"]
+        self.rule_index = RuleIndex(rule_from_class(c) for c in lemma[0].classes) if lemma \
+            else RuleIndex([])
+        self.lexicon = lexicon
+        self.dictionary_min_count = dictionary_min_count
+        self.class_ids = [{c: k for k, c in enumerate(col.classes)} for col in columns]
+        self._applicable: dict[str, list[int]] = {}
+        self.templates = [col.templates for col in columns]  # int32 [F, 7] each
+
+    @property
+    def predicted(self) -> tuple[str, ...]:
+        """The columns this tagger predicts, in order."""
+        return tuple(col.name for col in self.columns)
+
+    # -- tagging ---------------------------------------------------------------------------
+
+    def encode(self, sentences: Sequence[Sentence]) -> EncodedBatch:
+        """``sentences`` as the extension reads them (see :class:`EncodedBatch`)."""
+        extra: dict[str, int] = {}
+        known = self.type_ids
+        V = len(self.forms)
+        ids = []
+        for sent in sentences:
+            for form in sent.form:
+                t = known.get(form)
+                if t is None:
+                    t = extra.setdefault(form, V + len(extra))
+                ids.append(t)
+        sent_ptr = np.zeros(len(sentences) + 1, dtype=np.int32)
+        sent_ptr[1:] = np.cumsum([len(s) for s in sentences])
+        atoms_extra = (word_atoms(list(extra)) if extra
+                       else np.zeros((0, self.atoms.shape[1]), dtype=np.uint64))
+        return EncodedBatch(np.array(ids, dtype=np.int32), list(extra), atoms_extra, sent_ptr)
+
+    def applicable(self, form: str) -> list[int]:
+        """The lemma rules that apply to ``form`` (remembered for the last
+        :data:`APPLICABLE_CACHE` forms asked about)."""
+        rules = self._applicable.get(form)
+        if rules is None:
+            if len(self._applicable) >= APPLICABLE_CACHE:
+                self._applicable.clear()
+            rules = self._applicable[form] = self.rule_index.applicable(form)
+        return rules
+
+    def candidates(self, col: ColumnModel, extra: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        """CSR candidates over known and extra types: the extra types' lemma rules are those
+        that apply to their forms; their other columns' lists are empty (every class)."""
+        if col.name == "lemma":
+            lists = [self.applicable(form) for form in extra]
+        else:
+            lists = [[] for _ in extra]
+        ptr, ids = csr(lists)
+        return (np.concatenate([col.known_ptr, col.known_ptr[-1] + ptr[1:]]),
+                np.concatenate([col.known_ids, ids]))
+
+    def predict_column(self, c: int, batch: EncodedBatch, values: np.ndarray,
+                       weights: np.ndarray | None = None, given: np.ndarray | None = None
+                       ) -> None:
+        """Predict column ``self.columns[c]`` of ``batch`` into ``values`` [T, len(COLUMNS)]
+        (the columns it reads already there), with its weights or ``weights``; the words
+        whose ``given`` [T] class is >= 0 keep it."""
+        col = self.columns[c]
+        values[:, col.index] = -1 if given is None else given
+        cand_ptr, cand_ids = self.candidates(col, batch.extra)
+        tag_column(self.atoms, batch.atoms_extra, batch.tok_type, batch.sent_ptr, values,
+                   col.index, self.templates[c], cand_ptr, cand_ids, col.compat, col.cond,
+                   len(col.classes), col.weights if weights is None else weights, col.bits)
+
+    def tag_batch(self, sentences: Sequence[Sentence], mode: str = "auto") -> list[Sentence]:
+        """Tagged copies of ``sentences``: ``mode`` ``predict`` predicts every column of the
+        tagger, ``keep`` none (the sentences as they are), ``auto`` those that every sentence
+        of the batch leaves empty (``_`` on every word); kept columns are read by the later
+        columns' features."""
+        if mode not in TAG_MODES:
+            raise ValueError(f"tag mode {mode!r}: expected one of {', '.join(TAG_MODES)}")
+        if mode == "keep" or not sentences:
+            return list(sentences)
+        batch = self.encode(sentences)
+        values = np.full((len(batch.tok_type), len(COLUMNS)), -1, dtype=np.int32)
+        predict = self._columns_to_predict(sentences, mode)
+        for c, col in enumerate(self.columns):
+            if col.name not in predict:
+                self._fill_kept(values, c, col, sentences)
+                continue
+            given = None
+            if col.name == "lemma" and self.lexicon:  # the lexicon's words are not classified
+                given = self._lexicon_hits(sentences, values[:, UPOS] if "upos" in predict
+                                           else None)
+            self.predict_column(c, batch, values, given=given)
+        ptr = batch.sent_ptr
+        return [self._tagged(sent, values[ptr[s]:ptr[s + 1]], predict)
+                for s, sent in enumerate(sentences)]
+
+    def _columns_to_predict(self, sentences: Sequence[Sentence], mode: str) -> set[str]:
+        """The columns to predict (the draft UPOS with UPOS)."""
+        if mode == "predict":
+            return set(self.predicted)
+        empty = {name for name in self.predicted if name != DRAFT
+                 and all(v == "_" for s in sentences for v in getattr(s, name))}
+        return empty | ({DRAFT} if "upos" in empty else set())
+
+    def _fill_kept(self, values: np.ndarray, c: int, col: ColumnModel,
+                   sentences: Sequence[Sentence]) -> None:
+        """The input's values of a kept column as class ids (-1 for one the tagger does not
+        know), for the later columns' features."""
+        if col.name in ("lemma", DRAFT):
+            return
+        ids = self.class_ids[c]
+        flat = [v for s in sentences for v in getattr(s, col.name)]
+        if col.name == "feats":
+            flat = [canonical_feats(v) for v in flat]
+        values[:, col.index] = [ids.get(v, -1) for v in flat]
+
+    def _lexicon_hits(self, sentences: Sequence[Sentence], upos_ids: np.ndarray | None
+                      ) -> np.ndarray:
+        """int32 [T]: 0 for a word whose (form, UPOS) the lexicon lemmatizes, else -1; UPOS
+        as predicted (``upos_ids``, class ids) or, None, as the sentences give it."""
+        if upos_ids is not None:
+            classes = self.columns[self.predicted.index("upos")].classes
+            tags = [classes[k] if k >= 0 else "_" for k in upos_ids.tolist()]
+        else:
+            tags = [u for s in sentences for u in s.upos]
+        forms = [f for s in sentences for f in s.form]
+        lexicon = self.lexicon
+        return np.array([0 if (f, u) in lexicon else -1 for f, u in zip(forms, tags, strict=True)],
+                        dtype=np.int32)
+
+    def _tagged(self, sent: Sentence, values: np.ndarray, predict: set[str]) -> Sentence:
+        new: dict[str, list[str]] = {}
+        upos = sent.upos
+        for col in self.columns:
+            if col.name not in predict or col.name == DRAFT:
+                continue
+            ids = values[:, col.index].tolist()
+            if col.name == "lemma":
+                new["lemma"] = self._lemmas(sent.form, ids, new.get("upos", upos))
+            else:
+                new[col.name] = [col.classes[k] for k in ids]
+        return sent.with_tags(**new)
+
+    def _lemmas(self, forms: list[str], rule_ids: list[int], upos: list[str]) -> list[str]:
+        rules = self.rule_index.rules
+        out = []
+        for form, k, tag in zip(forms, rule_ids, upos, strict=True):
+            lemma = self.lexicon.get((form, tag))
+            out.append(lemma if lemma is not None else apply_rule(rules[k], form) or form)
+        return out
+
+    def tag(self, sentences: Iterable[Sentence], timer: ParseTimer | None = None,
+            mode: str = "auto", count: bool = True) -> Iterator[Sentence]:
+        """Tag a stream of sentences, :data:`BATCH_SENTENCES` at a time, in order; ``timer``
+        counts the tagging time (and, with ``count``, the words and sentences)."""
+        batch: list[Sentence] = []
+        for sent in sentences:
+            batch.append(sent)
+            if len(batch) == BATCH_SENTENCES:
+                yield from self._timed(batch, timer, mode, count)
+                batch = []
+        if batch:
+            yield from self._timed(batch, timer, mode, count)
+
+    def _timed(self, batch: list[Sentence], timer: ParseTimer | None, mode: str,
+               count: bool) -> list[Sentence]:
+        start = time.perf_counter()
+        tagged = self.tag_batch(batch, mode)
+        if timer is not None:
+            timer.record_tagging(time.perf_counter() - start,
+                                 sum(map(len, batch)) if count else 0, len(batch) if count else 0)
+        return tagged
+
+    # -- files -----------------------------------------------------------------------------
+
+    def write_files(self, directory: Path) -> None:
+        """Write ``tagger.json`` and ``tagger.npz`` into ``directory``."""
+        arrays = {"atoms": self.atoms}
+        meta_columns = []
+        for col in self.columns:
+            arrays[f"{col.name}.weights"] = col.weights
+            arrays[f"{col.name}.known_ptr"] = col.known_ptr
+            arrays[f"{col.name}.known_ids"] = col.known_ids
+            arrays[f"{col.name}.compat"] = col.compat
+            meta_columns.append({"name": col.name, "bits": col.bits, "classes": col.classes})
+        meta = {
+            "format_version": FORMAT_VERSION,
+            "forms": self.forms,
+            "columns": meta_columns,
+            "lexicon": [[f, u, lemma] for (f, u), lemma in self.lexicon.items()],
+            "dictionary_min_count": self.dictionary_min_count,
+        }
+        np.savez(directory / TAGGER_NPZ, **arrays)
+        (directory / TAGGER_JSON).write_text(json.dumps(meta, ensure_ascii=False),
+                                             encoding="utf-8")
+
+    @classmethod
+    def load(cls, directory: Path, checked: bool = False) -> TaggerModel:
+        """The tagger in ``directory`` (a tagger model directory, or a pipeline model's
+        ``tagger/``); ``checked``: its manifest was checked already."""
+        if not checked:
+            check_model_dir(directory)
+        try:
+            meta = json.loads((directory / TAGGER_JSON).read_text(encoding="utf-8"))
+            arrays = np.load(directory / TAGGER_NPZ)
+        except (OSError, ValueError) as exc:
+            raise DparseError(f"{directory}: not a tagger model: {exc}") from None
+        if meta.get("format_version") != FORMAT_VERSION:
+            raise DparseError(f"{directory}: tagger format {meta.get('format_version')} is "
+                              f"not the one this dparse reads ({FORMAT_VERSION}); retrain it")
+        columns = [
+            ColumnModel(c["name"], c["classes"], c["bits"], arrays[f"{c['name']}.weights"],
+                        arrays[f"{c['name']}.known_ptr"], arrays[f"{c['name']}.known_ids"],
+                        arrays[f"{c['name']}.compat"])
+            for c in meta["columns"]
+        ]
+        lexicon = {(f, u): lemma for f, u, lemma in meta["lexicon"]}
+        return cls(meta["forms"], arrays["atoms"], columns, lexicon,
+                   meta["dictionary_min_count"])

@@ -1,0 +1,203 @@
+"""Parsers trained on predicted tags, and the model directories that carry their tagger.
+
+A parser config with a ``tagger`` section (:class:`dparse.sections.TaggerConfig`) names a
+tagger config (``tagger.config``) or a trained tagger (``tagger.model``). Training it
+(:func:`train_pipeline`):
+
+1. the tagger: trained by its config on the parser's training and dev files, exactly as
+   ``dparse train`` of that config on those files trains it (so the same bytes), or the trained
+   one as it is;
+2. the training file tagged by a ``tagger.folds``-fold jackknife (:mod:`dparse.folds`: fold k
+   by a tagger trained the same way on the other folds), dev by the whole tagger; every column
+   the tagger predicts is replaced (``predict``). The two tagged files are kept in the work
+   directory (``train.tagged.conllu``, ``dev.tagged.conllu``) with a stamp of what made them
+   (the tagger's config, the sha256 of both files, the folds); a later run with the same stamp
+   reuses them, e.g. a second parser config of the same treebank and tagger;
+3. the parser: trained by its own trainer on the tagged files;
+4. the model directory: the parser's files and the tagger's in :data:`TAGGER_DIR` (its
+   ``tagger.json``, ``tagger.npz`` and ``config.yaml``), under one manifest.
+
+``dparse parse`` of such a model tags first (:func:`tagging_wrapper`; ``--tags``: ``auto``
+predicts the columns the input leaves empty, ``predict`` all, ``keep`` none).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import logging
+import multiprocessing
+import shutil
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from dparse.config import ExperimentConfig, load_config, save_config
+from dparse.conll import Sentence, write_conll
+from dparse.epochs import TrainResult
+from dparse.errors import ConfigError, DparseError
+from dparse.folds import fold_of_sentences
+from dparse.modeldir import CONFIG_FILE, check_model_dir, file_sha256
+from dparse.outputs import write_text
+from dparse.tagging.model import TAGGER_JSON, TAGGER_NPZ, TaggerModel
+from dparse.tagging.training import read_tagged, train_tagger
+from dparse.timer import ParseTimer
+
+log = logging.getLogger(__name__)
+
+TAGGER_DIR = "tagger"
+STAMP_FILE = "tagged.stamp.json"
+TAGGED_TRAIN = "train.tagged.conllu"
+TAGGED_DEV = "dev.tagged.conllu"
+STAMP_FORMAT = "dparse-tag-jackknife 1"
+
+
+def has_tagger(cfg: ExperimentConfig) -> bool:
+    """Whether the parser config trains on predicted tags (names a tagger)."""
+    return bool(cfg.tagger.config or cfg.tagger.model)
+
+
+def tagger_config(cfg: ExperimentConfig) -> ExperimentConfig:
+    """The config that trains the parser's tagger: ``tagger.config``, or the saved config of
+    ``tagger.model``; its data files are the parser's."""
+    source = cfg.tagger.config or str(Path(cfg.tagger.model) / CONFIG_FILE)
+    tcfg = load_config(source, data_root=cfg.data_root)
+    if tcfg.parser != "tagger":
+        raise ConfigError(f"{source}: tagger.{'config' if cfg.tagger.config else 'model'} must "
+                          f"be a tagger (parser: tagger), not a {tcfg.parser} config")
+    for key in ("train", "dev", "format", "encoding"):
+        setattr(tcfg.data, key, getattr(cfg.data, key))
+    return tcfg
+
+
+def _fold_tags(task: tuple[ExperimentConfig, list[Sentence], list[Sentence], list[Sentence]]
+               ) -> list[tuple[list[str], ...]]:
+    """The tag columns of ``held_out`` predicted by a tagger trained on ``rest`` (dev:
+    ``dev``)."""
+    tcfg, rest, dev, held_out = task
+    model = train_tagger(tcfg, rest, dev).model
+    return [(s.lemma, s.upos, s.xpos, s.feats) for s in model.tag(held_out, mode="predict")]
+
+
+def jackknife_tags(tcfg: ExperimentConfig, train: list[Sentence], dev: list[Sentence],
+                   folds: int, jobs: int = 1) -> list[Sentence]:
+    """``train`` with every column the tagger predicts replaced by a ``folds``-fold
+    jackknife (see the module docstring), ``jobs`` folds at a time (forked processes)."""
+    fold_of = fold_of_sentences(len(train), folds).tolist()
+    tasks = [(tcfg, [s for s, f in zip(train, fold_of, strict=True) if f != k], dev,
+              [s for s, f in zip(train, fold_of, strict=True) if f == k])
+             for k in range(1, folds + 1)]
+    if jobs > 1:
+        with multiprocessing.get_context("fork").Pool(min(jobs, folds)) as pool:
+            results = pool.map(_fold_tags, tasks, chunksize=1)
+    else:
+        results = [_fold_tags(task) for task in tasks]
+    tagged: list[Sentence] = []
+    for k, (task, columns) in enumerate(zip(tasks, results, strict=True), start=1):
+        log.info("tagger jackknife: fold %d of %d tagged (%d sentences)", k, folds, len(task[3]))
+        for sent, (lemma, upos, xpos, feats) in zip(task[3], columns, strict=True):
+            tagged.append(sent.with_tags(lemma=lemma, upos=upos, xpos=xpos, feats=feats))
+    return tagged
+
+
+def _stamp(tcfg: ExperimentConfig, cfg: ExperimentConfig) -> dict[str, Any]:
+    files = {key: file_sha256(cfg.data_path(getattr(cfg.data, key)))
+             for key in ("train", "dev") if getattr(cfg.data, key)}
+    return {"format": STAMP_FORMAT, "tagger": tcfg.to_dict(), "folds": cfg.tagger.folds,
+            "files": files}
+
+
+def tagged_files(cfg: ExperimentConfig, tcfg: ExperimentConfig, tagger: TaggerModel,
+                 work: Path, jobs: int) -> tuple[Path, Path | None]:
+    """The jackknife-tagged training file and the tagged dev file in ``work``, made unless
+    a stamp there says they were made from the same tagger config, files and folds."""
+    stamp = _stamp(tcfg, cfg)
+    stamp_path = work / STAMP_FILE
+    train_path, dev_path = work / TAGGED_TRAIN, (work / TAGGED_DEV if cfg.data.dev else None)
+    try:
+        done = json.loads(stamp_path.read_text(encoding="utf-8")) == stamp
+    except (OSError, ValueError):
+        done = False
+    if done and train_path.exists() and (dev_path is None or dev_path.exists()):
+        log.info("tagged training and dev files reused from %s", work)
+        return train_path, dev_path
+    work.mkdir(parents=True, exist_ok=True)
+    stamp_path.unlink(missing_ok=True)
+    train = read_tagged(tcfg, cfg.data.train)
+    dev = read_tagged(tcfg, cfg.data.dev) if cfg.data.dev else []
+    write_conll(jackknife_tags(tcfg, train, dev, cfg.tagger.folds, jobs), train_path,
+                encoding=cfg.data.encoding)
+    if dev_path is not None:
+        write_conll(tagger.tag(dev, mode="predict"), dev_path, encoding=cfg.data.encoding)
+    write_text(stamp_path, json.dumps(stamp, indent=1, sort_keys=True))
+    return train_path, dev_path
+
+
+class PipelineModel:
+    """A trained parser with the tagger that tagged its training data: ``write_files``
+    writes both (the tagger into :data:`TAGGER_DIR`)."""
+
+    def __init__(self, parser: Any, tagger: TaggerModel, tagger_cfg: ExperimentConfig,
+                 tagger_source: Path | None) -> None:
+        self.parser = parser
+        self.tagger = tagger
+        self.tagger_cfg = tagger_cfg
+        self.tagger_source = tagger_source  # a trained tagger's directory, copied as it is
+
+    def write_files(self, directory: Path) -> None:
+        self.parser.write_files(directory)
+        target = directory / TAGGER_DIR
+        target.mkdir()
+        if self.tagger_source is not None:
+            for name in (TAGGER_JSON, TAGGER_NPZ, CONFIG_FILE):
+                shutil.copyfile(self.tagger_source / name, target / name)
+            return
+        self.tagger.write_files(target)
+        save_config(self.tagger_cfg, target / CONFIG_FILE)
+
+
+def train_pipeline(cfg: ExperimentConfig, train_parser: Callable[[ExperimentConfig], TrainResult],
+                   work: Path, jobs: int = 1) -> TrainResult:
+    """Train the tagger of ``cfg``, tag its training files (see the module docstring) in
+    ``work`` and train the parser on them with ``train_parser``; the result's model is a
+    :class:`PipelineModel`."""
+    tcfg = tagger_config(cfg)
+    if cfg.tagger.model:
+        source: Path | None = Path(cfg.tagger.model)
+        check_model_dir(source)
+        tagger = TaggerModel.load(source, checked=True)
+    else:
+        source = None
+        train = read_tagged(tcfg, cfg.data.train)
+        dev = read_tagged(tcfg, cfg.data.dev) if cfg.data.dev else []
+        tagger = train_tagger(tcfg, train, dev).model
+    train_path, dev_path = tagged_files(cfg, tcfg, tagger, work, jobs)
+    pcfg = copy.deepcopy(cfg)
+    pcfg.data.train = str(train_path.resolve())
+    pcfg.data.dev = str(dev_path.resolve()) if dev_path is not None else None
+    result = train_parser(pcfg)
+    result.model = PipelineModel(result.model, tagger, tcfg, source)
+    return result
+
+
+def load_tagger(directory: Path, cfg: ExperimentConfig) -> TaggerModel:
+    """The tagger of a model directory (checked already): a tagger model's own, or a
+    pipeline model's; DparseError for a parser that carries none."""
+    if cfg.parser == "tagger":
+        return TaggerModel.load(directory, checked=True)
+    if (directory / TAGGER_DIR).is_dir():
+        return TaggerModel.load(directory / TAGGER_DIR, checked=True)
+    raise DparseError(f"{directory}: this {cfg.parser} parser carries no tagger (it was "
+                      "trained on the treebank's own tags): there is nothing to tag with")
+
+
+def tagging_wrapper(tagger: TaggerModel, mode: str,
+                    parse: Callable[[Iterable[Sentence], ParseTimer], Iterator[Sentence]]
+                    ) -> Callable[[Iterable[Sentence], ParseTimer], Iterator[Sentence]]:
+    """``parse`` with the sentences tagged first (``mode`` of
+    :meth:`TaggerModel.tag_batch`); the tagging time goes to the timer's ``tag``."""
+
+    def tag_then_parse(sentences: Iterable[Sentence], timer: ParseTimer) -> Iterator[Sentence]:
+        return parse(tagger.tag(sentences, timer, mode, count=False), timer)
+
+    return tag_then_parse

@@ -1,0 +1,303 @@
+"""Training a tagger (``parser: tagger``): each column in turn by the averaged perceptron.
+
+The columns the tagger predicts are those of LEMMA, UPOS, XPOS and FEATS that the model reads
+(``data.columns``, :mod:`dparse.columns`) and that the training file fills, and with UPOS its
+draft pass (:mod:`dparse.tagging.features`). They are trained in the order of
+:data:`~dparse.tagging.features.COLUMNS`, each for ``training.epochs`` epochs over the training
+sentences in a seeded order (``training.seed``), reading the gold values of the columns before
+it, except the draft UPOS that the UPOS pass reads: on the training sentences that is the
+draft of a ``tagging.draft_folds``-fold jackknife (:mod:`dparse.folds`), as imperfect as the
+draft of a new sentence. After each epoch the averaged weights tag dev, the columns before
+predicted by their selected models, and the epoch with the best dev accuracy is kept (without
+a dev file, the last).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from dparse._ext.tagger import train_column_epoch
+
+from dparse.columns import ColumnCounter, unread_columns
+from dparse.config import ExperimentConfig
+from dparse.conll import Sentence, read_treebank
+from dparse.epochs import BestEpoch, TrainResult
+from dparse.errors import ConfigError, DparseError
+from dparse.folds import fold_of_sentences
+from dparse.sections import TaggingConfig
+from dparse.tagging.features import COLUMNS, DRAFT, UNKNOWN_CLASS, word_atoms
+from dparse.tagging.lemma_rules import RuleIndex, rule_of
+from dparse.tagging.model import (
+    ColumnModel,
+    EncodedBatch,
+    TaggerModel,
+    canonical_feats,
+    csr,
+    rule_class,
+)
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class ColumnEpochReport:
+    """One epoch of one column: accuracy on the training words (as predicted during the
+    epoch) and on dev (None without dev), seconds by stage."""
+
+    column: str
+    epoch: int
+    train_accuracy: float
+    dev_accuracy: float | None
+    seconds: dict[str, float]
+
+    def summary(self, dev_file: str | None, punct: str) -> str:
+        """One line, like the parsers' epoch reports (``punct`` does not apply to tags)."""
+        del punct
+        dev = (f"dev {self.dev_accuracy:.2f}" if self.dev_accuracy is not None
+               else "no dev file" if not dev_file else "dev n/a")
+        secs = " ".join(f"{k} {v:.1f}s" for k, v in self.seconds.items())
+        return (f"{self.column} epoch {self.epoch}: train {self.train_accuracy:.2f}; {dev}; "
+                f"{secs}")
+
+
+def gold_value(column: str, form: str, lemma: str, upos: str, xpos: str, feats: str) -> Any:
+    """A word's gold class of ``column``: its UPOS for the draft, FEATS canonical, the lemma
+    rule (None for a ``_`` lemma)."""
+    if column == "lemma":
+        return rule_of(form, lemma) if lemma != "_" else None
+    if column == "feats":
+        return canonical_feats(feats)
+    return upos if column == DRAFT else xpos if column == "xpos" else upos
+
+
+def _gold_rows(sentences: Sequence[Sentence], column: str) -> list[Any]:
+    return [gold_value(column, *word) for s in sentences
+            for word in zip(s.form, s.lemma, s.upos, s.xpos, s.feats, strict=True)]
+
+
+def gold_values(sentences: Sequence[Sentence], class_ids: dict[str, dict[Any, int]]
+                ) -> np.ndarray:
+    """int32 [T, len(COLUMNS)]: the gold class ids of the words (-1: none, or unknown)."""
+    T = sum(len(s) for s in sentences)
+    gold = np.full((T, len(COLUMNS)), -1, dtype=np.int32)
+    for name, ids in class_ids.items():
+        gold[:, COLUMNS.index(name)] = [ids.get(v, -1) if v is not None else -1
+                                        for v in _gold_rows(sentences, name)]
+    return gold
+
+
+def predicted_columns(cfg: ExperimentConfig, train: list[Sentence],
+                      dev: list[Sentence]) -> list[str]:
+    """The columns the tagger learns: read by the model and filled in the training file,
+    with UPOS its draft."""
+    unread, reasons = unread_columns(cfg.data.columns, train, dev)
+    for reason in reasons:
+        log.warning("%s: %s", cfg.name, reason)
+    shares = ColumnCounter.of(train).shares()
+    columns = [c for c in COLUMNS if c != DRAFT and c not in unread and shares[c] > 0]
+    if not columns:
+        raise DparseError(f"{cfg.data_path(cfg.data.train)}: the training file fills none of "
+                          "the columns a tagger predicts (LEMMA, UPOS, XPOS, FEATS)")
+    return [DRAFT, *columns] if "upos" in columns and cfg.tagging.draft_folds else columns
+
+
+def _classes(counts: Counter) -> list:
+    """Classes by descending count, then by value (deterministic)."""
+    return [v for v, _ in sorted(counts.items(), key=lambda kv: (-kv[1], str(kv[0])))]
+
+
+def build_model(train: Sequence[Sentence], columns: list[str], tc: TaggingConfig
+                ) -> tuple[TaggerModel, dict[str, dict[Any, int]]]:
+    """The untrained tagger of ``train`` (see :mod:`dparse.tagging.model`): known types and
+    their atoms, classes, candidates and UPOS compatibility of every column, lemma lexicon;
+    and the class ids of every column (lemma: by rule)."""
+    type_counts: Counter[str] = Counter(f for s in train for f in s.form)
+    forms = list(type_counts)  # first occurrence order
+    type_ids = {f: i for i, f in enumerate(forms)}
+    tok_types = [type_ids[f] for s in train for f in s.form]
+    upos = [u for s in train for u in s.upos]
+    counts: dict[str, Counter] = {}
+    seen: dict[str, list[set]] = {}
+    pairs: dict[str, set[tuple[str, Any]]] = {}
+    for c in columns:
+        counts[c], seen[c], pairs[c] = Counter(), [set() for _ in forms], set()
+        for t, u, value in zip(tok_types, upos, _gold_rows(train, c), strict=True):
+            if value is not None:
+                counts[c][value] += 1
+                seen[c][t].add(value)
+                pairs[c].add((u, value))
+    first = next((c for c in columns if c != "lemma"), None)  # its classes: the ambiguity
+    ambiguity = [
+        "+".join(sorted(map(str, seen[first][t])))
+        if first is not None and type_counts[f] >= tc.ambiguity_min_count else UNKNOWN_CLASS
+        for t, f in enumerate(forms)
+    ]
+    class_ids: dict[str, dict[Any, int]] = {}
+    column_models = []
+    for c in columns:
+        classes = _classes(counts[c])
+        ids = class_ids[c] = {v: k for k, v in enumerate(classes)}
+        index = RuleIndex(classes) if c == "lemma" else None
+        lists = []
+        for t, form in enumerate(forms):
+            if type_counts[form] >= tc.dictionary_min_count:
+                lists.append(sorted(ids[v] for v in seen[c][t]))
+            else:
+                lists.append(index.applicable(form) if index is not None else [])
+        ptr, cand = csr(lists)
+        compat = np.zeros((0, len(classes)), dtype=np.uint8)
+        if c not in (DRAFT, "upos") and "upos" in class_ids:
+            compat = np.zeros((len(class_ids["upos"]), len(classes)), dtype=np.uint8)
+            for u, v in pairs[c]:
+                if u in class_ids["upos"]:
+                    compat[class_ids["upos"][u], ids[v]] = 1
+        names = [rule_class(r) for r in classes] if c == "lemma" else classes
+        column_models.append(ColumnModel(c, names, tc.bits,
+                                         np.zeros(1 << tc.bits, dtype=np.float32), ptr, cand,
+                                         compat))
+    lexicon: dict[tuple[str, str], str] = {}
+    if tc.lexicon and "lemma" in columns:
+        lemma_counts = Counter((f, u, lm) for s in train
+                               for f, u, lm in zip(s.form, s.upos, s.lemma, strict=True)
+                               if lm != "_")
+        best: dict[tuple[str, str], int] = {}
+        for (form, u, lemma), n in sorted(lemma_counts.items()):
+            if n > best.get((form, u), 0):
+                best[(form, u)], lexicon[(form, u)] = n, lemma
+    model = TaggerModel(forms, word_atoms(forms, ambiguity),
+                        column_models, lexicon, tc.dictionary_min_count)
+    return model, class_ids
+
+
+def accuracy(values: np.ndarray, gold: np.ndarray) -> float | None:
+    """Share of the words with a gold class that got it, in percent (None: no such word)."""
+    known = gold >= 0
+    return 100.0 * float((values[known] == gold[known]).mean()) if known.any() else None
+
+
+def train_column(model: TaggerModel, c: int, batch: EncodedBatch, values: np.ndarray,
+                 gold: np.ndarray, epochs: int, rng: np.random.Generator, shuffle: bool,
+                 dev: tuple[EncodedBatch, np.ndarray, np.ndarray] | None = None,
+                 on_epoch: Callable[[ColumnEpochReport], None] | None = None) -> int:
+    """Train column ``model.columns[c]`` for ``epochs`` epochs on ``batch`` (``values``: the
+    columns it reads, [T, len(COLUMNS)]; ``gold``: its gold ids [T]) and set its weights to the
+    averaged weights of the best epoch on ``dev`` (batch, values as predicted so far, gold
+    [T_dev, len(COLUMNS)]; None: the last epoch); returns that epoch."""
+    col = model.columns[c]
+    k = col.index
+    w = np.zeros(1 << col.bits, dtype=np.float64)
+    acc = np.zeros_like(w)
+    counter = np.zeros(1, dtype=np.float64)
+    cand_ptr, cand_ids = model.candidates(col, batch.extra)
+    n_sentences = len(batch.sent_ptr) - 1
+    best = BestEpoch()
+    gold = np.ascontiguousarray(gold, dtype=np.int32)
+    values[:, k] = -1  # no class given: every word is predicted
+    for epoch in range(1, epochs + 1):
+        t0 = time.perf_counter()
+        order = (rng.permutation(n_sentences) if shuffle else np.arange(n_sentences))
+        right = train_column_epoch(
+            model.atoms, batch.atoms_extra, batch.tok_type, batch.sent_ptr, values, k,
+            model.templates[c], cand_ptr, cand_ids, col.compat, col.cond, len(col.classes),
+            gold, order.astype(np.int32), w, acc, counter, col.bits)
+        averaged = (w - acc / max(counter[0], 1.0)).astype(np.float32)
+        seconds = {"train": time.perf_counter() - t0}
+        dev_accuracy = None
+        if dev is not None:
+            t0 = time.perf_counter()
+            dev_batch, dev_values, dev_gold = dev
+            model.predict_column(c, dev_batch, dev_values, averaged)
+            dev_accuracy = accuracy(dev_values[:, k], dev_gold[:, k])
+            seconds["dev"] = time.perf_counter() - t0
+        best.offer(epoch, averaged, dev_accuracy)
+        if on_epoch is not None:
+            known = max(int((gold >= 0).sum()), 1)
+            on_epoch(ColumnEpochReport(col.name, epoch, 100.0 * right / known, dev_accuracy,
+                                       seconds))
+    col.weights = best.weights
+    if dev is not None:  # the selected weights predict dev for the later columns
+        model.predict_column(c, dev[0], dev[1])
+    return best.epoch
+
+
+def jackknife_draft(train: Sequence[Sentence], tc: TaggingConfig, epochs: int, seed: int,
+                    shuffle: bool) -> list[str]:
+    """The draft UPOS of every training word by a ``tc.draft_folds``-fold jackknife: fold k
+    drafted by a draft pass trained for ``epochs`` epochs on the other folds."""
+    fold_of = fold_of_sentences(len(train), tc.draft_folds).tolist()
+    drafts: list[list[str]] = [[] for _ in train]
+    for k in range(1, tc.draft_folds + 1):
+        rest = [s for s, f in zip(train, fold_of, strict=True) if f != k]
+        held = [i for i, f in enumerate(fold_of) if f == k]
+        sub, ids = build_model(rest, [DRAFT], tc)
+        gold = gold_values(rest, ids)
+        train_column(sub, 0, sub.encode(rest), gold.copy(), gold[:, 0], epochs,
+                     np.random.default_rng(seed), shuffle)
+        batch = sub.encode([train[i] for i in held])
+        values = np.full((len(batch.tok_type), len(COLUMNS)), -1, dtype=np.int32)
+        sub.predict_column(0, batch, values)
+        classes = sub.columns[0].classes
+        for j, i in enumerate(held):
+            lo, hi = batch.sent_ptr[j], batch.sent_ptr[j + 1]
+            drafts[i] = [classes[v] for v in values[lo:hi, 0]]
+    return [tag for d in drafts for tag in d]
+
+
+def train_tagger(cfg: ExperimentConfig, train: list[Sentence], dev: list[Sentence],
+                 on_epoch: Callable[[ColumnEpochReport], None] | None = None) -> TrainResult:
+    """Train the tagger of ``cfg`` on ``train``, selecting each column's epoch on ``dev``
+    (may be empty)."""
+    start = time.perf_counter()
+    tc, tr = cfg.tagging, cfg.training
+    model, class_ids = build_model(train, predicted_columns(cfg, train, dev), tc)
+    batch = model.encode(train)
+    gold = gold_values(train, class_ids)
+    dev_part = None
+    if dev:
+        dev_gold = gold_values(dev, class_ids)
+        dev_part = (model.encode(dev), np.full_like(dev_gold, -1), dev_gold)
+    rng = np.random.default_rng(tr.seed)
+    result = TrainResult(model, 0)
+    for c, col in enumerate(model.columns):
+        values = gold.copy()
+        if col.name == "upos" and DRAFT in class_ids:
+            draft = jackknife_draft(train, tc, result.best_epoch, tr.seed, tr.shuffle)
+            values[:, COLUMNS.index(DRAFT)] = [class_ids[DRAFT].get(t, -1) for t in draft]
+        epoch = train_column(model, c, batch, values, gold[:, col.index], tr.epochs, rng,
+                             tr.shuffle, dev_part, on_epoch)
+        log.info("%s: epoch %d kept", col.name, epoch)
+        if c == 0:
+            result.best_epoch = epoch
+    result.seconds = time.perf_counter() - start
+    return result
+
+
+def read_tagged(cfg: ExperimentConfig, relative: str) -> list[Sentence]:
+    """A treebank file of the config's data section (heads not needed), at least one
+    sentence."""
+    path = cfg.data_path(relative)
+    if not path.exists():
+        raise DparseError(f"{path}: treebank not found (data root {cfg.data_root!r}; set "
+                          "--data-root or DPARSE_DATA)")
+    sentences = read_treebank(path, fmt=cfg.data.format, encoding=cfg.data.encoding,
+                              require_heads=False)
+    if not sentences:
+        raise DparseError(f"{path}: no sentences")
+    return sentences
+
+
+def train(cfg: ExperimentConfig, progress: bool = False,
+          on_epoch: Callable[[Any], None] | None = None) -> TrainResult:
+    """Train the tagger of a ``parser: tagger`` config on its data section's files."""
+    del progress  # a column's epoch takes seconds: its report line is the progress
+    if cfg.training.learner != "perceptron":
+        raise ConfigError("the tagger trains with training.learner: perceptron")
+    train_sents = read_tagged(cfg, cfg.data.train)
+    dev = read_tagged(cfg, cfg.data.dev) if cfg.data.dev else []
+    return train_tagger(cfg, train_sents, dev, on_epoch)
