@@ -37,26 +37,32 @@ def data() -> Path:
     return DATA
 
 
+def train_tiny_model(folder: Path, raw: dict, train: int, dev: int) -> Path:
+    """``folder`` with the first ``train`` sentences of en_ewt train (``train.conllu``), the
+    first ``dev`` of en_ewt dev (``dev.conllu``) and ``model``: the config ``raw`` (treebank
+    paths relative to ``folder``) trained on them and saved."""
+    from dparse.config import load_config
+    from dparse.conll import read_conll, write_conll
+    from dparse.epochs import save_model
+    from dparse.graph.training import train as train_graph
+
+    write_conll(islice(read_conll(DATA / "en_ewt" / "train.conllu"), train),
+                folder / "train.conllu")
+    write_conll(islice(read_conll(DATA / "en_ewt" / "dev.conllu"), dev), folder / "dev.conllu")
+    cfg = load_config(raw=raw, data_root=str(folder))
+    save_model(train_graph(cfg, progress=False), cfg, folder / "model")
+    return folder
+
+
 @pytest.fixture(scope="session")
 def tiny_first_order(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A folder: ``train.conllu`` (the first 300 sentences of en_ewt train), ``dev.conllu``
     (the first 40 of en_ewt dev) and ``model``, a first-order model (cle) trained on the first
     for one epoch with 2**18 arc weights and 2**12 label rows, its config's ``ensemble.gamma1``
     0.5 (what ``dparse ensemble`` takes from a model's config). Read only: copy what you change."""
-    from dparse.config import load_config
-    from dparse.conll import read_conll, write_conll
-    from dparse.epochs import save_model
-    from dparse.graph.training import train
-
     if not DATA.is_dir():
         pytest.skip(f"treebank data not found at {DATA}")
-    folder = tmp_path_factory.mktemp("tiny-first-order")
-    write_conll(islice(read_conll(DATA / "en_ewt" / "train.conllu"), 300),
-                folder / "train.conllu")
-    write_conll(islice(read_conll(DATA / "en_ewt" / "dev.conllu"), 40), folder / "dev.conllu")
-    cfg = load_config(raw={"name": "tiny", "data": {"train": "train.conllu"},
-                           "features": {"arc_bits": 18, "label_bits": 12},
-                           "training": {"epochs": 1}, "ensemble": {"gamma1": 0.5}},
-                      data_root=str(folder))
-    save_model(train(cfg, progress=False), cfg, folder / "model")
-    return folder
+    return train_tiny_model(tmp_path_factory.mktemp("tiny-first-order"),
+                            {"name": "tiny", "data": {"train": "train.conllu"},
+                             "features": {"arc_bits": 18, "label_bits": 12},
+                             "training": {"epochs": 1}, "ensemble": {"gamma1": 0.5}}, 300, 40)

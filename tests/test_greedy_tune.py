@@ -3,19 +3,15 @@
 from __future__ import annotations
 
 import sys
-from itertools import islice
 from pathlib import Path
 
 import pytest
 import yaml
-from conftest import DATA, requires_data
+from conftest import DATA, requires_data, train_tiny_model
 
-from dparse.config import load_config
-from dparse.conll import read_conll, read_treebank, write_conll
-from dparse.epochs import save_model
+from dparse.conll import read_treebank
 from dparse.errors import DparseError
 from dparse.graph.load import load_model
-from dparse.graph.training import train
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "benchmarks"))
@@ -62,17 +58,11 @@ def tiny(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A first-order model trained on 200 en_ewt sentences, and 30 dev sentences."""
     if not DATA.is_dir():
         pytest.skip(f"treebank data not found at {DATA}")
-    folder = tmp_path_factory.mktemp("tune")
-    write_conll(islice(read_conll(DATA / "en_ewt" / "train.conllu"), 200),
-                folder / "train.conllu")
-    write_conll(islice(read_conll(DATA / "en_ewt" / "dev.conllu"), 30), folder / "dev.conllu")
-    cfg = load_config(raw={"data": {"train": "train.conllu"},
-                           "features": {"arc_bits": 16, "label_bits": 10},
-                           "decoder": {"name": "bgi-pp", "options": {"beta": 0.3}},
-                           "training": {"epochs": 1}, "ensemble": {"gamma2": 0.1}},
-                      data_root=str(folder))
-    save_model(train(cfg, progress=False), cfg, folder / "model")
-    return folder
+    return train_tiny_model(tmp_path_factory.mktemp("tune"),
+                            {"data": {"train": "train.conllu"},
+                             "features": {"arc_bits": 16, "label_bits": 10},
+                             "decoder": {"name": "bgi-pp", "options": {"beta": 0.3}},
+                             "training": {"epochs": 1}, "ensemble": {"gamma2": 0.1}}, 200, 30)
 
 
 def dev_scores(tiny: Path, dev: list, budget: float) -> DevScores:
