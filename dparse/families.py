@@ -7,10 +7,10 @@ its own config sections.
 passes), before it checks the decoders by name. It imports this module when it validates, so a
 config read in a process that imported only :mod:`dparse.config` is checked in full. A check
 module imports only :mod:`dparse.sections`, :mod:`dparse.errors` and the extensions it needs,
-never :mod:`dparse.config` (which imports this module: tests/test_imports.py finds any cycle).
+never :mod:`dparse.config` (which imports this module: tests/test_layout.py finds any cycle).
 
-A new family, e.g. a tagger (``parser: tagger``, its keys in a section ``tagging``, and a
-``tagger`` section that a parser config fills to carry one), registers in four places:
+A new family registers in four places, as the tagger did (``parser: tagger``, its keys in a
+section ``tagging``, and a ``tagger`` section that a parser config fills to carry one):
 
 1. its section dataclasses in :mod:`dparse.sections` (``TaggingConfig``, ``TaggerConfig``): a
    field of :class:`~dparse.sections.ExperimentConfig` each and an entry each in
