@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from itertools import islice
 from pathlib import Path
 
@@ -29,37 +30,52 @@ from dparse.tagging.pipeline import TAGGER_DIR
 from dparse.timer import ParseTimer
 from dparse.vocab import Vocabulary
 
-input_format_option = click.option(
-    "--format", "fmt", type=click.Choice(["auto", *INPUT_FORMATS]), default="auto",
-    show_default=True, help="Input format; text: words alone, one sentence a line, tokens "
-    "separated by whitespace (written out as CoNLL-U with # text).")
-tags_option = click.option(
-    "--tags", type=click.Choice(TAG_MODES), default="auto", show_default=True,
-    help="With a model that tags: auto predicts the columns (LEMMA, UPOS, XPOS, FEATS) the "
-    "input leaves empty and keeps the others; predict replaces them all; keep uses the "
-    "input's (gold-tag experiments).")
+
+def stream_options(verb: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """The options that ``dparse parse`` and ``dparse tag`` (``verb``: Parse, Tag) share:
+    output, input format, --tags, encoding, --json, --jobs, --shard and --chunk-size."""
+    options = [
+        click.option("--output", "-o", default="-", help="Output file [default: stdout]."),
+        click.option("--format", "fmt", type=click.Choice(["auto", *INPUT_FORMATS]),
+                     default="auto", show_default=True,
+                     help="Input format; text: words alone, one sentence a line, tokens "
+                     "separated by whitespace (written out as CoNLL-U with # text)."),
+        click.option("--tags", type=click.Choice(TAG_MODES), default="auto", show_default=True,
+                     help="With a model that tags: auto predicts the columns (LEMMA, UPOS, "
+                     "XPOS, FEATS) the input leaves empty and keeps the others; predict "
+                     "replaces them all; keep uses the input's (gold-tag experiments)."),
+        click.option("--encoding", default="utf-8", show_default=True,
+                     help="Input and output encoding."),
+        click.option("--json", "as_json", is_flag=True,
+                     help="Print the summary as JSON on stderr."),
+        click.option("--jobs", "-j", type=click.IntRange(min=1), default=1, show_default=True,
+                     help="Worker processes (forked with the model loaded once, on Linux); "
+                     "output identical to one job's, in input order."),
+        click.option("--shard", "shard_text", metavar="I/N", default=None,
+                     help=f"{verb} only the I-th of N contiguous pieces of INPUT (a file): the "
+                     "outputs of shards 1..N concatenated in order are the whole output (a "
+                     "job array)."),
+        click.option("--chunk-size", type=click.IntRange(min=1), default=DEFAULT_CHUNK,
+                     show_default=True, help="Sentences sent to a worker at a time (with "
+                     "--jobs)."),
+    ]
+
+    def add(command: Callable[..., None]) -> Callable[..., None]:
+        for option in reversed(options):
+            command = option(command)
+        return command
+
+    return add
 
 
 @click.command("parse")
 @click.argument("model_dir", type=click.Path(exists=True, file_okay=False))
 @click.argument("input", default="-", required=False)
-@click.option("--output", "-o", default="-", help="Output file [default: stdout].")
+@stream_options("Parse")
 @click.option("--decoder", "decoder_name", default=None,
               help="Decoder to use instead of the model's: for a graph model a registered "
               "decoder that takes its parts (first order: cle, eisner, bgi, bgi-pp, ...); an "
               "easy-first model takes easyfirst-scan or easyfirst-heap.")
-@input_format_option
-@tags_option
-@click.option("--encoding", default="utf-8", show_default=True, help="Input and output encoding.")
-@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON on stderr.")
-@click.option("--jobs", "-j", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Worker processes (forked with the model loaded once, on Linux); output "
-              "identical to one job's, in input order.")
-@click.option("--shard", "shard_text", metavar="I/N", default=None,
-              help="Parse only the I-th of N contiguous pieces of INPUT (a file): the outputs "
-              "of shards 1..N concatenated in order are the whole output (a job array).")
-@click.option("--chunk-size", type=click.IntRange(min=1), default=DEFAULT_CHUNK,
-              show_default=True, help="Sentences sent to a worker at a time (with --jobs).")
 @click.option("--forest", "forest_path", default=None, metavar="FILE",
               help="Also write each sentence's packed forest to FILE (dparse.hypergraph "
               "forest format, gzip if it ends in .gz); shift-reduce models only.")

@@ -4,27 +4,14 @@ from __future__ import annotations
 
 import click
 
-from dparse.batch.parallel_parse import DEFAULT_CHUNK
 from dparse.cli.options import model_set_option
-from dparse.cli.parse import input_format_option, run, tags_option
+from dparse.cli.parse import run, stream_options
 
 
 @click.command("tag")
 @click.argument("model_dir", type=click.Path(exists=True, file_okay=False))
 @click.argument("input", default="-", required=False)
-@click.option("--output", "-o", default="-", help="Output file [default: stdout].")
-@input_format_option
-@tags_option
-@click.option("--encoding", default="utf-8", show_default=True, help="Input and output encoding.")
-@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON on stderr.")
-@click.option("--jobs", "-j", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Worker processes (forked with the model loaded once, on Linux); output "
-              "identical to one job's, in input order.")
-@click.option("--shard", "shard_text", metavar="I/N", default=None,
-              help="Tag only the I-th of N contiguous pieces of INPUT (a file): the outputs "
-              "of shards 1..N concatenated in order are the whole output (a job array).")
-@click.option("--chunk-size", type=click.IntRange(min=1), default=DEFAULT_CHUNK,
-              show_default=True, help="Sentences sent to a worker at a time (with --jobs).")
+@stream_options("Tag")
 @model_set_option
 def tag(model_dir: str, input: str, output: str, fmt: str, tags: str, encoding: str,
         as_json: bool, jobs: int, shard_text: str | None, chunk_size: int,

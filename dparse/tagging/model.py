@@ -88,6 +88,14 @@ class EncodedBatch:
     atoms_extra: np.ndarray
     sent_ptr: np.ndarray
 
+    def mirrored(self) -> tuple[EncodedBatch, np.ndarray]:
+        """The batch with the words of each sentence in reverse order, and ``perm`` int64 [T]:
+        word j of the mirror is word ``perm[j]`` of the batch."""
+        ptr = self.sent_ptr.astype(np.int64)
+        perm = np.repeat(ptr[:-1] + ptr[1:] - 1, np.diff(ptr)) - np.arange(ptr[-1])
+        return EncodedBatch(self.tok_type[perm], self.extra, self.atoms_extra,
+                            self.sent_ptr), perm
+
 
 @dataclass
 class ColumnModel:
@@ -191,6 +199,17 @@ class TaggerModel:
         whose ``given`` [T] class is >= 0 keep it."""
         col = self.columns[c]
         values[:, col.index] = -1 if given is None else given
+        if col.name != DRAFT:
+            self._tag_column(c, batch, values, weights)
+            return
+        mirror, perm = batch.mirrored()  # the draft runs right to left: over the mirror
+        mirrored = values[perm]
+        self._tag_column(c, mirror, mirrored, weights)
+        values[perm, col.index] = mirrored[:, col.index]
+
+    def _tag_column(self, c: int, batch: EncodedBatch, values: np.ndarray,
+                    weights: np.ndarray | None) -> None:
+        col = self.columns[c]
         cand_ptr, cand_ids = self.candidates(col, batch.extra)
         tag_column(self.atoms, batch.atoms_extra, batch.tok_type, batch.sent_ptr, values,
                    col.index, self.templates[c], cand_ptr, cand_ids, col.compat, col.cond,

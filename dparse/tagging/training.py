@@ -191,6 +191,9 @@ def train_column(model: TaggerModel, c: int, batch: EncodedBatch, values: np.nda
     [T_dev, len(COLUMNS)]; None: the last epoch); returns that epoch."""
     col = model.columns[c]
     k = col.index
+    if col.name == DRAFT:  # right to left, as TaggerModel.predict_column runs it
+        batch, perm = batch.mirrored()
+        values, gold = values[perm], gold[perm]
     w = np.zeros(1 << col.bits, dtype=np.float64)
     acc = np.zeros_like(w)
     counter = np.zeros(1, dtype=np.float64)
