@@ -41,7 +41,8 @@ PEERS = {
 GAP_TARGET = 3.0  # easy-first within this many UAS points of o1-cle
 
 
-def _fmt(pair: tuple[float, float] | None) -> str:
+def fmt_pair(pair: tuple[float, float] | None) -> str:
+    """``UAS / LAS`` with two decimals, ``-`` for none."""
     return "-" if pair is None else f"{pair[0]:.2f} / {pair[1]:.2f}"
 
 
@@ -54,14 +55,15 @@ def _column(grid_dir: Path, record: dict) -> str:
         return str(data["tag"]) if "tag" in data else "?"
 
 
-def finished(grid_dir: Path, data_root: str | None) -> list[dict]:
-    """The result record of each (config, treebank) cell of the grid under ``grid_dir``
-    (treebanks missing under ``data_root`` left out): the current cell's, else the latest
-    finished cell of the same config and treebank from an earlier run, marked ``stale`` (its
-    resolved config differs, e.g. by a config key added since: rerun the grid to refresh)."""
-    spec = load_grid(GRID)
+def finished(grid_dir: Path, data_root: str | None, grid: Path = GRID) -> list[dict]:
+    """The result record of each (config, treebank) cell of ``grid`` (the ud grid by default)
+    under ``grid_dir`` (treebanks missing under ``data_root`` left out): the current cell's,
+    else the latest finished cell of the same config and treebank from an earlier run, marked
+    ``stale`` (its resolved config differs, e.g. by a config key added since: rerun the grid
+    to refresh)."""
+    spec = load_grid(grid)
     root = Path(data_root or os.environ.get("DPARSE_DATA") or DEFAULT_DATA_ROOT)
-    names = present(root)
+    names = present(root, grid)
     spec.treebanks = [tb for tb in spec.treebanks if tb is not None and tb.name in names]
     if not spec.treebanks:
         return []
@@ -121,9 +123,9 @@ def build(grid_dir: Path, records: list[dict]) -> str:
         column = _column(grid_dir, ok[tb.name, "easyfirst"]) if (tb.name, "easyfirst") in ok \
             else "-"
         lines.append(f"| {tb.name} | {column} | " + " | ".join(
-            _fmt(scores.get(c)) + ("*" if c in stale else "") for c in configs)
-                     + f" | {_fmt(best[1]) + f' ({best[0]})' if best else '-'} | "
-                     + " | ".join(_fmt(p) for p in peers) + f" | {margin} |")
+            fmt_pair(scores.get(c)) + ("*" if c in stale else "") for c in configs)
+                     + f" | {fmt_pair(best[1]) + f' ({best[0]})' if best else '-'} | "
+                     + " | ".join(fmt_pair(p) for p in peers) + f" | {margin} |")
     lines += ["", f"## Easy-first against o1-cle (target: within {GAP_TARGET} UAS)", "",
               "| treebank | easyfirst UAS | o1-cle UAS | gap | within target |",
               "|---|---|---|---|---|"]
@@ -153,9 +155,10 @@ def build(grid_dir: Path, records: list[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def present(data_root: Path) -> list[str]:
-    """The grid's treebanks whose files are all under ``data_root``."""
-    return [tb.name for tb in load_grid(GRID).treebanks
+def present(data_root: Path, grid: Path = GRID) -> list[str]:
+    """The treebanks of ``grid`` (the ud grid by default) whose files are all under
+    ``data_root``."""
+    return [tb.name for tb in load_grid(grid).treebanks
             if tb is not None and not missing_files(tb, data_root)]
 
 

@@ -45,12 +45,16 @@ from dparse.sections import (
 
 # The dataclasses live in dparse.sections (which the families' checks import); read them here.
 __all__ = [
-    "DEFAULT_DATA_ROOT", "SECTIONS", "DataConfig", "DecoderConfig", "EnsembleConfig",
-    "ExperimentConfig", "FeatureConfig", "PrunerConfig", "RerankConfig", "ShiftReduceConfig",
-    "TrainingConfig", "UmstConfig", "PUNCT_RULES", "YamlLoader", "apply_overrides",
-    "check_decoder", "load_config", "load_yaml", "read_yaml", "save_config", "validate",
+    "CONFIG_REFERENCES", "DEFAULT_DATA_ROOT", "SECTIONS", "DataConfig", "DecoderConfig",
+    "EnsembleConfig", "ExperimentConfig", "FeatureConfig", "PrunerConfig", "RerankConfig",
+    "ShiftReduceConfig", "TrainingConfig", "UmstConfig", "PUNCT_RULES", "YamlLoader",
+    "apply_overrides", "check_decoder", "load_config", "load_yaml", "read_yaml", "save_config",
+    "validate",
 ]
 PUNCT_RULES = ("include", "conll", "ptb", "upos")
+# (section, key) of the settings that name another config file, relative to the naming config's
+# file (resolved by load_config when it has the file's path)
+CONFIG_REFERENCES = (("rerank", "first_stage"), ("tagger", "config"))
 
 
 class YamlLoader(yaml.SafeLoader):
@@ -246,7 +250,7 @@ def load_config(
         data_root=data_root or os.environ.get("DPARSE_DATA") or DEFAULT_DATA_ROOT,
         **{key: _build(cls, raw.get(key), f"{source}: {key}") for key, cls in SECTIONS.items()},
     )
-    for section, key in (("rerank", "first_stage"), ("tagger", "config")):
+    for section, key in CONFIG_REFERENCES:
         other = getattr(getattr(cfg, section), key)  # another config, named from this one
         if other and path is not None and not Path(other).is_absolute():
             setattr(getattr(cfg, section), key, os.path.normpath(Path(path).parent / other))

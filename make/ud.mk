@@ -6,16 +6,39 @@
 #       $(GRID_RUNS)/ud are never rerun) on the treebanks present under DATA, then writes
 #       results/ud-table.md (benchmarks/ud_table.py). Hours for all 14 treebanks on 2 cores
 #       (en_ewt and pt_bosque take most of it); minutes per small treebank.
+#
+# Issue 33, item 5: the same on predicted tags.
+#
+#   make ud-table TAGS=predicted [DATA=...] [JOBS=N] [CLUSTER=slurm] [UD_TABLE_TREEBANKS=...]
+#       runs the grid configs/grids/ud-tagged.yaml (the tagger, o1-cle and o2-eisner trained
+#       on 10-fold jackknifed tags; the same treebanks, configs/grids/treebanks/ud.yaml) under
+#       $(GRID_RUNS)/ud-tagged, then writes results/ud-table-tagged.md
+#       (benchmarks/ud_table_tagged.py): the tagger's accuracies and the parsers' UAS / LAS
+#       from the test files' words alone, beside the gold-tag figures of the cells under
+#       $(GRID_RUNS)/ud (make ud-table's) where they exist, and UDPipe 1's figures from
+#       $(UD_TABLE_PEERS) if that file exists (its format and how its figures are obtained:
+#       benchmarks/ud_table_tagged.py). TAGS unset or gold: the gold-tag table above.
 
 TABLES += ud-table
 ud-table_DATA := da_ddt
 UD_TABLE_TREEBANKS ?= $(shell PYTHONPATH=$(PYTHONPATH) $(PYTHON) benchmarks/ud_table.py --present $(DPARSE_DATA))
+UD_TABLE_PEERS ?= $(RESULTS)/udpipe1-figures.json
+TAGS ?= gold
 
 .PHONY: ud-table
 
-ud-table:  ## configs/ud/* on every treebank in DATA (JOBS=N) -> results/ud-table.md
+ud-table:  ## configs/ud/* on every treebank in DATA (JOBS=N) -> results/ud-table.md; TAGS=predicted: tagger, o1-cle, o2-eisner on predicted tags -> results/ud-table-tagged.md
+	$(if $(filter-out gold predicted,$(TAGS)),$(error TAGS=$(TAGS): expected gold or predicted))
 	mkdir -p $(RESULTS)
+ifeq ($(TAGS),predicted)
+	$(PYTHON) -m dparse grid configs/grids/ud-tagged.yaml --out $(GRID_RUNS)/ud-tagged \
+		$(GRID_WORKERS) $(GRID_CLUSTER) --only treebank=$(UD_TABLE_TREEBANKS) \
+		|| echo "ud-table: some cells failed (see $(GRID_RUNS)/ud-tagged/results.md); table written anyway"
+	$(PYTHON) benchmarks/ud_table_tagged.py $(GRID_RUNS)/ud-tagged --gold-grid $(GRID_RUNS)/ud \
+		--peers $(UD_TABLE_PEERS) -o $(RESULTS)/ud-table-tagged.md
+else
 	$(PYTHON) -m dparse grid configs/grids/ud.yaml --out $(GRID_RUNS)/ud $(GRID_WORKERS) \
 		$(GRID_CLUSTER) --only treebank=$(UD_TABLE_TREEBANKS) \
 		|| echo "ud-table: some cells failed (see $(GRID_RUNS)/ud/results.md); table written anyway"
 	$(PYTHON) benchmarks/ud_table.py $(GRID_RUNS)/ud -o $(RESULTS)/ud-table.md
+endif

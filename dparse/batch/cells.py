@@ -5,10 +5,37 @@ root it reads from, keyed by :func:`cell_key`, a hash of the config and the byte
 files. Its directory ``<grid out>/cells/<key>/`` receives, each file whole or not at all:
 
 - ``model/``: the trained model (:mod:`dparse.modeldir`);
-- ``test.parsed.conllu``: the test file as the model parses it;
+- ``test.parsed.conllu``: the test file as the model parses it (a tagger's cell:
+  ``test.tagged.conllu``, the test file as it tags it);
+- ``tagged/``: a pipeline cell's jackknife-tagged training and dev files (the ``work`` of
+  :mod:`dparse.tagging.pipeline`, reused when a failed cell runs again);
 - ``cell.log``: what training reported (epoch lines), and the traceback of a failure;
 - ``result.json``: written last, ``{"status": "ok", ...}`` or ``{"status": "failed",
   "error": ...}``: a cell with an ``ok`` result is finished and never run again.
+
+The record of a finished cell: its labels (config, treebank, seed, set), ``key``, ``status``,
+``name`` (the config's), ``uas`` and ``las`` (percent, ``punct`` rule), ``tokens_per_second``
+(parsing the test file, inference only), ``train_seconds``, ``best_epoch``,
+``test_sentences``, ``test_tokens``, ``host`` and ``batch_job``. Cells on predicted tags add
+to these (and only they do):
+
+- a tagger config (``parser: tagger``): trained, then tags the test file from its words alone
+  (LEMMA, UPOS, XPOS and FEATS blanked, every column of the tagger predicted); ``uas`` and
+  ``las`` are null, ``tokens_per_second`` is tagging's, ``test_tokens`` counts the words;
+- a parser config with a ``tagger`` section (a pipeline model): trained with the tagged files
+  in ``tagged/`` (one jackknife fold at a time), then parses the test file from its words
+  alone (its tagger first, ``tags="predict"``); ``tokens_per_second`` counts tagging and
+  parsing;
+
+both with ``tags: "predicted"`` and the tag scores of the output against the test file
+(:func:`dparse.tagscores.score_tags`, :meth:`~dparse.tagscores.TagReport.as_dict`):
+``upos``, ``xpos``, ``ufeats``, ``alltags``, ``lemmas`` (percent; null for a column the
+tagger does not predict) and ``tag_words``.
+
+A cell's key hashes its resolved config with every config file it names (``tagger.config``,
+``rerank.first_stage``: :data:`dparse.config.CONFIG_REFERENCES`) replaced by the digest of that
+file's bytes: editing the tagger config makes new cells, and the key does not depend on where
+the checkout is.
 
 :func:`run_cell` never raises for a failure of the experiment itself (bad data, a decoder
 error): it records it, so that the rest of the grid goes on.
@@ -27,14 +54,22 @@ import time
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from dparse.config import CONFIG_REFERENCES
 from dparse.outputs import write_text
+
+if TYPE_CHECKING:
+    from dparse.conll import Sentence
+    from dparse.sections import ExperimentConfig
+    from dparse.timer import ParseTimer
 
 RESULT_FILE = "result.json"
 LOG_FILE = "cell.log"
 MODEL_DIR = "model"
 PARSED_FILE = "test.parsed.conllu"
+TAGGED_FILE = "test.tagged.conllu"  # a tagger cell's output
+WORK_DIR = "tagged"  # a pipeline cell's jackknife-tagged training and dev files
 KEY_LENGTH = 16  # hex digits of the SHA-256 kept in cell names
 
 
@@ -71,10 +106,25 @@ def _data_digest(path: Path) -> str:
         return f"unreadable: {exc.strerror or exc}"
 
 
+def _by_content(config: dict[str, Any]) -> dict[str, Any]:
+    """``config`` with each config file it names (:data:`CONFIG_REFERENCES`) replaced by the
+    digest of its bytes (the same mapping when it names none)."""
+    named = [(section, key) for section, key in CONFIG_REFERENCES
+             if (config.get(section) or {}).get(key)]
+    if not named:
+        return config
+    out = {**config}
+    for section, key in named:
+        digest = _data_digest(Path(config[section][key]))
+        out[section] = {**config[section], key: f"sha256 {digest}"}
+    return out
+
+
 def cell_key(config: dict[str, Any], data_files: dict[str, str], punct: str) -> str:
-    """Hash of a resolved config, the content of its data files (``split -> path``) and the
-    scoring rule: equal keys mean equal results (training is seeded)."""
-    identity = {"config": config, "punct": punct,
+    """Hash of a resolved config (the config files it names by their content), the content of
+    its data files (``split -> path``) and the scoring rule: equal keys mean equal results
+    (training is seeded)."""
+    identity = {"config": _by_content(config), "punct": punct,
                 "data": {split: _data_digest(Path(p)) for split, p in sorted(data_files.items())}}
     text = json.dumps(identity, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()[:KEY_LENGTH]
@@ -134,11 +184,11 @@ def run_cell(cell: Cell) -> dict[str, Any]:
 
 def _train_parse_score(cell: Cell, log: io.StringIO) -> dict[str, Any]:
     from dparse.config import load_config
-    from dparse.conll import read_treebank, write_conll
+    from dparse.conll import read_treebank
     from dparse.epochs import EpochReport, save_model
     from dparse.errors import ConfigError
-    from dparse.metrics import evaluate
-    from dparse.parsers import load_parser, train_parser
+    from dparse.parsers import train_parser
+    from dparse.tagging.pipeline import has_tagger
     from dparse.timer import ParseTimer
 
     directory = Path(cell.directory)
@@ -152,24 +202,56 @@ def _train_parse_score(cell: Cell, log: io.StringIO) -> dict[str, Any]:
 
     log.write(f"cell {cell.key}: {json.dumps(cell.labels)}\n")
     started = time.perf_counter()
-    result = train_parser(cfg, progress=False, on_epoch=on_epoch)
+    options = {"work": str(directory / WORK_DIR), "jobs": 1} if has_tagger(cfg) else {}
+    result = train_parser(cfg, progress=False, on_epoch=on_epoch, **options)
     train_seconds = time.perf_counter() - started
     model_dir = directory / MODEL_DIR
     save_model(result, cfg, model_dir)
-    parser = load_parser(model_dir, cfg, None)
     gold = read_treebank(cfg.data_path(cfg.data.test), fmt=cfg.data.format,
                          encoding=cfg.data.encoding)
     timer = ParseTimer()
-    parsed = list(parser.parse(gold, timer))
-    write_conll(parsed, directory / PARSED_FILE, encoding=cfg.data.encoding)
-    report = evaluate(gold, parsed, punct=cell.punct)
-    log.write(f"test UAS {report.uas} LAS {report.las}; {timer.line()})\n")
-    return {**cell.labels, "key": cell.key, "status": "ok", "name": cfg.name,
-            "uas": report.uas, "las": report.las, "punct": cell.punct,
+    scores, counts = _score_test(cell, cfg, model_dir, gold, timer, log)
+    return {**cell.labels, "key": cell.key, "status": "ok", "name": cfg.name, **scores,
             "tokens_per_second": round(timer.tokens_per_second, 1),
             "train_seconds": round(train_seconds, 2), "best_epoch": result.best_epoch,
-            "test_sentences": report.sentences, "test_tokens": report.tokens,
-            "host": socket.gethostname(), "batch_job": batch_job_id()}
+            **counts, "host": socket.gethostname(), "batch_job": batch_job_id()}
+
+
+def _score_test(cell: Cell, cfg: ExperimentConfig, model_dir: Path, gold: list[Sentence],
+                timer: ParseTimer, log: io.StringIO) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Parse the test file ``gold`` with the cell's model, write the output and score it: the
+    record's scores and its ``test_sentences`` and ``test_tokens`` (module doc). A tagger
+    tags it, a pipeline model tags and parses it, both from its words alone; any other model
+    parses it as it is."""
+    from dparse.conll import write_conll
+    from dparse.metrics import evaluate
+    from dparse.parsers import load_parser
+    from dparse.tagging.pipeline import has_tagger
+    from dparse.tagscores import score_tags
+
+    tag_only = cfg.parser == "tagger"
+    if not (tag_only or has_tagger(cfg)):
+        parsed = list(load_parser(model_dir, cfg, None).parse(gold, timer))
+        write_conll(parsed, Path(cell.directory) / PARSED_FILE, encoding=cfg.data.encoding)
+        report = evaluate(gold, parsed, punct=cell.punct)
+        log.write(f"test UAS {report.uas} LAS {report.las}; {timer.line()})\n")
+        return ({"uas": report.uas, "las": report.las, "punct": cell.punct},
+                {"test_sentences": report.sentences, "test_tokens": report.tokens})
+    words = [s.with_tags(*(["_"] * len(s),) * 4) for s in gold]  # LEMMA ... FEATS blanked
+    system = load_parser(model_dir, cfg, None, tags="predict", tag_only=tag_only)
+    output = list(system.parse(words, timer))
+    write_conll(output, Path(cell.directory) / (TAGGED_FILE if tag_only else PARSED_FILE),
+                encoding=cfg.data.encoding)
+    tags = score_tags(gold, output).as_dict()
+    shown = ", ".join(f"{key} {value}" for key, value in tags.items())
+    if tag_only:
+        log.write(f"test {shown}; {timer.line('tagged')})\n")
+        return ({"uas": None, "las": None, "punct": cell.punct, "tags": "predicted", **tags},
+                {"test_sentences": len(gold), "test_tokens": tags["tag_words"]})
+    report = evaluate(gold, output, punct=cell.punct)
+    log.write(f"test UAS {report.uas} LAS {report.las}, {shown}; {timer.line()})\n")
+    return ({"uas": report.uas, "las": report.las, "punct": cell.punct, "tags": "predicted",
+             **tags}, {"test_sentences": report.sentences, "test_tokens": report.tokens})
 
 
 def batch_job_id() -> str | None:

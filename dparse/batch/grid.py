@@ -21,7 +21,9 @@ A grid file (YAML; paths relative to the file's directory)::
     cluster: {workers: 4, queue: debug, walltime: "02:00:00", memory: 4GB}
 
 A cell's config is named ``<treebank>-<config stem>`` when the grid lists treebanks (as
-benchmarks/treebanks.py names them), else keeps its own name. Cells are keyed by
+benchmarks/treebanks.py names them), else keeps its own name. A config file that a config
+names (a pipeline's ``tagger.config``, a reranker's ``rerank.first_stage``) is resolved against
+that config's folder to an absolute path, which workers find from any folder. Cells are keyed by
 :func:`dparse.batch.cells.cell_key`; :func:`run_grid` skips finished cells, runs the others
 (Dask reruns the cell of a lost worker on another one), records failed cells with their
 errors, and writes ``results.md``, ``results.json`` and ``results.csv`` for all cells in grid
@@ -117,7 +119,10 @@ class GridSpec:
             try:
                 if path not in raws:  # read once: many cells share a config
                     raws[path] = read_yaml(path) or {}
-                cfg = load_config(path, overrides, root, raw=copy.deepcopy(raws[path]))
+                # by its absolute path: the config files it names (a pipeline's tagger.config)
+                # resolve to absolute paths, found by a worker in any folder
+                cfg = load_config(path.absolute(), overrides, root,
+                                  raw=copy.deepcopy(raws[path]))
             except DparseError as exc:
                 raise ConfigError(f"{self.source}: cell {labels}: {exc}") from None
             config = cfg.to_dict()
@@ -286,21 +291,37 @@ def _number(value: Any, digits: int) -> str:
     return "" if value is None else f"{value:,.{digits}f}"
 
 
+def _tag_scores(records: list[dict[str, Any]]) -> dict[str, str]:
+    """The tag scores' record keys and names (:data:`dparse.tagscores.TAG_SCORES`) if some cell
+    ran on predicted tags, else none: the extra columns of the tables."""
+    from dparse.tagscores import TAG_SCORES
+
+    return dict(TAG_SCORES) if any(r.get("tags") == "predicted" for r in records) else {}
+
+
 def markdown_table(name: str, records: list[dict[str, Any]]) -> str:
-    """The results as Markdown: one row per cell, then the errors of failed cells."""
+    """The results as Markdown: one row per cell (with the tag accuracies when some cell ran
+    on predicted tags), then the errors of failed cells."""
     punct = next((r["punct"] for r in records if r.get("punct")), "include")
     hosts = ", ".join(sorted({r["host"] for r in records if r.get("host")})) or "no host yet"
     batch = sorted({r["batch_job"] for r in records if r.get("batch_job")})
     jobs = f" (batch jobs {', '.join(batch)})" if batch else ""
+    tags = _tag_scores(records)
+    at = COLUMNS.index("LAS") + 1
+    columns = [*COLUMNS[:at], *tags.values(), *COLUMNS[at:]]
+    tag_note = (" Cells on predicted tags tag (and parse) the test file from its words alone; "
+                f"{', '.join(tags.values())}: their tag accuracies (percent)." if tags else "")
     lines = [f"# Grid {name}", "",
              f"UAS and LAS in percent on each cell's test file (punctuation: {punct}); "
-             "tokens/sec of parsing it (inference only, one core); training wall-clock time.",
+             "tokens/sec of parsing it (inference only, one core); training wall-clock time."
+             + tag_note,
              f"Written {datetime.datetime.now().astimezone():%Y-%m-%d %H:%M %Z}; cells run on "
              f"{hosts}{jobs}: tokens/sec and times depend on what else those cores ran.",
-             "", "| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
+             "", "| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     for r in records:
         row = [r.get(k, "") for k in LABELS] + [
             r.get("status", ""), _number(r.get("uas"), 2), _number(r.get("las"), 2),
+            *(_number(r.get(k), 2) for k in tags),
             _number(r.get("tokens_per_second"), 0), _number(r.get("train_seconds"), 1),
             r.get("key", "")]
         lines.append("| " + " | ".join(str(v) for v in row) + " |")
@@ -312,9 +333,12 @@ def markdown_table(name: str, records: list[dict[str, Any]]) -> str:
 
 
 def csv_table(records: list[dict[str, Any]]) -> str:
-    """The results as CSV (the fields of :data:`CSV_FIELDS`)."""
+    """The results as CSV (the fields of :data:`CSV_FIELDS`, and the tag scores' keys after
+    ``las`` when some cell ran on predicted tags)."""
+    at = CSV_FIELDS.index("las") + 1
+    fields = [*CSV_FIELDS[:at], *_tag_scores(records), *CSV_FIELDS[at:]]
     out = io.StringIO()
-    writer = csv.DictWriter(out, CSV_FIELDS, extrasaction="ignore", lineterminator="\n")
+    writer = csv.DictWriter(out, fields, extrasaction="ignore", lineterminator="\n")
     writer.writeheader()
     writer.writerows(records)
     return out.getvalue()
