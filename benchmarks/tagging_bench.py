@@ -36,11 +36,6 @@ from dparse.timer import ParseTimer
 TAG_KEYS = ("upos", "xpos", "ufeats", "alltags", "lemmas")
 
 
-def blank(sentences: list[Sentence]) -> list[Sentence]:
-    """The sentences with LEMMA, UPOS, XPOS and FEATS blanked (words alone)."""
-    return [s.with_tags(*(["_"] * len(s),) * 4) for s in sentences]
-
-
 def run(model: Path, sentences: list[Sentence], tags: str, tag_only: bool = False
         ) -> tuple[float, list[Sentence]]:
     """Tokens/sec of one pass of ``model`` over ``sentences``, and its output."""
@@ -127,7 +122,7 @@ def main(argv: list[str] | None = None) -> None:
     models, tb = Path(args.models), args.treebank
     parsers = args.parsers.split(",")
     gold = read_treebank(args.test)
-    words = blank(gold)
+    words = [s.words_only() for s in gold]
     udpipe = None
     if args.udpipe and Path(args.udpipe).exists():
         udpipe = json.loads(Path(args.udpipe).read_text(encoding="utf-8"))

@@ -307,6 +307,12 @@ class Sentence:
                         cols["feats"], self.heads, self.deprels, lines, self._word_idx, self._sep,
                         self.source, self.lineno)
 
+    def words_only(self) -> Sentence:
+        """A copy with LEMMA, UPOS, XPOS and FEATS blanked (``_``): the words alone, as a
+        user's own text has them."""
+        blank = ["_"] * len(self)
+        return self.with_tags(blank, blank, blank, blank)
+
     def to_conll(self) -> str:
         """The sentence as file text: its lines and the blank-line separator after it."""
         return "".join(self._lines) + self._sep

@@ -237,7 +237,7 @@ def _score_test(cell: Cell, cfg: ExperimentConfig, model_dir: Path, gold: list[S
         log.write(f"test UAS {report.uas} LAS {report.las}; {timer.line()})\n")
         return ({"uas": report.uas, "las": report.las, "punct": cell.punct},
                 {"test_sentences": report.sentences, "test_tokens": report.tokens})
-    words = [s.with_tags(*(["_"] * len(s),) * 4) for s in gold]  # LEMMA ... FEATS blanked
+    words = [s.words_only() for s in gold]
     system = load_parser(model_dir, cfg, None, tags="predict", tag_only=tag_only)
     output = list(system.parse(words, timer))
     write_conll(output, Path(cell.directory) / (TAGGED_FILE if tag_only else PARSED_FILE),

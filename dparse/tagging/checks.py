@@ -15,6 +15,8 @@ def check_tagging(cfg: ExperimentConfig, source: str) -> None:
     if tg.dictionary_min_count < 1 or tg.ambiguity_min_count < 1:
         raise ConfigError(f"{source}: tagging.dictionary_min_count and "
                           "tagging.ambiguity_min_count must be at least 1")
+    if tg.ambiguity_folds < 0 or tg.ambiguity_folds == 1:
+        raise ConfigError(f"{source}: tagging.ambiguity_folds must be 0 (no jackknife) or >= 2")
     if tg.draft_folds < 0 or tg.draft_folds == 1:
         raise ConfigError(f"{source}: tagging.draft_folds must be 0 (no draft pass) or >= 2")
     t = cfg.tagger

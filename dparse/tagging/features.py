@@ -33,6 +33,7 @@ ATOMS = ("bias", "form", "lower", "p1", "p2", "p3", "p4", "s1", "s2", "s3", "s4"
          "amb")
 UNKNOWN_CLASS = "?"
 
+
 Part = tuple[str, int]
 Template = tuple[Part, ...]
 
@@ -130,6 +131,11 @@ def word_shape(form: str) -> str:
             continue
         out.append(symbol)
     return "".join(out)
+
+
+def ambiguity_atoms(classes: Sequence[str]) -> np.ndarray:
+    """The ``amb`` atoms of ambiguity classes (uint64, as :func:`word_atoms` makes them)."""
+    return hash_strings(["a" + amb for amb in classes])
 
 
 def word_atoms(forms: Sequence[str], ambiguity: Sequence[str] | None = None) -> np.ndarray:

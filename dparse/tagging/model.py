@@ -20,6 +20,7 @@ classes, lexicon).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from collections.abc import Iterable, Iterator, Sequence
@@ -81,20 +82,24 @@ def csr(lists: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:
 class EncodedBatch:
     """Sentences as :mod:`dparse._ext.tagger` reads them: ``tok_type`` int32 [T] (known
     types, then ``extra``: the batch's other forms), their atoms ``atoms_extra`` and the
-    sentence offsets ``sent_ptr`` int32 [sentences + 1]."""
+    sentence offsets ``sent_ptr`` int32 [sentences + 1]. A training batch has no other forms
+    but ``copies`` copies of the known types, each with the ambiguity classes of a jackknife
+    fold (:func:`dparse.tagging.training.training_batch`)."""
 
     tok_type: np.ndarray
     extra: list[str]
     atoms_extra: np.ndarray
     sent_ptr: np.ndarray
+    copies: int = 0  # training: the extra types are this many copies of the known types
 
-    def mirrored(self) -> tuple[EncodedBatch, np.ndarray]:
-        """The batch with the words of each sentence in reverse order, and ``perm`` int64 [T]:
-        word j of the mirror is word ``perm[j]`` of the batch."""
+    def mirrored(self) -> EncodedBatch:
+        """The batch with the words of each sentence in reverse order."""
+        return dataclasses.replace(self, tok_type=self.tok_type[self.mirror_permutation()])
+
+    def mirror_permutation(self) -> np.ndarray:
+        """int64 [T]: word j of :meth:`mirrored` is word ``perm[j]`` of the batch."""
         ptr = self.sent_ptr.astype(np.int64)
-        perm = np.repeat(ptr[:-1] + ptr[1:] - 1, np.diff(ptr)) - np.arange(ptr[-1])
-        return EncodedBatch(self.tok_type[perm], self.extra, self.atoms_extra,
-                            self.sent_ptr), perm
+        return np.repeat(ptr[:-1] + ptr[1:] - 1, np.diff(ptr)) - np.arange(ptr[-1])
 
 
 @dataclass
@@ -180,13 +185,20 @@ class TaggerModel:
             rules = self._applicable[form] = self.rule_index.applicable(form)
         return rules
 
-    def candidates(self, col: ColumnModel, extra: list[str]) -> tuple[np.ndarray, np.ndarray]:
-        """CSR candidates over known and extra types: the extra types' lemma rules are those
-        that apply to their forms; their other columns' lists are empty (every class)."""
+    def candidates(self, col: ColumnModel, batch: EncodedBatch
+                   ) -> tuple[np.ndarray, np.ndarray]:
+        """CSR candidates over the batch's known and extra types: the extra forms' lemma rules
+        are those that apply to them, their other columns' lists are empty (every class); a
+        copy of the known types has their lists."""
+        if batch.copies:
+            size = col.known_ptr[-1]
+            return (np.concatenate([col.known_ptr] + [k * size + col.known_ptr[1:]
+                                                      for k in range(1, batch.copies + 1)]),
+                    np.tile(col.known_ids, batch.copies + 1))
         if col.name == "lemma":
-            lists = [self.applicable(form) for form in extra]
+            lists = [self.applicable(form) for form in batch.extra]
         else:
-            lists = [[] for _ in extra]
+            lists = [[] for _ in batch.extra]
         ptr, ids = csr(lists)
         return (np.concatenate([col.known_ptr, col.known_ptr[-1] + ptr[1:]]),
                 np.concatenate([col.known_ids, ids]))
@@ -202,15 +214,15 @@ class TaggerModel:
         if col.name != DRAFT:
             self._tag_column(c, batch, values, weights)
             return
-        mirror, perm = batch.mirrored()  # the draft runs right to left: over the mirror
+        perm = batch.mirror_permutation()  # the draft runs right to left: over the mirror
         mirrored = values[perm]
-        self._tag_column(c, mirror, mirrored, weights)
+        self._tag_column(c, batch.mirrored(), mirrored, weights)
         values[perm, col.index] = mirrored[:, col.index]
 
     def _tag_column(self, c: int, batch: EncodedBatch, values: np.ndarray,
                     weights: np.ndarray | None) -> None:
         col = self.columns[c]
-        cand_ptr, cand_ids = self.candidates(col, batch.extra)
+        cand_ptr, cand_ids = self.candidates(col, batch)
         tag_column(self.atoms, batch.atoms_extra, batch.tok_type, batch.sent_ptr, values,
                    col.index, self.templates[c], cand_ptr, cand_ids, col.compat, col.cond,
                    len(col.classes), col.weights if weights is None else weights, col.bits)

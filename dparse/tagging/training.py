@@ -31,7 +31,14 @@ from dparse.epochs import BestEpoch, TrainResult
 from dparse.errors import ConfigError, DparseError
 from dparse.folds import fold_of_sentences
 from dparse.sections import TaggingConfig
-from dparse.tagging.features import COLUMNS, DRAFT, UNKNOWN_CLASS, word_atoms
+from dparse.tagging.features import (
+    ATOMS,
+    COLUMNS,
+    DRAFT,
+    UNKNOWN_CLASS,
+    ambiguity_atoms,
+    word_atoms,
+)
 from dparse.tagging.lemma_rules import RuleIndex, rule_of
 from dparse.tagging.model import (
     ColumnModel,
@@ -112,6 +119,52 @@ def _classes(counts: Counter) -> list:
     return [v for v, _ in sorted(counts.items(), key=lambda kv: (-kv[1], str(kv[0])))]
 
 
+def ambiguity_classes(sentences: Sequence[Sentence], forms: Sequence[str],
+                      columns: Sequence[str], min_count: int) -> list[str]:
+    """Each form's ambiguity class in ``sentences``: the classes of the first column of
+    ``columns`` but the lemma that its words took there (UPOS for the draft), joined by ``+``;
+    :data:`UNKNOWN_CLASS` for a form seen fewer than ``min_count`` times (or none)."""
+    first = next((c for c in columns if c != "lemma"), None)
+    if first is None:
+        return [UNKNOWN_CLASS] * len(forms)
+    index = {f: i for i, f in enumerate(forms)}
+    seen: list[set[str]] = [set() for _ in forms]
+    counts = [0] * len(forms)
+    for s in sentences:
+        for form, value in zip(s.form, _gold_rows([s], first), strict=True):
+            t = index.get(form)
+            if t is not None:
+                counts[t] += 1
+                seen[t].add(str(value))
+    return ["+".join(sorted(x)) if n >= min_count else UNKNOWN_CLASS
+            for x, n in zip(seen, counts, strict=True)]
+
+
+def training_batch(model: TaggerModel, sentences: Sequence[Sentence], columns: Sequence[str],
+                   tc: TaggingConfig) -> EncodedBatch:
+    """The training sentences encoded for training: with ``tc.ambiguity_folds`` k >= 2, the
+    words of fold k (:mod:`dparse.folds`) read the ambiguity classes that the other folds give
+    their forms (a copy of the known types each), so that training sees words unseen
+    elsewhere, and how often, as tagging new text does; otherwise as :meth:`encode`."""
+    batch = model.encode(sentences)
+    folds = tc.ambiguity_folds
+    if not folds:
+        return batch
+    fold_of = fold_of_sentences(len(sentences), folds)
+    amb = ATOMS.index("amb")
+    tables = []
+    for k in range(1, folds + 1):
+        classes = ambiguity_classes([s for s, f in zip(sentences, fold_of, strict=True)
+                                     if f != k], model.forms, columns, tc.ambiguity_min_count)
+        table = model.atoms.copy()
+        table[:, amb] = ambiguity_atoms(classes)
+        tables.append(table)
+    word_fold = np.repeat(fold_of, [len(s) for s in sentences])
+    V = len(model.forms)
+    tok_type = (batch.tok_type + V * word_fold).astype(np.int32)
+    return EncodedBatch(tok_type, [], np.concatenate(tables), batch.sent_ptr, folds)
+
+
 def build_model(train: Sequence[Sentence], columns: list[str], tc: TaggingConfig
                 ) -> tuple[TaggerModel, dict[str, dict[Any, int]]]:
     """The untrained tagger of ``train`` (see :mod:`dparse.tagging.model`): known types and
@@ -132,12 +185,7 @@ def build_model(train: Sequence[Sentence], columns: list[str], tc: TaggingConfig
                 counts[c][value] += 1
                 seen[c][t].add(value)
                 pairs[c].add((u, value))
-    first = next((c for c in columns if c != "lemma"), None)  # its classes: the ambiguity
-    ambiguity = [
-        "+".join(sorted(map(str, seen[first][t])))
-        if first is not None and type_counts[f] >= tc.ambiguity_min_count else UNKNOWN_CLASS
-        for t, f in enumerate(forms)
-    ]
+    ambiguity = ambiguity_classes(train, forms, columns, tc.ambiguity_min_count)
     class_ids: dict[str, dict[Any, int]] = {}
     column_models = []
     for c in columns:
@@ -192,12 +240,12 @@ def train_column(model: TaggerModel, c: int, batch: EncodedBatch, values: np.nda
     col = model.columns[c]
     k = col.index
     if col.name == DRAFT:  # right to left, as TaggerModel.predict_column runs it
-        batch, perm = batch.mirrored()
-        values, gold = values[perm], gold[perm]
+        perm = batch.mirror_permutation()
+        batch, values, gold = batch.mirrored(), values[perm], gold[perm]
     w = np.zeros(1 << col.bits, dtype=np.float64)
     acc = np.zeros_like(w)
     counter = np.zeros(1, dtype=np.float64)
-    cand_ptr, cand_ids = model.candidates(col, batch.extra)
+    cand_ptr, cand_ids = model.candidates(col, batch)
     n_sentences = len(batch.sent_ptr) - 1
     best = BestEpoch()
     gold = np.ascontiguousarray(gold, dtype=np.int32)
@@ -240,8 +288,8 @@ def jackknife_draft(train: Sequence[Sentence], tc: TaggingConfig, epochs: int, s
         held = [i for i, f in enumerate(fold_of) if f == k]
         sub, ids = build_model(rest, [DRAFT], tc)
         gold = gold_values(rest, ids)
-        train_column(sub, 0, sub.encode(rest), gold.copy(), gold[:, 0], epochs,
-                     np.random.default_rng(seed), shuffle)
+        train_column(sub, 0, training_batch(sub, rest, [DRAFT], tc), gold.copy(), gold[:, 0],
+                     epochs, np.random.default_rng(seed), shuffle)
         batch = sub.encode([train[i] for i in held])
         values = np.full((len(batch.tok_type), len(COLUMNS)), -1, dtype=np.int32)
         sub.predict_column(0, batch, values)
@@ -258,8 +306,9 @@ def train_tagger(cfg: ExperimentConfig, train: list[Sentence], dev: list[Sentenc
     (may be empty)."""
     start = time.perf_counter()
     tc, tr = cfg.tagging, cfg.training
-    model, class_ids = build_model(train, predicted_columns(cfg, train, dev), tc)
-    batch = model.encode(train)
+    columns = predicted_columns(cfg, train, dev)
+    model, class_ids = build_model(train, columns, tc)
+    batch = training_batch(model, train, columns, tc)
     gold = gold_values(train, class_ids)
     dev_part = None
     if dev:
