@@ -376,3 +376,27 @@ def test_ambiguity_classes_and_their_jackknife() -> None:
     col = model.columns[0]
     ptr, ids = model.candidates(col, batch)
     assert len(ptr) == 3 * len(model.forms) + 1 and len(ids) == 3 * len(col.known_ids)
+
+
+@needs_en_ewt
+def test_data_jackknife_with_the_builtin_tagger(tmp_path: Path) -> None:
+    """dparse data jackknife --tagger-config tags every sentence of the file, words, heads
+    and labels kept, and says what it did; without a tagger it is a usage error."""
+    from dparse.config import read_yaml
+
+    raw = read_yaml(TAGGER)
+    raw["tagging"]["bits"] = 16
+    raw["training"]["epochs"] = 2
+    config = tmp_path / "tagger.yaml"
+    config.write_text(json.dumps(raw), encoding="utf-8")  # JSON is YAML
+    gold = read_treebank(DATA / "en_ewt" / "dev.conllu")[:90]
+    write_conll(gold, tmp_path / "train.conllu")
+    run("data", "jackknife", "train.conllu", "-o", "out.conllu", "--tagger-config",
+        str(config), "--folds", "3", cwd=tmp_path)
+    tagged = read_treebank(tmp_path / "out.conllu")
+    assert [s.form for s in tagged] == [s.form for s in gold]
+    assert [s.heads.tolist() for s in tagged] == [s.heads.tolist() for s in gold]
+    assert [s.deprels for s in tagged] == [s.deprels for s in gold]
+    assert 60.0 < accuracy(gold, tagged, "upos") < 100.0
+    bad = run("data", "jackknife", "train.conllu", "-o", "x.conllu", cwd=tmp_path, ok=False)
+    assert bad.returncode == 2 and "--tagger-config" in bad.stderr

@@ -272,20 +272,34 @@ def ptb2dep(
 @click.argument("train", type=click.Path(exists=True, dir_okay=False))
 @click.option("--output", "-o", required=True, help="Tagged CoNLL-X output.")
 @click.option(
+    "--tagger-config",
+    type=click.Path(exists=True, dir_okay=False),
+    default=None,
+    help="Use dparse's own tagger, trained by this tagger config (parser: tagger, e.g. "
+    "configs/en_ewt/tagger.yaml) on each fold's training part: every column it predicts "
+    "(LEMMA, UPOS, XPOS, FEATS) is replaced. Instead of --train-cmd and --tag-cmd.",
+)
+@click.option(
+    "--dev",
+    type=click.Path(exists=True, dir_okay=False),
+    default=None,
+    help="With --tagger-config: the file each fold's tagger chooses its epochs on.",
+)
+@click.option(
     "--train-cmd",
-    required=True,
     metavar="TEMPLATE",
-    help="Command training the tagger, with {train} and {model}, e.g. "
+    help="Command training your tagger, with {train} and {model}, e.g. "
     "'mytagger train {train} {model}'.",
 )
 @click.option(
     "--tag-cmd",
-    required=True,
     metavar="TEMPLATE",
     help="Command tagging, with {model}, {input} and {output}, e.g. "
     "'mytagger tag {model} {input} {output}'.",
 )
 @click.option("--folds", type=int, default=10, show_default=True, help="Number of folds.")
+@click.option("--jobs", "-j", type=click.IntRange(min=1), default=1, show_default=True,
+              help="With --tagger-config: folds trained at a time, each in its own process.")
 @click.option(
     "--workdir",
     type=click.Path(file_okay=False),
@@ -297,27 +311,54 @@ def ptb2dep(
 def jackknife(
     train: str,
     output: str,
-    train_cmd: str,
-    tag_cmd: str,
+    tagger_config: str | None,
+    dev: str | None,
+    train_cmd: str | None,
+    tag_cmd: str | None,
     folds: int,
+    jobs: int,
     workdir: str | None,
     quiet: bool,
     progress: bool,
 ) -> None:
-    """Tag TRAIN by FOLDS-way jackknifing with your own POS tagger.
+    """Tag TRAIN by FOLDS-way jackknifing, with dparse's own tagger or with yours.
 
     TRAIN is cut into FOLDS contiguous parts; the tagger is trained on all parts but one and
-    tags that one (its CPOSTAG/POSTAG columns blanked to _). Commands run without a shell;
-    HEAD, DEPREL and the words are kept, CPOSTAG and POSTAG come from the tagger.
+    tags that one. With --tagger-config, dparse's tagger predicts every column it learns
+    (a parser config's tagger section does the same inside dparse train). With --train-cmd
+    and --tag-cmd, your commands run without a shell on CoNLL-X files (CPOSTAG/POSTAG blanked
+    to _ for tagging); HEAD, DEPREL and the words are kept, CPOSTAG and POSTAG come from your
+    tagger.
 
     \b
     Examples:
+      dparse data jackknife wsj-train.conll -o wsj-train.tagged.conll \\
+          --tagger-config configs/en_ewt/tagger.yaml --dev wsj-dev.conll --jobs 2
       dparse data jackknife wsj-train.conll -o wsj-train.tagged.conll \\
           --train-cmd 'mytagger train {train} {model}' \\
           --tag-cmd 'mytagger tag {model} {input} {output}'
     """
     from dparse.conll import read_conll, write_conll
     from dparse.data.jackknife import jackknife as run
+
+    if tagger_config is not None:
+        if train_cmd or tag_cmd:
+            raise click.UsageError("--tagger-config replaces --train-cmd and --tag-cmd")
+        from dparse.config import load_config
+        from dparse.tagging.pipeline import jackknife_tags
+
+        tcfg = load_config(tagger_config, [f"data.train={Path(train).resolve()}",
+                                           f"data.dev={Path(dev).resolve() if dev else 'null'}"])
+        if tcfg.parser != "tagger":
+            raise click.UsageError(f"--tagger-config {tagger_config} is a {tcfg.parser} "
+                                   "config, not a tagger (parser: tagger)")
+        sentences = list(read_conll(train, require_heads=False))
+        dev_sentences = list(read_conll(dev, require_heads=False)) if dev else []
+        write_conll(jackknife_tags(tcfg, sentences, dev_sentences, folds, jobs), output)
+        click.echo(f"tagged {len(sentences)} sentences in {folds} folds", err=True)
+        return
+    if not (train_cmd and tag_cmd):
+        raise click.UsageError("give --tagger-config, or both --train-cmd and --tag-cmd")
 
     sentences = list(read_conll(train, fmt="conllx"))
     with tqdm(total=folds, unit="fold", disable=not show_progress(quiet, progress)) as bar:
