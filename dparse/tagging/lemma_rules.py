@@ -14,6 +14,7 @@ and that the training data used with its predicted UPOS.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 
 Rule = tuple[str, str, str, str, str]
@@ -45,6 +46,7 @@ def _edit(source: str, lemma: str) -> tuple[str, str, str, str]:
     return source[:i], lemma[:j], source[i + length:], lemma[j + length:]
 
 
+@functools.lru_cache(maxsize=1 << 18)
 def rule_of(form: str, lemma: str) -> Rule:
     """The rule that turns ``form`` into ``lemma`` (see the module docstring)."""
     keep: Rule = ("keep", *_edit(form, lemma))

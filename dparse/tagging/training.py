@@ -130,12 +130,12 @@ def ambiguity_classes(sentences: Sequence[Sentence], forms: Sequence[str],
     index = {f: i for i, f in enumerate(forms)}
     seen: list[set[str]] = [set() for _ in forms]
     counts = [0] * len(forms)
-    for s in sentences:
-        for form, value in zip(s.form, _gold_rows([s], first), strict=True):
-            t = index.get(form)
-            if t is not None:
-                counts[t] += 1
-                seen[t].add(str(value))
+    for form, value in zip((f for s in sentences for f in s.form), _gold_rows(sentences, first),
+                           strict=True):
+        t = index.get(form)
+        if t is not None:
+            counts[t] += 1
+            seen[t].add(str(value))
     return ["+".join(sorted(x)) if n >= min_count else UNKNOWN_CLASS
             for x, n in zip(seen, counts, strict=True)]
 
@@ -257,7 +257,10 @@ def train_column(model: TaggerModel, c: int, batch: EncodedBatch, values: np.nda
             model.atoms, batch.atoms_extra, batch.tok_type, batch.sent_ptr, values, k,
             model.templates[c], cand_ptr, cand_ids, col.compat, col.cond, len(col.classes),
             gold, order.astype(np.int32), w, acc, counter, col.bits)
-        averaged = (w - acc / max(counter[0], 1.0)).astype(np.float32)
+        if dev is None and epoch < epochs:  # only the last epoch's average is kept
+            averaged = None
+        else:
+            averaged = (w - acc / max(counter[0], 1.0)).astype(np.float32)
         seconds = {"train": time.perf_counter() - t0}
         dev_accuracy = None
         if dev is not None:
@@ -266,7 +269,8 @@ def train_column(model: TaggerModel, c: int, batch: EncodedBatch, values: np.nda
             model.predict_column(c, dev_batch, dev_values, averaged)
             dev_accuracy = accuracy(dev_values[:, k], dev_gold[:, k])
             seconds["dev"] = time.perf_counter() - t0
-        best.offer(epoch, averaged, dev_accuracy)
+        if averaged is not None:
+            best.offer(epoch, averaged, dev_accuracy)
         if on_epoch is not None:
             known = max(int((gold >= 0).sum()), 1)
             on_epoch(ColumnEpochReport(col.name, epoch, 100.0 * right / known, dev_accuracy,
