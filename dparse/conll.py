@@ -291,17 +291,17 @@ class Sentence:
         cols = {name: list(values) if values is not None else getattr(self, name)
                 for name, values in new.items()}
         lines = list(self._lines)
-        for i in range(n):
-            if all(cols[name][i] == getattr(self, name)[i] for name in cols):
+        old_rows = zip(self.lemma, self.upos, self.xpos, self.feats, strict=True)
+        new_rows = zip(cols["lemma"], cols["upos"], cols["xpos"], cols["feats"], strict=True)
+        for k, old, row in zip(self._word_idx, old_rows, new_rows, strict=True):
+            if row == old:
                 continue
-            k = self._word_idx[i]
             text = lines[k].rstrip("\r\n")
             fields = text.split("\t")
             if self.fmt == "malttab":
-                fields[1] = cols["xpos"][i]
+                fields[1] = row[2]
             else:
-                fields[2:6] = [cols["lemma"][i], cols["upos"][i], cols["xpos"][i],
-                               cols["feats"][i]]
+                fields[2:6] = row
             lines[k] = "\t".join(fields) + lines[k][len(text):]
         return Sentence(self.fmt, self.form, cols["lemma"], cols["upos"], cols["xpos"],
                         cols["feats"], self.heads, self.deprels, lines, self._word_idx, self._sep,

@@ -74,7 +74,8 @@ def csr(lists: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:
     """Lists of ints as (ptr [len + 1], ids) int32 arrays."""
     ptr = np.zeros(len(lists) + 1, dtype=np.int32)
     ptr[1:] = np.cumsum([len(x) for x in lists])
-    ids = np.fromiter((i for x in lists for i in x), dtype=np.int32, count=int(ptr[-1]))
+    ids = (np.concatenate([np.asarray(x, dtype=np.int32) for x in lists if len(x)])
+           if ptr[-1] else np.zeros(0, dtype=np.int32))
     return ptr, ids
 
 
@@ -147,7 +148,7 @@ class TaggerModel:
         self.lexicon = lexicon
         self.dictionary_min_count = dictionary_min_count
         self.class_ids = [{c: k for k, c in enumerate(col.classes)} for col in columns]
-        self._applicable: dict[str, list[int]] = {}
+        self._applicable: dict[str, np.ndarray] = {}
         self.templates = [col.templates for col in columns]  # int32 [F, 7] each
 
     @property
@@ -175,14 +176,15 @@ class TaggerModel:
                        else np.zeros((0, self.atoms.shape[1]), dtype=np.uint64))
         return EncodedBatch(np.array(ids, dtype=np.int32), list(extra), atoms_extra, sent_ptr)
 
-    def applicable(self, form: str) -> list[int]:
-        """The lemma rules that apply to ``form`` (remembered for the last
+    def applicable(self, form: str) -> np.ndarray:
+        """The ids of the lemma rules that apply to ``form``, int32 (remembered for the last
         :data:`APPLICABLE_CACHE` forms asked about)."""
         rules = self._applicable.get(form)
         if rules is None:
             if len(self._applicable) >= APPLICABLE_CACHE:
                 self._applicable.clear()
-            rules = self._applicable[form] = self.rule_index.applicable(form)
+            rules = self._applicable[form] = np.array(self.rule_index.applicable(form),
+                                                      dtype=np.int32)
         return rules
 
     def candidates(self, col: ColumnModel, batch: EncodedBatch
