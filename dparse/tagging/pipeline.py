@@ -26,7 +26,6 @@ from __future__ import annotations
 import copy
 import json
 import logging
-import multiprocessing
 import shutil
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -88,6 +87,8 @@ def jackknife_tags(tcfg: ExperimentConfig, train: list[Sentence], dev: list[Sent
               [s for s, f in zip(train, fold_of, strict=True) if f == k])
              for k in range(1, folds + 1)]
     if jobs > 1:
+        import multiprocessing  # only here: a parse loads no process machinery
+
         with multiprocessing.get_context("fork").Pool(min(jobs, folds)) as pool:
             results = pool.map(_fold_tags, tasks, chunksize=1)
     else:
