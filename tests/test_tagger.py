@@ -325,6 +325,15 @@ def test_tag_command_and_its_errors(pipeline: Path) -> None:
     assert "decoder" not in summary
     tagged = read_treebank(root / "t.conllu")
     assert all(u != "_" for s in tagged for u in s.upos)
+    run("tag", "tagger", "words.txt", "--format", "text", "-o", "all.conllu", cwd=root)
+    for i in (1, 2, 3):
+        run("tag", "tagger", "words.txt", "--format", "text", "--shard", f"{i}/3", "-o",
+            f"shard{i}.conllu", cwd=root)
+    assert b"".join((root / f"shard{i}.conllu").read_bytes() for i in (1, 2, 3)) == \
+        (root / "all.conllu").read_bytes()
+    run("tag", "tagger", "words.txt", "--format", "text", "--jobs", "2", "-o", "j2.conllu",
+        cwd=root)
+    assert (root / "j2.conllu").read_bytes() == (root / "all.conllu").read_bytes()
     bad = run("parse", "tagger", "words.conllu", cwd=root, ok=False)
     assert bad.returncode == 2 and "is a tagger" in bad.stderr and "dparse tag" in bad.stderr
     run("train", str(REPO / "configs" / "en_ewt" / "o1-cle.yaml"), "--out", "gold-parser", "-q",
