@@ -5,15 +5,16 @@ Reads, from ``--models``, the tagger ``<tb>-tagger`` and, for each parser config
 predicted tags, carrying its tagger). Accuracy table: the tagger's UPOS, XPOS, UFeats, AllTags
 and Lemmas on the test file's words alone (every tag column blanked), and each parser's
 UAS/LAS on gold tags, on the tagger's tags (the gold-tag parser) and from the words alone (the
-pipeline); UDPipe 1's figures beside them when ``--udpipe`` names its JSON
-(results/udpipe1-en_ewt.json: how they were obtained is in the file). Speed table, rounds
+pipeline); UDPipe 1's figures beside them when ``--udpipe`` names the peers file of
+benchmarks/ud_table_tagged.py (results/udpipe1-figures.json: its format, and how the figures
+are obtained) and it holds the treebank. Speed table, rounds
 alternated in one process (tokens/sec, inference only, as ``dparse parse`` reports): the first
 parser on gold tags (the reference), the tagger on the words alone, the first pipeline on the
 words alone (tagging included) and its own parser on the gold tags (``--tags keep``).
 
     python benchmarks/tagging_bench.py --models models --treebank en_ewt \\
         --test ../shared/data/en_ewt/test.conllu --parsers o1-cle,o2-eisner \\
-        --udpipe results/udpipe1-en_ewt.json --out results/tagging-en_ewt.md
+        --udpipe results/udpipe1-figures.json --out results/tagging-en_ewt.md
 """
 
 from __future__ import annotations
@@ -75,9 +76,10 @@ def accuracy_section(models: Path, tb: str, parsers: list[str], gold: list[Sente
                      f"| | |")
         lines.append(f"| {name}-tagged (trained on jackknifed tags) | | | {_pair(pipeline)} | "
                      f"{on_gold.las - pipeline.las:.2f} |")
-    if udpipe:
+    if udpipe and udpipe.get("parse"):
         lines.append(f"| UDPipe 1 (its tagger, then its parser) | | | "
                      f"{udpipe['parse']['uas']:.2f} / {udpipe['parse']['las']:.2f} | |")
+    if udpipe:
         lines += ["", f"UDPipe 1: {udpipe['how']}"]
     return lines
 
@@ -125,7 +127,9 @@ def main(argv: list[str] | None = None) -> None:
     words = [s.words_only() for s in gold]
     udpipe = None
     if args.udpipe and Path(args.udpipe).exists():
-        udpipe = json.loads(Path(args.udpipe).read_text(encoding="utf-8"))
+        peers = json.loads(Path(args.udpipe).read_text(encoding="utf-8"))
+        if tb in peers.get("treebanks", {}):
+            udpipe = {**peers["treebanks"][tb], "how": peers.get("how", "")}
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
                             text=True).stdout.strip()
     lines = [f"# {tb}: tagging, and parsing from words alone", "",

@@ -13,8 +13,8 @@ file exists, UDPipe 1's figures on the same files and dparse's margins over them
 issue 33's targets (:data:`TARGETS`).
 
 The peers file (results/udpipe1-figures.json; the lead fills it, this script never writes it)
-is JSON, one entry per treebank of configs/grids/treebanks/ud.yaml, each shaped as
-benchmarks/tagging_bench.py's en_ewt file (results/udpipe1-en_ewt.json)::
+is JSON, one entry per treebank of configs/grids/treebanks/ud.yaml (benchmarks/tagging_bench.py
+reads its en_ewt entry too)::
 
     {"system": "UDPipe 1.2.0",
      "how": "how the figures were made: version, calls, date",

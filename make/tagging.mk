@@ -1,6 +1,6 @@
 # Tagging (issue 33): the en_ewt tagger, and o1-cle and o2-eisner trained on gold and on
 # jackknifed predicted tags, scored on the test file's words alone beside UDPipe 1's figures
-# (results/udpipe1-en_ewt.json, when present).
+# (results/udpipe1-figures.json, when present).
 #   make tagging-en-ewt [MODELS=models] [JOBS=2]
 #       trains the models missing from MODELS (the tagged parsers share the jackknife kept in
 #       $(MODELS)/en_ewt.tagged), then writes results/tagging-en_ewt.md
@@ -26,4 +26,4 @@ tagging-en-ewt:  ## en_ewt tagger and parsers on predicted tags -> results/taggi
 	done
 	$(PYTHON) benchmarks/tagging_bench.py --models $(MODELS) --treebank en_ewt \
 		--test $(DPARSE_DATA)/en_ewt/test.conllu --parsers $(subst $(eval) ,$(comma),$(TAGGING_PARSERS)) \
-		--udpipe $(RESULTS)/udpipe1-en_ewt.json --out $(RESULTS)/tagging-en_ewt.md
+		--udpipe $(RESULTS)/udpipe1-figures.json --out $(RESULTS)/tagging-en_ewt.md
