@@ -138,7 +138,10 @@ def _train_points(runs: SimpleNamespace, target: Path) -> dict[str, Point]:
         return point
 
     return {
-        "while starting": lambda folder, pid, seconds: seconds > 0.4,
+        # early, and surely before the save begins (a quiet machine trains the tiny model
+        # and saves it within 0.4 s)
+        "while starting": lambda folder, pid, seconds: (
+            seconds > 0.1 and _staging(folder, name, pid) is None and not swapped()),
         "staging created": lambda folder, pid, _: _staging(folder, name, pid) is not None,
         "weights started": staged(WEIGHTS_FILE, 0.0),
         "weights half written": staged(WEIGHTS_FILE, 0.5),
@@ -216,7 +219,8 @@ def _parse_points(runs: SimpleNamespace, out: Path) -> dict[str, Point]:
         return point
 
     return {
-        "before output": lambda folder, pid, seconds: seconds > 0.3,
+        "before output": lambda folder, pid, seconds: (
+            seconds > 0.1 and temp(folder, pid) is None and out.stat().st_ino == old_inode),
         "output created": lambda folder, pid, _: temp(folder, pid) is not None,
         "output growing": output_at(0.0),
         "output half written": output_at(0.5),
