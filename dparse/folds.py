@@ -7,9 +7,14 @@ training graphs (``pruner.train_folds``, :func:`dparse.graph.pruner.train_pruner
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TypeVar
+
 import numpy as np
 
 from dparse.errors import ConfigError, DparseError
+
+T = TypeVar("T")
 
 
 def fold_of_sentences(n_sentences: int, folds: int) -> np.ndarray:
@@ -22,3 +27,12 @@ def fold_of_sentences(n_sentences: int, folds: int) -> np.ndarray:
     size, extra = divmod(n_sentences, folds)
     lengths = [size + (k < extra) for k in range(folds)]
     return np.repeat(np.arange(1, folds + 1), lengths)
+
+
+def jackknife_splits(items: Sequence[T], folds: int) -> list[tuple[list[T], list[T]]]:
+    """(the other folds, fold k) for k = 1..folds, as :func:`fold_of_sentences` cuts
+    ``items``: the held-out parts, in order, are ``items`` in order."""
+    fold_of = fold_of_sentences(len(items), folds).tolist()
+    return [([x for x, f in zip(items, fold_of, strict=True) if f != k],
+             [x for x, f in zip(items, fold_of, strict=True) if f == k])
+            for k in range(1, folds + 1)]

@@ -197,7 +197,5 @@ def load_parser(directory: Path, cfg: ExperimentConfig, decoder_name: str | None
         tagger = load_tagger(directory, cfg)
         parser.parse_fn = tagging_wrapper(tagger, tags, parser.parse_fn)
         if parser.forest_fn is not None:
-            forests = parser.forest_fn
-            parser.forest_fn = lambda sents, timer, on_forest: forests(
-                tagger.tag(sents, timer, tags, count=False), timer, on_forest)
+            parser.forest_fn = tagging_wrapper(tagger, tags, parser.forest_fn)
     return parser

@@ -36,7 +36,7 @@ from dparse.config import ExperimentConfig, load_config, save_config
 from dparse.conll import Sentence, write_conll
 from dparse.epochs import TrainResult
 from dparse.errors import ConfigError, DparseError
-from dparse.folds import fold_of_sentences
+from dparse.folds import jackknife_splits
 from dparse.modeldir import CONFIG_FILE, check_model_dir, file_sha256
 from dparse.outputs import write_text
 from dparse.tagging.model import TAGGER_JSON, TAGGER_NPZ, TaggerModel
@@ -83,10 +83,7 @@ def jackknife_tags(tcfg: ExperimentConfig, train: list[Sentence], dev: list[Sent
                    folds: int, jobs: int = 1) -> list[Sentence]:
     """``train`` with every column the tagger predicts replaced by a ``folds``-fold
     jackknife (see the module docstring), ``jobs`` folds at a time (forked processes)."""
-    fold_of = fold_of_sentences(len(train), folds).tolist()
-    tasks = [(tcfg, [s for s, f in zip(train, fold_of, strict=True) if f != k], dev,
-              [s for s, f in zip(train, fold_of, strict=True) if f == k])
-             for k in range(1, folds + 1)]
+    tasks = [(tcfg, rest, dev, held) for rest, held in jackknife_splits(train, folds)]
     if jobs > 1:
         import multiprocessing  # only here: a parse loads no process machinery
 
@@ -196,12 +193,13 @@ def load_tagger(directory: Path, cfg: ExperimentConfig) -> TaggerModel:
 
 
 def tagging_wrapper(tagger: TaggerModel, mode: str,
-                    parse: Callable[[Iterable[Sentence], ParseTimer], Iterator[Sentence]]
-                    ) -> Callable[[Iterable[Sentence], ParseTimer], Iterator[Sentence]]:
-    """``parse`` with the sentences tagged first (``mode`` of
-    :meth:`TaggerModel.tag_batch`); the tagging time goes to the timer's ``tag``."""
+                    run: Callable[..., Iterator[Sentence]]) -> Callable[..., Iterator[Sentence]]:
+    """``run(sentences, timer, *rest)`` (a parser's parse or forest function) with the
+    sentences tagged first (``mode`` of :meth:`TaggerModel.tag_batch`); the tagging time
+    goes to the timer's ``tag``."""
 
-    def tag_then_parse(sentences: Iterable[Sentence], timer: ParseTimer) -> Iterator[Sentence]:
-        return parse(tagger.tag(sentences, timer, mode, count=False), timer)
+    def tag_then_run(sentences: Iterable[Sentence], timer: ParseTimer,
+                     *rest: Any) -> Iterator[Sentence]:
+        return run(tagger.tag(sentences, timer, mode, count=False), timer, *rest)
 
-    return tag_then_parse
+    return tag_then_run

@@ -29,7 +29,7 @@ from dparse.config import ExperimentConfig
 from dparse.conll import Sentence, read_treebank
 from dparse.epochs import BestEpoch, TrainResult
 from dparse.errors import ConfigError, DparseError
-from dparse.folds import fold_of_sentences
+from dparse.folds import fold_of_sentences, jackknife_splits
 from dparse.sections import TaggingConfig
 from dparse.tagging.features import (
     ATOMS,
@@ -150,16 +150,14 @@ def training_batch(model: TaggerModel, sentences: Sequence[Sentence], columns: S
     folds = tc.ambiguity_folds
     if not folds:
         return batch
-    fold_of = fold_of_sentences(len(sentences), folds)
     amb = ATOMS.index("amb")
     tables = []
-    for k in range(1, folds + 1):
-        classes = ambiguity_classes([s for s, f in zip(sentences, fold_of, strict=True)
-                                     if f != k], model.forms, columns, tc.ambiguity_min_count)
+    for rest, _ in jackknife_splits(sentences, folds):
         table = model.atoms.copy()
-        table[:, amb] = ambiguity_atoms(classes)
+        table[:, amb] = ambiguity_atoms(ambiguity_classes(rest, model.forms, columns,
+                                                          tc.ambiguity_min_count))
         tables.append(table)
-    word_fold = np.repeat(fold_of, [len(s) for s in sentences])
+    word_fold = np.repeat(fold_of_sentences(len(sentences), folds), [len(s) for s in sentences])
     V = len(model.forms)
     tok_type = (batch.tok_type + V * word_fold).astype(np.int32)
     return EncodedBatch(tok_type, [], np.concatenate(tables), batch.sent_ptr, folds)
@@ -285,23 +283,18 @@ def jackknife_draft(train: Sequence[Sentence], tc: TaggingConfig, epochs: int, s
                     shuffle: bool) -> list[str]:
     """The draft UPOS of every training word by a ``tc.draft_folds``-fold jackknife: fold k
     drafted by a draft pass trained for ``epochs`` epochs on the other folds."""
-    fold_of = fold_of_sentences(len(train), tc.draft_folds).tolist()
-    drafts: list[list[str]] = [[] for _ in train]
-    for k in range(1, tc.draft_folds + 1):
-        rest = [s for s, f in zip(train, fold_of, strict=True) if f != k]
-        held = [i for i, f in enumerate(fold_of) if f == k]
+    drafts: list[str] = []
+    for rest, held in jackknife_splits(train, tc.draft_folds):
         sub, ids = build_model(rest, [DRAFT], tc)
         gold = gold_values(rest, ids)
         train_column(sub, 0, training_batch(sub, rest, [DRAFT], tc), gold.copy(), gold[:, 0],
                      epochs, np.random.default_rng(seed), shuffle)
-        batch = sub.encode([train[i] for i in held])
+        batch = sub.encode(held)
         values = np.full((len(batch.tok_type), len(COLUMNS)), -1, dtype=np.int32)
         sub.predict_column(0, batch, values)
         classes = sub.columns[0].classes
-        for j, i in enumerate(held):
-            lo, hi = batch.sent_ptr[j], batch.sent_ptr[j + 1]
-            drafts[i] = [classes[v] for v in values[lo:hi, 0]]
-    return [tag for d in drafts for tag in d]
+        drafts += [classes[v] for v in values[:, 0].tolist()]
+    return drafts
 
 
 def train_tagger(cfg: ExperimentConfig, train: list[Sentence], dev: list[Sentence],
