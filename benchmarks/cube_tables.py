@@ -45,7 +45,6 @@ import yaml
 from greedy_tables import find_or_train
 from treebanks import CONFIGS, TREEBANKS, Treebank, config_for, missing_files
 
-from dparse.cli.options import PARSE_TIME_KEYS, check_model_overrides
 from dparse.config import load_config
 from dparse.conll import Sentence, read_treebank
 from dparse.errors import DparseError
@@ -53,7 +52,7 @@ from dparse.graph.thirdorder_settings import parse_groups
 from dparse.metrics import evaluate
 from dparse.modeldir import CONFIG_FILE
 from dparse.outputs import write_text
-from dparse.parsers import load_parser
+from dparse.parsers import PARSE_TIME_KEYS, check_model_overrides, load_parser
 from dparse.search_errors import search_errors
 from dparse.timer import ParseTimer
 

@@ -114,6 +114,11 @@ class Sentence:
     ``heads``: int32 array [n+1], ``heads[0] == -1``, ``-1`` also for a ``_`` HEAD.
     ``deprels``: list [n+1], ``deprels[0] == ''``.
     ``source`` and ``lineno`` name the file and the 1-based line where the sentence starts.
+    ``words`` and ``lemmas`` are ``form`` and ``lemma`` by the API's names.
+
+    >>> sent = Sentence.build(["Dogs", "bark"], [-1, 2, 0], ["", "nsubj", "root"])
+    >>> sent.words, sent.heads.tolist(), sent.deprels
+    (['Dogs', 'bark'], [-1, 2, 0], ['', 'nsubj', 'root'])
     """
 
     __slots__ = (
@@ -316,6 +321,30 @@ class Sentence:
     def to_conll(self) -> str:
         """The sentence as file text: its lines and the blank-line separator after it."""
         return "".join(self._lines) + self._sep
+
+    @property
+    def words(self) -> list[str]:
+        """The FORM of each word (``form``): ``words[m - 1]`` is word m."""
+        return self.form
+
+    @property
+    def lemmas(self) -> list[str]:
+        """The LEMMA of each word (``lemma``), ``_`` where there is none."""
+        return self.lemma
+
+    def to_conllu(self) -> str:
+        """The sentence as CoNLL-U text ending in a blank line: :meth:`to_conll` for a
+        CoNLL-U sentence (a blank line added if it had none), its columns and comments in
+        CoNLL-U's ten for a CoNLL-X or Malt-TAB one.
+
+        >>> sent = Sentence.build(["Hi", "!"], [-1, 0, 1], ["", "root", "punct"])
+        >>> sent.to_conllu().splitlines()[1].split("\\t")
+        ['2', '!', '_', '_', '_', '_', '1', 'punct', '_', '_']
+        """
+        if self.fmt == "conllu":
+            return self.to_conll() + _missing_separator(self)
+        return Sentence.build(self.form, self.heads, self.deprels, self.upos, self.xpos,
+                              self.lemma, self.feats, comments=self.comments).to_conllu()
 
 
 def _set_parse(fmt: str, cols: list[str], head: int, rel: str) -> list[str]:

@@ -12,12 +12,12 @@ to :mod:`dparse.families`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dparse.config import ExperimentConfig
+from dparse.config import ExperimentConfig, load_config
 from dparse.conll import Sentence
 from dparse.epochs import EpochReport, TrainResult
 from dparse.errors import ConfigError
@@ -199,3 +199,41 @@ def load_parser(directory: Path, cfg: ExperimentConfig, decoder_name: str | None
         if parser.forest_fn is not None:
             parser.forest_fn = tagging_wrapper(tagger, tags, parser.forest_fn)
     return parser
+
+
+# The --set keys that a trained model's commands accept, by parser type: the values read when
+# parsing (the decoder, its options, LEP moves, ...), each with its sub-keys. Every other key
+# (features, data, training, ...) was fixed by training: overriding it would change nothing.
+PARSE_TIME_KEYS: Mapping[str, Sequence[str]] = {
+    "graph": ("decoder.name", "decoder.single_root", "decoder.options"),
+    "easyfirst": ("decoder.name", "decoder.single_root"),
+    "umst": ("decoder.single_root", "umst.lep_steps", "umst.directed_model", "umst.method"),
+    "shiftreduce": ("decoder.single_root", "shiftreduce.beam", "shiftreduce.force_gold"),
+    "rerank": ("rerank.k", "rerank.beta", "rerank.first_stage_beam"),
+    "tagger": (),
+}
+ENSEMBLE_KEYS: Mapping[str, Sequence[str]] = {"graph": ("decoder.single_root", "ensemble")}
+
+
+def check_model_overrides(
+    model_dir: Path, overrides: Sequence[str], keys: Mapping[str, Sequence[str]]
+) -> None:
+    """ConfigError naming the first ``--set`` of ``overrides`` whose key ``keys`` does not
+    allow for the parser type of the model in ``model_dir`` (a DparseError first if that is
+    not a sound model directory)."""
+    if not overrides:
+        return
+    from dparse.modeldir import CONFIG_FILE, check_model_dir
+
+    check_model_dir(model_dir)
+    trained = load_config(model_dir / CONFIG_FILE)
+    allowed = keys.get(trained.parser, ())
+    for item in overrides:
+        key = item.partition("=")[0].strip()
+        if not any(key == k or key.startswith(k + ".") for k in allowed):
+            can = f"{', '.join(allowed)} and their sub-keys" if allowed else "no key"
+            raise ConfigError(
+                f"{model_dir}: --set {key} does not apply to this command with a trained model "
+                f"(a {trained.parser} parser; training fixed the rest of its config): it takes "
+                f"{can}"
+            )

@@ -115,10 +115,9 @@ class ParserSpec:
 
     def load(self) -> LoadedParser:
         """Check the model directory and load the parser, as ``dparse parse`` does."""
-        from dparse.cli.options import PARSE_TIME_KEYS, check_model_overrides
         from dparse.config import load_config
         from dparse.modeldir import CONFIG_FILE, check_model_dir
-        from dparse.parsers import load_parser
+        from dparse.parsers import PARSE_TIME_KEYS, check_model_overrides, load_parser
 
         directory = Path(self.model_dir)
         check_model_dir(directory)
@@ -256,6 +255,7 @@ class ChunkResult:
     decoder_name: str
     calls: int = 0
     certified: int = 0
+    sentences: list[Sentence] | None = None  # the parsed sentences themselves, when asked for
 
 
 class _Worker:
@@ -306,22 +306,32 @@ def _parse_block(block: Block) -> ChunkResult:
     return _parse_chunk(block.sentences())
 
 
-def _parse_chunk(sentences: Iterable[Sentence]) -> ChunkResult:
-    """Parse one chunk in a worker. Errors come back as a plain DparseError or RuntimeError
-    (an exception with its own constructor arguments may not survive pickling)."""
+def _parse_chunk_sentences(sentences: Iterable[Sentence]) -> ChunkResult:
+    """:func:`_parse_chunk` giving back the parsed sentences rather than their text."""
+    return _parse_chunk(sentences, as_text=False)
+
+
+def _parse_chunk(sentences: Iterable[Sentence], as_text: bool = True) -> ChunkResult:
+    """Parse one chunk in a worker (``as_text``: into its file text, else the parsed
+    sentences). Errors come back as a plain DparseError or RuntimeError (an exception with
+    its own constructor arguments may not survive pickling)."""
     if _Worker.parser is None:
         raise DparseError(_Worker.error or "the parse worker has no parser")
     timer = ParseTimer()
     decoder = _Worker.decoder
     before = (decoder.calls, decoder.certified) if decoder is not None else (0, 0)
+    text = io.StringIO()
+    parsed = None
     try:
-        text = io.StringIO()
-        write_conll(_Worker.parser.parse(sentences, timer), text)
+        if as_text:
+            write_conll(_Worker.parser.parse(sentences, timer), text)
+        else:
+            parsed = list(_Worker.parser.parse(sentences, timer))
     except DparseError as exc:
         raise DparseError(str(exc)) from None
     except Exception as exc:  # noqa: BLE001 - sent to the parent as an internal error
         raise RuntimeError(f"parse worker: {type(exc).__name__}: {exc}") from None
-    result = ChunkResult(text.getvalue(), timer, _Worker.parser.decoder_name)
+    result = ChunkResult(text.getvalue(), timer, _Worker.parser.decoder_name, sentences=parsed)
     if decoder is not None:
         result.calls = decoder.calls - before[0]
         result.certified = decoder.certified - before[1]
@@ -356,10 +366,12 @@ def fork_safe() -> bool:
 
 
 class ParallelParser:
-    """A pool of ``jobs`` worker processes parsing with ``spec``; a context manager (leaving
-    it stops the workers, terminating them after an error or an interrupt)."""
+    """A pool of ``jobs`` worker processes parsing with ``spec`` (forked workers take
+    ``parser``, the spec's parser loaded already, if given); a context manager (leaving it
+    stops the workers, terminating them after an error or an interrupt)."""
 
-    def __init__(self, spec: ParserSpec, jobs: int, chunk_size: int = DEFAULT_CHUNK) -> None:
+    def __init__(self, spec: ParserSpec, jobs: int, chunk_size: int = DEFAULT_CHUNK,
+                 parser: LoadedParser | None = None) -> None:
         if jobs < 1:
             raise DparseError(f"--jobs {jobs}: must be at least 1")
         if chunk_size < 1:
@@ -372,7 +384,7 @@ class ParallelParser:
         from concurrent.futures import ProcessPoolExecutor
 
         if fork_safe():
-            parser = spec.load()  # its errors come before any file is opened
+            parser = parser or spec.load()  # its errors come before any file is opened
             self._pool = ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork"),
                                              initializer=_install_parser, initargs=(parser,))
             try:
@@ -404,21 +416,31 @@ class ParallelParser:
     def parse(self, sentences: Iterable[Sentence]) -> Iterator[str]:
         """The parsed ``sentences`` in input order, as file text chunk by chunk, streaming
         (see the module doc)."""
+        return (result.text for result in self._run(_parse_chunk, self._chunks(sentences)))
+
+    def parse_sentences(self, sentences: Iterable[Sentence]) -> Iterator[Sentence]:
+        """The parsed ``sentences`` in input order, as :meth:`parse` parses them, streaming."""
+        for result in self._run(_parse_chunk_sentences, self._chunks(sentences)):
+            yield from result.sentences or ()
+
+    def _chunks(self, sentences: Iterable[Sentence]) -> Iterator[list[Sentence]]:
+        """``sentences`` in lists of ``chunk_size``; even no sentences give one (empty) list,
+        so that a worker that cannot load says so."""
         source = iter(sentences)
         chunks = iter(lambda: list(islice(source, self.chunk_size)), [])
-        # even an empty input gives a chunk: a worker that cannot load says so
-        return self._run(_parse_chunk, chain([next(chunks, [])], chunks))
+        return chain([next(chunks, [])], chunks)
 
     def parse_file(self, path: str, fmt: str | None, encoding: str) -> Iterator[str]:
         """The parsed sentences of the file ``path`` (``-``: stdin), as :meth:`parse` gives
         them, the parent only cutting the input into blocks (module doc); ``encoding`` must
         pass :func:`splits_as_bytes`."""
-        return self._run(_parse_block, file_blocks(path, fmt, encoding, self.chunk_size))
+        return (result.text for result in
+                self._run(_parse_block, file_blocks(path, fmt, encoding, self.chunk_size)))
 
     def _run(self, task: Callable[[object], ChunkResult], items: Iterator[object]
-             ) -> Iterator[str]:
-        """``task`` of each item in workers, at most ``2 * jobs`` in flight; the results' texts
-        in order."""
+             ) -> Iterator[ChunkResult]:
+        """``task`` of each item in workers, at most ``2 * jobs`` in flight; the results in
+        order."""
         from concurrent.futures.process import BrokenProcessPool
 
         pending: deque[Future[ChunkResult]] = deque()
@@ -433,21 +455,23 @@ class ParallelParser:
             raise DparseError("a parse worker process died (killed, or out of memory); "
                               "an output file is left as it was") from None
 
-    def _collect(self, future: Future[ChunkResult]) -> str:
+    def _collect(self, future: Future[ChunkResult]) -> ChunkResult:
         result = future.result()
         self.stats.add(result)
-        return result.text
+        return result
 
 
 def parse_with_workers(spec: ParserSpec, source: Iterable[Sentence] | str, output: str,
                        encoding: str, jobs: int, chunk_size: int = DEFAULT_CHUNK,
-                       fmt: str | None = None) -> ParallelStats:
+                       fmt: str | None = None, parser: LoadedParser | None = None
+                       ) -> ParallelStats:
     """Parse ``source`` (sentences, or the path of a file in format ``fmt``, None: detected)
-    with ``jobs`` workers into ``output`` (written whole or not at all, by
-    :func:`dparse.outputs.open_output`); the workers' summed inference times, as one job
-    reports them, with ``timer.wall`` the seconds from the first byte read to the output
-    written whole (model loading and worker start excluded)."""
-    with ParallelParser(spec, jobs, chunk_size) as pool:
+    with ``jobs`` workers (:class:`ParallelParser`, ``parser`` the spec's if loaded already)
+    into ``output`` (written whole or not at all, by :func:`dparse.outputs.open_output`); the
+    workers' summed inference times, as one job reports them, with ``timer.wall`` the seconds
+    from the first byte read to the output written whole (model loading and worker start
+    excluded)."""
+    with ParallelParser(spec, jobs, chunk_size, parser) as pool:
         started = time.perf_counter()
         with open_output(output, "w", encoding) as out:
             if not isinstance(source, str):

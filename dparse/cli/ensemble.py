@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from dparse.cli.options import ENSEMBLE_KEYS, check_model_overrides, model_set_option
+from dparse.cli.options import model_set_option
 from dparse.config import load_config
 from dparse.conll import FORMATS, read_conll, write_conll
 from dparse.decoders import configured_decoder
@@ -16,6 +16,7 @@ from dparse.gold import vote_trees
 from dparse.graph.ensemble import ensemble_parse
 from dparse.graph.load import load_model
 from dparse.modeldir import CONFIG_FILE, check_model_dir
+from dparse.parsers import ENSEMBLE_KEYS, check_model_overrides
 from dparse.timer import ParseTimer
 
 _FILE = click.Path(exists=True, dir_okay=False, allow_dash=True)

@@ -6,18 +6,14 @@ import json
 
 import click
 
+from dparse.api import evaluation
 from dparse.cli.options import skip_invalid_trees_option
-from dparse.conll import FORMATS, Sentence, read_conll, read_treebank
-from dparse.errors import InputError
-from dparse.gold import keep_gold_trees
-from dparse.metrics import evaluate, format_table
+from dparse.conll import FORMATS
+from dparse.metrics import format_table
 from dparse.punct import PUNCT_RULES
-from dparse.tagscores import TagReport, format_tags, score_tags
+from dparse.tagscores import format_tags
 
 _FILE = click.Path(exists=True, dir_okay=False, allow_dash=True)
-# the parse scores of the JSON report, null when the system file has no heads
-_PARSE_SCORES = ("uas", "las", "las_universal", "u_uas", "root_accuracy", "complete_match",
-                 "labeled_complete_match")
 
 
 @click.command("eval", context_settings={"help_option_names": ["-h", "--help"]})
@@ -110,70 +106,29 @@ def eval_command(
     """
     if train is not None and not detail:
         raise click.UsageError("--train is for --detail (accuracy on unseen words)")
-    kw = {"fmt": None if fmt == "auto" else fmt, "encoding": encoding}
-    gold_sentences = read_treebank(gold, **kw)
-    names = [system, *others]
-    parses = [read_treebank(system, **kw, require_heads=False),
-              *(read_treebank(path, **kw) for path in others)]
-    gold_trees, parses = keep_gold_trees(gold_sentences, parses, skip_invalid_trees)
-    seen = None
-    if detail and train is not None:
-        seen = {form for sent in read_conll(train, **kw, require_heads=False)
-                for form in sent.form}
-    tags = score_tags(gold_trees, parses[0], detail=detail, seen_forms=seen)
-    if not _has_heads(parses[0]):
+    result = evaluation(gold, system, punct, others, detail, train, None if fmt == "auto" else fmt,
+                        encoding, skip_invalid_trees, compare=plot_dir is not None)
+    if not result.system_heads:
         if others or plot_dir:
             option = "--other" if others else "--plot"
             raise click.UsageError(f"{option} compares parses, but {system} has no heads")
-        _echo_tags_only(tags, gold_trees, as_json)
+        if as_json:
+            click.echo(json.dumps(result.as_dict(), indent=2))
+        else:
+            click.echo("Parse scores: n/a, left out: the system file has no heads (every HEAD "
+                       f"is _)\n\n{format_tags(result.tag_report)}")
         return
-    report = evaluate(
-        gold_trees,
-        parses[0],
-        punct=punct,
-        other=parses[1] if others else None,
-        detail=detail,
-    )
-    comparison = None
-    if detail or plot_dir:
-        # imported here: plain eval needs none of the reports
-        from dparse.reports.breakdowns import compare_systems, format_comparison
-
-        comparison = compare_systems(gold_trees, list(zip(names, parses, strict=True)), punct)
     if plot_dir:
         from dparse.reports.plots import plot_comparison  # matplotlib only with --plot
 
-        written = plot_comparison(comparison, plot_dir)
+        written = plot_comparison(result.breakdowns, plot_dir)
         click.echo(f"dparse eval: wrote {len(written)} plot files to {plot_dir}", err=True)
     if as_json:
-        data = {**report.as_dict(), "system_heads": True, **tags.as_dict()}
-        if detail:
-            data["breakdowns"] = comparison.as_dict()
-        click.echo(json.dumps(data, indent=2))
+        click.echo(json.dumps(result.as_dict(), indent=2))
     else:
-        text = format_table(report) + "\n\n" + format_tags(tags)
+        text = format_table(result.report) + "\n\n" + format_tags(result.tag_report)
         if detail:
-            text += "\n\n" + format_comparison(comparison)
+            from dparse.reports.breakdowns import format_comparison
+
+            text += "\n\n" + format_comparison(result.breakdowns)
         click.echo(text)
-
-
-def _has_heads(system: list[Sentence]) -> bool:
-    """Whether ``system`` is a parse: True when every word has a HEAD, False when none has (all
-    ``_``); InputError naming the first word without one when only some have."""
-    blank = sum(int((s.heads[1:] < 0).sum()) for s in system)
-    if blank in (0, sum(map(len, system))):
-        return blank == 0
-    s, m = next((s, m) for s in system for m in range(1, len(s) + 1) if s.heads[m] < 0)
-    raise InputError(s.source, s.line_of(m), "HEAD is _ but other words of this system file have "
-                     "heads: give every word a HEAD (a parse) or none (tags alone)")
-
-
-def _echo_tags_only(tags: TagReport, gold: list[Sentence], as_json: bool) -> None:
-    """The report of a system without heads: its tag scores, the parse scores n/a."""
-    if as_json:
-        data = {"sentences": len(gold), "tokens": sum(map(len, gold)), "system_heads": False,
-                **dict.fromkeys(_PARSE_SCORES), **tags.as_dict()}
-        click.echo(json.dumps(data, indent=2))
-    else:
-        click.echo("Parse scores: n/a, left out: the system file has no heads (every HEAD is _)"
-                   f"\n\n{format_tags(tags)}")

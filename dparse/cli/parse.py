@@ -3,32 +3,16 @@
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Callable
-from itertools import islice
-from pathlib import Path
 
 import click
 
-from dparse.batch.parallel_parse import (
-    DEFAULT_CHUNK,
-    ParserSpec,
-    Shard,
-    count_sentences,
-    parse_with_workers,
-)
-from dparse.cli.options import PARSE_TIME_KEYS, check_model_overrides, model_set_option
-from dparse.columns import INPUT_SAMPLE, ColumnCounter, input_gaps
-from dparse.config import load_config
-from dparse.conll import INPUT_FORMATS, TEXT_FORMAT, read_conll, write_conll
-from dparse.decoders import find_decoder
-from dparse.errors import ConfigError
-from dparse.modeldir import CONFIG_FILE, VOCAB_FILE, check_model_dir
-from dparse.parsers import load_parser
+from dparse.api import load
+from dparse.batch.parallel_parse import DEFAULT_CHUNK, Shard
+from dparse.cli.options import model_set_option
+from dparse.conll import INPUT_FORMATS
 from dparse.tagging.model import TAG_MODES
-from dparse.tagging.pipeline import TAGGER_DIR
 from dparse.timer import ParseTimer
-from dparse.vocab import Vocabulary
 
 
 def stream_options(verb: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
@@ -117,72 +101,24 @@ def run(model_dir: str, input: str, output: str, decoder_name: str | None, fmt: 
         encoding: str, as_json: bool, jobs: int, shard_text: str | None, chunk_size: int,
         forest_path: str | None, tags: str, overrides: tuple[str, ...], tag_only: bool) -> None:
     """What ``dparse parse`` (and, with ``tag_only``, ``dparse tag``) does: read INPUT, parse
-    or tag it with the model in ``model_dir``, write OUTPUT and the summary line."""
-    directory = Path(model_dir)
-    check_model_dir(directory)  # before its config is read
-    check_model_overrides(directory, overrides, PARSE_TIME_KEYS)
-    cfg = load_config(directory / CONFIG_FILE, overrides)
-    shard = Shard.parse(shard_text) if shard_text is not None else None
-    in_fmt = None if fmt == "auto" else fmt
-    sentences = read_conll(input, fmt=in_fmt, encoding=encoding, require_heads=False)
+    or tag it with the model in ``model_dir`` (:meth:`dparse.Parser.parse_file`), write OUTPUT,
+    then the warnings about the input's columns and the summary line."""
     if tag_only and (decoder_name is not None or forest_path is not None):
         raise click.UsageError("dparse tag takes neither --decoder nor --forest")
-    if shard is not None:
-        sentences = shard.select(sentences, count_sentences(input, in_fmt, encoding))
     if forest_path is not None and jobs > 1:
         raise click.UsageError("--forest writes one forest file: use it with --jobs 1")
-    if cfg.parser == "tagger" and not tag_only:
-        load_parser(directory, cfg, decoder_name)  # the error that says what to do instead
-    tagged = tag_only or (directory / TAGGER_DIR).is_dir()
+    if shard_text is not None:
+        Shard.parse(shard_text)  # a bad --shard before the model loads
+    parser = load(model_dir, decoder=decoder_name, tags=tags, overrides=overrides,
+                  tag_only=tag_only)
+    stats = parser.parse_file(input, output, jobs, fmt=None if fmt == "auto" else fmt,
+                              encoding=encoding, batch_size=chunk_size, shard=shard_text,
+                              forest=forest_path)
+    for warning in stats.warnings:
+        click.echo(f"warning: {warning}", err=True)
     verb = "tagged" if tag_only else "parsed"
-    unread, trained = ((), None) if tagged else Vocabulary.read_columns(directory / VOCAB_FILE)
-    if jobs > 1:
-        spec = ParserSpec(model_dir, tuple(overrides), decoder_name, tags, tag_only)
-        if input != "-" and not tagged:  # judged on the file's start (workers read the rest)
-            _warn_about_columns(trained, unread, ColumnCounter.of(islice(read_conll(
-                input, fmt=in_fmt, encoding=encoding, require_heads=False), INPUT_SAMPLE)), input)
-        # a file: read by the workers, in blocks of sentences (words alone: read here)
-        source = sentences if shard is not None or in_fmt == TEXT_FORMAT else input
-        stats = parse_with_workers(spec, source, output, encoding, jobs, chunk_size, in_fmt)
-        certified = 100 * stats.certified / stats.calls if stats.calls else None
-        click.echo(_summary(stats.timer, stats.decoder_name, certified, jobs, as_json, verb),
-                   err=True)
-        return
-    parser = load_parser(directory, cfg, decoder_name, tags, tag_only)
-    timer = ParseTimer()
-    # An approximate decoder that certifies optimality (dd2) counts its certified sentences.
-    decoder = None if tag_only else find_decoder(parser.decoder_name)
-    counting = hasattr(decoder, "certified_share")
-    if counting:
-        decoder.reset_stats()
-    started = time.perf_counter()
-    counter = ColumnCounter()
-    sentences = counter.through(sentences)
-    if forest_path is None:
-        write_conll(parser.parse(sentences, timer), output, encoding=encoding)
-    elif parser.forest_fn is None:
-        raise ConfigError(f"{directory}: --forest needs a model that builds packed forests "
-                          "(parser: shiftreduce)")
-    else:
-        from dparse.hypergraph.forest_io import forest_writer  # only for forests
-
-        with forest_writer(forest_path) as forests:
-            write_conll(parser.forest_fn(sentences, timer, lambda i, f: forests.write(f, i)),
-                        output, encoding=encoding)
-    timer.wall = time.perf_counter() - started
-    if not tagged:
-        _warn_about_columns(trained, unread, counter, input)
-    certified = 100 * decoder.certified_share if counting else None
-    click.echo(_summary(timer, parser.decoder_name, certified, jobs, as_json, verb), err=True)
-
-
-def _warn_about_columns(trained: dict[str, float] | None, unread: tuple[str, ...],
-                        counter: ColumnCounter, input: str) -> None:
-    """Warn on stderr about each column the model reads that the counted input leaves empty
-    (:func:`dparse.columns.input_gaps`); before the summary, which stays the last line."""
-    source = "<stdin>" if input == "-" else input
-    for gap in input_gaps(trained, unread, counter, source):
-        click.echo(f"warning: {gap}", err=True)
+    click.echo(_summary(stats.timer, stats.decoder, stats.certified_percent, jobs, as_json,
+                        verb), err=True)
 
 
 ACTIVITY = {"parsed": "parsing", "tagged": "tagging"}

@@ -7,9 +7,10 @@ from pathlib import Path
 
 import click
 
-from dparse.cli.options import PARSE_TIME_KEYS, check_model_overrides, model_set_option
+from dparse.cli.options import model_set_option
 from dparse.conll import FORMATS
 from dparse.errors import DparseError
+from dparse.parsers import PARSE_TIME_KEYS, check_model_overrides
 from dparse.search_errors import DEFAULT_BINS, bin_labels, format_report, search_errors
 
 

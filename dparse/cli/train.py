@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from dparse.api import train_model, train_options
 from dparse.cli.options import (
     data_root_option,
     progress_option,
@@ -15,9 +16,8 @@ from dparse.cli.options import (
     show_progress,
 )
 from dparse.config import load_config
-from dparse.epochs import EpochReport, save_model
-from dparse.parsers import train_parser
-from dparse.tagging.pipeline import has_tagger
+from dparse.epochs import EpochReport
+from dparse.errors import ConfigError
 
 
 @click.command("train")
@@ -74,22 +74,10 @@ def train(config: str, out: str | None, work: str | None, jobs: int, fold: int |
     if not quiet:
         logging.basicConfig(level=logging.INFO, format="%(message)s")
     out_dir = Path(out) if out else Path("models") / cfg.name
-    options: dict[str, object] = {}
-    if cfg.parser == "rerank":
-        if work is not None or cfg.rerank.work is None:
-            cfg.rerank.work = work or f"{out_dir}.work"
-        options["jobs"] = jobs
-    elif has_tagger(cfg):
-        if fold is not None:
-            raise click.UsageError("--fold applies to forest rerankers (parser: rerank)")
-        options["jobs"] = jobs
-    elif work is not None or jobs != 1 or fold is not None:
-        raise click.UsageError("--work and --jobs apply to forest rerankers (parser: rerank) "
-                               "and to parsers trained on predicted tags (a tagger section), "
-                               f"--fold to rerankers; {config} is a {cfg.parser} config "
-                               "without a tagger")
-    if has_tagger(cfg):
-        options["work"] = work or f"{out_dir}.work"
+    try:
+        options = train_options(cfg, out_dir, work, jobs, fold)
+    except ConfigError as exc:
+        raise click.UsageError(f"{exc} ({config})") from None
     if fold is not None:
         from dparse.rerank.model import make_fold
 
@@ -100,8 +88,6 @@ def train(config: str, out: str | None, work: str | None, jobs: int, fold: int |
         if not quiet:
             click.echo(ep.summary(cfg.data.dev, cfg.training.punct), err=True)
 
-    result = train_parser(cfg, progress=show_progress(quiet, progress), on_epoch=report,
-                          **options)
-    save_model(result, cfg, out_dir)
-    click.echo(f"trained {cfg.name} in {result.seconds:.1f}s; best epoch {result.best_epoch}; "
+    trained = train_model(cfg, out_dir, options, show_progress(quiet, progress), report)
+    click.echo(f"trained {cfg.name} in {trained.seconds:.1f}s; best epoch {trained.best_epoch}; "
                f"model written to {out_dir}", err=True)
