@@ -7,7 +7,10 @@ between commits), cached under ``--work``/models/<build key>/ so that later runs
 Parsing alternates the builds on the same test file (A B A B A B for three pairs); the table
 gives each build's median tokens/sec (inference only, as ``dparse parse --json`` reports it),
 the median of the per-pair ratios, peak memory (``ru_maxrss`` of the parsing and training
-children) and UAS/LAS (punctuation included, scored by this build's ``dparse eval``).
+children) and UAS/LAS (punctuation included, scored by this build's ``dparse eval``). A second
+table times loading each model (``dparse.parsers.load_parser`` in a fresh child whose imports
+are done first, alternated ``--load-pairs`` times) and gives each parse's tokens/sec over the
+whole process (imports, loading, reading, writing), beside the tool's own figure.
 
     PYTHONPATH=. python benchmarks/bench_compare.py --ref 95f0cda --out results/bench-compare.md
     PYTHONPATH=. python benchmarks/bench_compare.py --ref 95f0cda --configs o1-cle \\
@@ -35,6 +38,24 @@ from dparse.outputs import write_text
 REPO = Path(__file__).resolve().parents[1]
 THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
                "NUMEXPR_NUM_THREADS", "VECLIB_MAXIMUM_THREADS")
+# A child that times one load_parser of the model directory argv[1], after importing what a
+# load of any family may import (modules a build lacks are skipped): its JSON on stderr.
+LOAD_CHILD = """
+import importlib, json, sys, time
+from pathlib import Path
+for name in ("dparse.graph.load", "dparse.graph.secondorder", "dparse.graph.thirdorder",
+             "dparse.decoders", "dparse.tagging.pipeline"):
+    try:
+        importlib.import_module(name)
+    except ModuleNotFoundError:
+        pass
+from dparse.config import load_config
+from dparse.parsers import load_parser
+directory = Path(sys.argv[1])
+start = time.perf_counter()
+load_parser(directory, load_config(directory / "config.yaml"), None)
+print(json.dumps({"load_seconds": time.perf_counter() - start}), file=sys.stderr)
+"""
 
 
 @dataclass
@@ -159,12 +180,22 @@ def train_model(build: Build, key: str, config: str, treebank: str, epochs: int 
 
 def parse_once(build: Build, model: Path, test: Path, out: Path,
                data_root: Path) -> dict:
-    """One ``dparse parse --json`` run: its summary plus the child's peak RSS (MB)."""
-    _, rss, err = run_child(build.command("parse", str(model), str(test), "-o", str(out),
-                                          "--json"), build.env(data_root), build.root)
+    """One ``dparse parse --json`` run: its summary plus the child's peak RSS (MB) and its
+    tokens/sec over the whole process (wall clock from start to exit)."""
+    seconds, rss, err = run_child(build.command("parse", str(model), str(test), "-o", str(out),
+                                                "--json"), build.env(data_root), build.root)
     summary = json.loads(err.strip().splitlines()[-1])
     summary["rss_mb"] = rss
+    summary["process_tokens_per_second"] = summary["tokens"] / seconds
     return summary
+
+
+def load_once(build: Build, model: Path, data_root: Path) -> float:
+    """Seconds of one ``load_parser`` of ``model`` in a fresh child of ``build``
+    (:data:`LOAD_CHILD`: the imports are not timed)."""
+    _, _, err = run_child([sys.executable, "-c", LOAD_CHILD, str(model)], build.env(data_root),
+                          build.root)
+    return json.loads(err.strip().splitlines()[-1])["load_seconds"]
 
 
 def evaluate(gold: Path, system: Path, data_root: Path) -> dict:
@@ -224,6 +255,11 @@ def compare(builds: list[Build], config: str, treebank: str, args: argparse.Name
                   f"{summary['tokens_per_second']:,.0f} tok/s", file=sys.stderr, flush=True)
     ratios = [new["tokens_per_second"] / ref["tokens_per_second"]
               for ref, new in zip(runs["ref"], runs["new"], strict=True)]
+    loads: dict[str, list[float]] = {b.label: [] for b in builds}
+    for _ in range(args.load_pairs):
+        for build in builds:
+            loads[build.label].append(load_once(build, models[build.label], data_root))
+    load_ratios = [ref / new for ref, new in zip(loads["ref"], loads["new"], strict=True)]
     return {
         "config": config,
         "treebank": treebank,
@@ -232,6 +268,9 @@ def compare(builds: list[Build], config: str, treebank: str, args: argparse.Name
         "runs": runs,
         "ratios": ratios,
         "median_ratio": statistics.median(ratios),
+        "loads": loads,
+        "load_ratios": load_ratios,
+        "median_load_ratio": statistics.median(load_ratios) if load_ratios else None,
         "accuracy": {b.label: evaluate(test, outputs[b.label], data_root) for b in builds},
     }
 
@@ -263,6 +302,41 @@ def mb(value: float | None) -> str:
 
 def median_of(runs: list[dict], key: str) -> float:
     return statistics.median(run[key] for run in runs)
+
+
+def load_lines(rows: list[dict], args: argparse.Namespace) -> list[str]:
+    """The table of model loading times (``--load-pairs``) and whole-process speeds."""
+    lines = [
+        "",
+        f"## Loading, alternated (ref, new) x {args.load_pairs}; whole-process speed",
+        "",
+        "Load s: one `dparse.parsers.load_parser` (manifest check, vocabulary, weights, "
+        "decoder) in a fresh child, its imports done before the clock starts; median of the "
+        "runs. Whole process: tokens / wall seconds of each `dparse parse` child above (Python "
+        "start, imports, loading, reading, parsing, writing), median, and its share of the "
+        "tool's own tokens/sec (inference only) in the same runs.",
+        "",
+        "| treebank | config | ref load s | new load s | load speedup (median of pair ratios) "
+        "| pair ratios | ref whole-process tok/s (share of own) "
+        "| new whole-process tok/s (share of own) |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for row in rows:
+        shares = {}
+        for label in ("ref", "new"):
+            runs = row["runs"][label]
+            share = statistics.median(run["process_tokens_per_second"] / run["tokens_per_second"]
+                                      for run in runs)
+            shares[label] = (f"{median_of(runs, 'process_tokens_per_second'):,.0f} "
+                             f"({share:.2f}x)")
+        lines.append("| " + " | ".join([
+            row["treebank"], row["config"],
+            f"{statistics.median(row['loads']['ref']):.3f}",
+            f"{statistics.median(row['loads']['new']):.3f}",
+            f"**{row['median_load_ratio']:.2f}x**",
+            ", ".join(f"{x:.2f}" for x in row["load_ratios"]),
+            shares["ref"], shares["new"]]) + " |")
+    return lines
 
 
 def markdown(rows: list[dict], timing: dict | None, builds: list[Build],
@@ -330,6 +404,8 @@ def markdown(rows: list[dict], timing: dict | None, builds: list[Build],
                                                                   row["runs"]["new"], strict=True)
                for run in pair]
         lines.append(f"- {row['treebank']} {row['config']}: {' / '.join(seq)}")
+    if args.load_pairs:
+        lines += load_lines(rows, args)
     lines.append("")
     lines.append("Training time in the table is one run per build (not alternated), wall clock, "
                  "so it is the noisiest figure here.")
@@ -366,6 +442,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="train N epochs instead of the configs' (stated in the table): N "
                              "for every config, or config=N,... for some")
     parser.add_argument("--pairs", type=int, default=3, help="alternating (ref, new) parse pairs")
+    parser.add_argument("--load-pairs", type=int, default=5,
+                        help="alternating (ref, new) model loads in fresh children (0: none)")
     parser.add_argument("--data", default=os.environ.get("DPARSE_DATA", "../shared/data"))
     parser.add_argument("--work", default="/tmp/bench-ref",
                         help="reference worktrees, cached models and outputs")

@@ -19,13 +19,13 @@ import datetime
 import os
 from pathlib import Path
 
-import numpy as np
 from treebanks import missing_files
 
 from dparse.batch.cells import MODEL_DIR, read_result
 from dparse.batch.grid import load_grid
 from dparse.config import DEFAULT_DATA_ROOT
-from dparse.modeldir import WEIGHTS_FILE
+from dparse.errors import DparseError
+from dparse.modeldir import WEIGHTS_FILE, load_arrays
 from dparse.outputs import write_text
 
 GRID = Path(__file__).resolve().parent.parent / "configs" / "grids" / "ud.yaml"
@@ -48,11 +48,11 @@ def fmt_pair(pair: tuple[float, float] | None) -> str:
 
 def _column(grid_dir: Path, record: dict) -> str:
     """The POS column ``auto`` chose for an easy-first cell (its model's stored column)."""
-    path = grid_dir / "cells" / record["key"] / MODEL_DIR / WEIGHTS_FILE
-    if not path.is_file():
+    try:
+        data = load_arrays(grid_dir / "cells" / record["key"] / MODEL_DIR / WEIGHTS_FILE)
+    except DparseError:  # no model
         return "?"
-    with np.load(path) as data:
-        return str(data["tag"]) if "tag" in data else "?"
+    return str(data["tag"]) if "tag" in data else "?"
 
 
 def finished(grid_dir: Path, data_root: str | None, grid: Path = GRID) -> list[dict]:

@@ -59,7 +59,7 @@ def run_treebank(tb: Treebank, data_root: str, models: Path, epochs: int | None,
     for key, cname in DIRECTED.items():
         cfg = load_config(raw=config_for(cname, tb, epochs), data_root=data_root)
         out = models / cfg.name
-        if not (out / "weights.npz").is_file():
+        if not (out / "weights.bin").is_file():
             t0 = time.perf_counter()
             save_model(train(cfg, progress=False), cfg, out)
             log(f"{tb.name}: trained {key} in {time.perf_counter() - t0:.0f}s")
@@ -73,7 +73,7 @@ def run_treebank(tb: Treebank, data_root: str, models: Path, epochs: int | None,
     raw["umst"]["directed_model"] = str(models / f"{tb.name}-{DIRECTED['D-MST']}")
     cfg = load_config(raw=raw, data_root=data_root)
     out = models / cfg.name
-    if not (out / "weights.npz").is_file():
+    if not (out / "weights.bin").is_file():
         t0 = time.perf_counter()
         save_model(train_undirected(cfg, progress=False), cfg, out)
         log(f"{tb.name}: trained U-MST-uf in {time.perf_counter() - t0:.0f}s")

@@ -7,12 +7,9 @@ float64) only if the vector starts on a line boundary, which numpy does not prom
 
 from __future__ import annotations
 
-from typing import BinaryIO
-
 import numpy as np
 
 LINE_BYTES = 64
-CHUNK_BYTES = 1 << 20
 
 
 def _aligned(size: int, dtype: np.dtype | type, allocate) -> np.ndarray:
@@ -33,27 +30,6 @@ def aligned_zeros(size: int, dtype: np.dtype | type) -> np.ndarray:
     """``np.zeros(size, dtype)`` starting on a 64-byte boundary (zeroed lazily by the system,
     as np.zeros is: pages never written take no memory)."""
     return _aligned(size, dtype, np.zeros)
-
-
-def read_aligned_npy(stream: BinaryIO, name: str) -> np.ndarray:
-    """The 1-d array stored in the ``.npy`` stream (e.g. a member of an ``.npz``), read
-    straight into a 64-byte aligned array (no second copy in memory); ``name`` is for errors."""
-    version = np.lib.format.read_magic(stream)
-    if version == (1, 0):
-        shape, fortran, dtype = np.lib.format.read_array_header_1_0(stream)
-    else:
-        shape, fortran, dtype = np.lib.format.read_array_header_2_0(stream)
-    if len(shape) != 1 or dtype.hasobject:
-        raise ValueError(f"{name}: expected a 1-d numeric array, got shape {shape} of {dtype}")
-    out = aligned_empty(shape[0], dtype)
-    view = memoryview(out.view(np.uint8))
-    done = 0
-    while done < len(view):  # in chunks: a zip member's readinto reads into a temporary
-        got = stream.readinto(view[done:done + CHUNK_BYTES])
-        if not got:
-            raise ValueError(f"{name}: truncated array data")
-        done += got
-    return out
 
 
 def aligned_copy(array: np.ndarray, dtype: np.dtype | type | None = None) -> np.ndarray:

@@ -1,12 +1,22 @@
 """Model directories written whole, and checked before they are read.
 
-A model directory holds the files a model's ``write_files`` writes (``weights.npz``,
+A model directory holds the files a model's ``write_files`` writes (``weights.bin``,
 ``vocab.json``, ``config.yaml``, a ``pruner/`` subdirectory, ...) and ``manifest.json``, written
 last::
 
     {"format": "dparse-model", "format_version": 1, "dparse_version": "0.1.0",
      "files": {"config.yaml": {"size": 2817, "sha256": "9f2c...", "crc32": "1a2b3c4d"},
-               "pruner/weights.npz": ...}}
+               "pruner/weights.bin": ...}}
+
+The weights and the model's other arrays are one aligned array file (:func:`save_arrays`),
+memory-mapped read-only when the model loads (:func:`load_arrays`): nothing is decompressed or
+copied, and every process that loads the model (``--jobs`` workers, other commands) shares the
+file's pages. dparse never rewrites a model's file in place (a new save replaces the whole
+directory, and :func:`save_arrays` writes a new file), so a mapped model stays intact while a new
+one is saved over it; a file truncated or overwritten in place by other means (``cp`` over it)
+can crash a process that maps it (SIGBUS) instead of giving an error. Weights of models saved
+before (a compressed ``weights.npz``) are still read, decompressed into memory as before: save
+or train the model again to get the mapped form.
 
 Saving (:func:`writing_model_dir`, ``SavedModel.save``): the files go into a fresh hidden
 sibling directory (``.NAME.dparse-PID-XXXXXXXX.new``); each is hashed and fsynced, the manifest
@@ -19,8 +29,9 @@ in place: killed between the two, NAME is missing while both complete models sit
 names. SIGINT and SIGTERM before the move remove the new directory; the hidden leftovers of a
 killed save (SIGKILL) are removed by the next save of the same directory. Missing parent
 directories are created. An existing directory is replaced only if it is empty or looks like a
-model (it holds manifest.json, or weights.npz as every older model does); anything else is an
-error and is never deleted. A symbolic link is followed: the link stays, its target is replaced.
+model (it holds manifest.json, or weights.npz as every model saved before manifests does);
+anything else is an error and is never deleted. A symbolic link is followed: the link stays,
+its target is replaced.
 
 Loading (:func:`check_model_dir`, which every model's ``load`` calls first): the manifest must
 exist, be of a format version this dparse reads, and list exactly the files of the directory
@@ -39,21 +50,23 @@ import ctypes
 import errno
 import functools
 import json
+import math
+import mmap
 import os
 import re
 import shutil
 import stat
 import tempfile
-import zipfile
 import zlib
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, Self
 
 import numpy as np
 
 from dparse import __version__
+from dparse.aligned import LINE_BYTES
 from dparse.errors import DparseError
 from dparse.outputs import (
     current_umask,
@@ -68,12 +81,15 @@ from dparse.outputs import (
 
 MANIFEST_FILE = "manifest.json"
 # the files most parser types write: the weights, the vocabulary and the resolved config
-WEIGHTS_FILE = "weights.npz"
+WEIGHTS_FILE = "weights.bin"
 VOCAB_FILE = "vocab.json"
 CONFIG_FILE = "config.yaml"
 FORMAT = "dparse-model"
 FORMAT_VERSION = 1
-_OLD_MODEL_FILE = WEIGHTS_FILE  # every model directory saved before manifests holds one
+OLD_WEIGHTS_FILE = "weights.npz"  # the weights of models saved before aligned array files
+_OLD_MODEL_FILE = OLD_WEIGHTS_FILE  # every model directory saved before manifests holds one
+ARRAYS_MAGIC = b"dparse-arrays 1\n"
+_MAX_HEADER = 1 << 20
 _HASH_BUFFER = 1 << 20
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 _CRC32 = re.compile(r"[0-9a-f]{8}")
@@ -108,15 +124,62 @@ class SavedModel:
 
 
 def save_arrays(path: str | os.PathLike, **arrays: Any) -> None:
-    """Write arrays as a compressed ``.npz`` (as ``np.savez_compressed`` does) whose bytes
-    depend only on the arrays: every member gets the same fixed time stamp, so the same
-    config and data give the same model files."""
-    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as archive:
-        for name, value in arrays.items():
-            member = zipfile.ZipInfo(f"{name}.npy", date_time=(1980, 1, 1, 0, 0, 0))
-            member.compress_type = zipfile.ZIP_DEFLATED
-            with archive.open(member, "w", force_zip64=True) as out:
-                np.lib.format.write_array(out, np.asanyarray(value), allow_pickle=False)
+    """Write arrays (numbers, strings, booleans; any shape) as an aligned array file: the line
+    ``dparse-arrays 1``, a JSON line ``{name: {"dtype": "<f4", "shape": [n], "offset": k}}``
+    padded with spaces so that the data begins on a 64-byte boundary, then each array's bytes
+    in C order at ``k`` bytes from the data's beginning, ``k`` a multiple of 64 (zero bytes
+    between). Its bytes depend only on the arrays: the same config and data give the same
+    model files. :func:`load_arrays` maps it."""
+    values = {name: np.asarray(value) for name, value in arrays.items()}
+    with suppress(FileNotFoundError):
+        os.unlink(path)  # a new file: whoever maps the old one (values too, maybe) keeps it whole
+    header, offset = {}, 0
+    for name, value in values.items():
+        if value.dtype.hasobject:
+            raise TypeError(f"save_arrays: {name} holds Python objects")
+        header[name] = {"dtype": np.lib.format.dtype_to_descr(value.dtype),
+                        "shape": list(value.shape), "offset": offset}
+        offset += -(-value.nbytes // LINE_BYTES) * LINE_BYTES
+    line = json.dumps(header).encode("ascii")
+    line += b" " * (-(len(ARRAYS_MAGIC) + len(line) + 1) % LINE_BYTES) + b"\n"
+    with open(path, "wb") as out:
+        out.write(ARRAYS_MAGIC + line)
+        for value in values.values():
+            out.write(np.ascontiguousarray(value).reshape(-1).view(np.uint8).data)
+            out.write(bytes(-value.nbytes % LINE_BYTES))
+
+
+def load_arrays(path: Path) -> Mapping[str, np.ndarray]:
+    """The arrays :func:`save_arrays` wrote to ``path``, memory-mapped read-only (64-byte
+    aligned, shared with every process that maps the file). A model saved before aligned
+    array files has ``weights.npz`` instead of ``weights.bin``: its arrays are decompressed into
+    memory when read, as before (not aligned). DparseError naming the file if it is missing or
+    damaged."""
+    if not path.is_file():
+        old = path.with_suffix(".npz")
+        if old.is_file():
+            return np.load(old)
+        raise DparseError(f"{path.parent}: not a dparse model directory (no {path.name})")
+    try:
+        with open(path, "rb") as f:
+            if f.read(len(ARRAYS_MAGIC)) != ARRAYS_MAGIC:
+                raise DparseError(f"{path}: not a dparse array file")
+            header = json.loads(f.readline(_MAX_HEADER))
+            start = f.tell()
+            mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        arrays = {}
+        for name, entry in header.items():
+            dtype = np.lib.format.descr_to_dtype(entry["dtype"])
+            shape = tuple(entry["shape"])
+            offset = start + entry["offset"]
+            if start % LINE_BYTES or offset % LINE_BYTES:
+                raise ValueError(f"{name} is not aligned")
+            arrays[name] = np.frombuffer(mapped, dtype, math.prod(shape), offset).reshape(shape)
+    except OSError as exc:
+        raise DparseError(f"{path}: cannot read: {exc.strerror}") from None
+    except (ValueError, TypeError, KeyError, AttributeError) as exc:
+        raise DparseError(f"{path}: damaged array file ({exc}); retrain the model") from None
+    return arrays
 
 
 def file_sha256(path: str | os.PathLike, sync: bool = False) -> str:

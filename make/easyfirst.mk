@@ -41,15 +41,15 @@ EF_SET_eus := --set data.train=conll2007_nltk/eus.train --set data.dev=null \
 easyfirst-models-grid:
 	$(call models_grid,easyfirst-models,$(MODELS))
 
-# $(MODELS)/<set>-<parser>/weights.npz: train (the log keeps the training time)
+# $(MODELS)/<set>-<parser>/weights.bin: train (the log keeps the training time)
 define EF_MODEL_RULE
-$(MODELS)/$(1)-$(2)/weights.npz: $(EF_CONFIG_$(2))
+$(MODELS)/$(1)-$(2)/weights.bin: $(EF_CONFIG_$(2))
 	@mkdir -p $(EF_OUT)
 	$(PYTHON) -m dparse train $(EF_CONFIG_$(2)) --out $(MODELS)/$(1)-$(2) -q \
 		--set name=$(1)-$(2) $(EF_SET_$(1)) 2> $(EF_OUT)/$(1)-$(2).train.log \
 		|| (cat $(EF_OUT)/$(1)-$(2).train.log; exit 1)
 
-$(EF_OUT)/$(1)-$(2).test.conllu: $(MODELS)/$(1)-$(2)/weights.npz
+$(EF_OUT)/$(1)-$(2).test.conllu: $(MODELS)/$(1)-$(2)/weights.bin
 	$(PYTHON) -m dparse parse $(MODELS)/$(1)-$(2) $(DPARSE_DATA)/$(EF_TEST_$(1)) \
 		--encoding $(EF_ENC_$(1)) -o $$@
 endef
@@ -70,6 +70,6 @@ easyfirst-tables: $(if $(BATCH),easyfirst-models-grid) $(EF_PARSES) $(EF_SETS:%=
 	$(PYTHON) benchmarks/easyfirst_tables.py --data $(DPARSE_DATA) --parses $(EF_OUT) \
 		--models $(MODELS) --out $(RESULTS)/easyfirst-tables.md
 
-easyfirst-bench: $(MODELS)/en_ewt-easyfirst/weights.npz $(MODELS)/en_ewt-o1-cle/weights.npz  ## easy-first speed rows -> results/easyfirst-bench.md
+easyfirst-bench: $(MODELS)/en_ewt-easyfirst/weights.bin $(MODELS)/en_ewt-o1-cle/weights.bin  ## easy-first speed rows -> results/easyfirst-bench.md
 	$(PYTHON) benchmarks/easyfirst_tables.py --data $(DPARSE_DATA) --models $(MODELS) \
 		--bench-only --out $(RESULTS)/easyfirst-bench.md

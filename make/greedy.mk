@@ -29,7 +29,7 @@ GREEDY_ORDER_LIST := $(subst $(greedy_comma), ,$(GREEDY_ORDERS))
 
 # $(call greedy_model,FOLDER,CONFIG): train configs/en_ewt/CONFIG.yaml into FOLDER/en_ewt-CONFIG
 # unless a model is there
-greedy_model = test -f $(1)/en_ewt-$(2)/weights.npz || \
+greedy_model = test -f $(1)/en_ewt-$(2)/weights.bin || \
 	$(PYTHON) -m dparse train configs/en_ewt/$(2).yaml --out $(1)/en_ewt-$(2) -q
 
 .PHONY: greedy-tune greedy-tables greedy-tune-o1 greedy-tune-o2 greedy-scaling greedy-ensemble
@@ -68,5 +68,5 @@ greedy-scaling:  ## greedy decoding time against sentence length, fitted exponen
 	mkdir -p $(RESULTS)
 	$(PYTHON) benchmarks/greedy_scaling.py --out $(RESULTS)/greedy-scaling.md \
 		--plot $(RESULTS)/plots/greedy-scaling \
-		$(if $(wildcard $(MODELS)/en_ewt-o2-dd/weights.npz),--model $(MODELS)/en_ewt-o2-dd \
+		$(if $(wildcard $(MODELS)/en_ewt-o2-dd/weights.bin),--model $(MODELS)/en_ewt-o2-dd \
 		--treebank $(DPARSE_DATA)/en_ewt/test.conllu)

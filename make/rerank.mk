@@ -32,10 +32,10 @@ RERANK_SET_noguide := --set rerank.guide=false
 
 .PHONY: rerank-models rerank-tables rerank-table14
 
-# $(MODELS)/<treebank>-rerank-<kind>-<system>[-noguide]/weights.npz
+# $(MODELS)/<treebank>-rerank-<kind>-<system>[-noguide]/weights.bin
 # $(1) treebank, $(2) kind (local, nonlocal), $(3) system (nonsp, sp), $(4) -noguide or empty
 define RERANK_MODEL_RULE
-$(MODELS)/$(1)-rerank-$(2)-$(3)$(4)/weights.npz: configs/$(1)/rerank-$(2).yaml
+$(MODELS)/$(1)-rerank-$(2)-$(3)$(4)/weights.bin: configs/$(1)/rerank-$(2).yaml
 	@mkdir -p $(RERANK_OUT)
 	$(PYTHON) -m dparse train configs/$(1)/rerank-$(2).yaml --out $(MODELS)/$(1)-rerank-$(2)-$(3)$(4) \
 		--work $(MODELS)/$(1)-sr-$(3)-b12.jackknife --jobs $(RERANK_JOBS) \
@@ -48,26 +48,26 @@ $(foreach k,local nonlocal,$(eval $(call RERANK_MODEL_RULE,en_ewt,$(k),nonsp,-no
 $(foreach k,local nonlocal,$(eval $(call RERANK_MODEL_RULE,pt_bosque,$(k),nonsp,)))
 
 # the models of one first stage share its jackknife: made by the first, reused by the others
-$(MODELS)/en_ewt-rerank-nonlocal-nonsp/weights.npz: | $(MODELS)/en_ewt-rerank-local-nonsp/weights.npz
-$(MODELS)/en_ewt-rerank-local-nonsp-noguide/weights.npz: | $(MODELS)/en_ewt-rerank-local-nonsp/weights.npz
-$(MODELS)/en_ewt-rerank-nonlocal-nonsp-noguide/weights.npz: | $(MODELS)/en_ewt-rerank-local-nonsp/weights.npz
-$(MODELS)/en_ewt-rerank-nonlocal-sp/weights.npz: | $(MODELS)/en_ewt-rerank-local-sp/weights.npz
+$(MODELS)/en_ewt-rerank-nonlocal-nonsp/weights.bin: | $(MODELS)/en_ewt-rerank-local-nonsp/weights.bin
+$(MODELS)/en_ewt-rerank-local-nonsp-noguide/weights.bin: | $(MODELS)/en_ewt-rerank-local-nonsp/weights.bin
+$(MODELS)/en_ewt-rerank-nonlocal-nonsp-noguide/weights.bin: | $(MODELS)/en_ewt-rerank-local-nonsp/weights.bin
+$(MODELS)/en_ewt-rerank-nonlocal-sp/weights.bin: | $(MODELS)/en_ewt-rerank-local-sp/weights.bin
 
-rerank-models: $(RERANK_EN:%=$(MODELS)/en_ewt-rerank-%/weights.npz)  ## train the en_ewt forest rerankers (about two hours)
+rerank-models: $(RERANK_EN:%=$(MODELS)/en_ewt-rerank-%/weights.bin)  ## train the en_ewt forest rerankers (about two hours)
 
-$(MODELS)/en_ewt-o2-eisner/weights.npz: configs/en_ewt/o2-eisner.yaml
+$(MODELS)/en_ewt-o2-eisner/weights.bin: configs/en_ewt/o2-eisner.yaml
 	$(PYTHON) -m dparse train configs/en_ewt/o2-eisner.yaml --out $(MODELS)/en_ewt-o2-eisner -q
 
-rerank-tables: rerank-models $(MODELS)/en_ewt-o1-cle/weights.npz $(MODELS)/en_ewt-o2-eisner/weights.npz  ## Tables 4-7, 9-10 of the forest-reranking paper -> results/rerank-tables.md
+rerank-tables: rerank-models $(MODELS)/en_ewt-o1-cle/weights.bin $(MODELS)/en_ewt-o2-eisner/weights.bin  ## Tables 4-7, 9-10 of the forest-reranking paper -> results/rerank-tables.md
 	$(PYTHON) benchmarks/rerank_tables.py --models $(MODELS) --name en_ewt-rerank \
 		--work $(MODELS) --work-prefix en_ewt-sr --work-suffix=-b12.jackknife \
 		--logs $(RERANK_OUT) --test $(DPARSE_DATA)/en_ewt/test.conllu --guide \
 		--ref $(MODELS)/en_ewt-o1-cle --o2 $(MODELS)/en_ewt-o2-eisner --out $(RESULTS)/rerank-tables.md
 
-rerank-table14: $(MODELS)/pt_bosque-rerank-local-nonsp/weights.npz $(MODELS)/pt_bosque-rerank-nonlocal-nonsp/weights.npz $(MODELS)/en_ewt-o1-cle/weights.npz  ## Table 14 shape on pt_bosque -> results/rerank-table14.md
+rerank-table14: $(MODELS)/pt_bosque-rerank-local-nonsp/weights.bin $(MODELS)/pt_bosque-rerank-nonlocal-nonsp/weights.bin $(MODELS)/en_ewt-o1-cle/weights.bin  ## Table 14 shape on pt_bosque -> results/rerank-table14.md
 	$(PYTHON) benchmarks/rerank_tables.py --models $(MODELS) --name pt_bosque-rerank \
 		--systems nonsp --work $(MODELS) --work-prefix pt_bosque-sr --work-suffix=-b12.jackknife \
 		--logs $(RERANK_OUT) --test $(DPARSE_DATA)/pt_bosque/test.conllu --beams 12 \
 		--ref $(MODELS)/en_ewt-o1-cle --ref-speed-only --out $(RESULTS)/rerank-table14.md
 
-$(MODELS)/pt_bosque-rerank-nonlocal-nonsp/weights.npz: | $(MODELS)/pt_bosque-rerank-local-nonsp/weights.npz
+$(MODELS)/pt_bosque-rerank-nonlocal-nonsp/weights.bin: | $(MODELS)/pt_bosque-rerank-local-nonsp/weights.bin

@@ -22,16 +22,16 @@ sr-models-grid:
 	$(call models_grid,sr-models,$(MODELS))
 
 define SR_MODEL_RULE
-$(MODELS)/en_ewt-$(1)/weights.npz: configs/en_ewt/$(1).yaml
+$(MODELS)/en_ewt-$(1)/weights.bin: configs/en_ewt/$(1).yaml
 	@mkdir -p $(SR_OUT)
 	$(PYTHON) -m dparse train configs/en_ewt/$(1).yaml --out $(MODELS)/en_ewt-$(1) \
 		2> $(SR_OUT)/$(1).train.log || (cat $(SR_OUT)/$(1).train.log; exit 1)
 endef
 $(foreach m,$(SR_MODELS),$(eval $(call SR_MODEL_RULE,$(m))))
 
-sr-models: $(if $(BATCH),sr-models-grid) $(SR_MODELS:%=$(MODELS)/en_ewt-%/weights.npz)  ## train the shift-reduce models (beam 12 both systems, beam 1)
+sr-models: $(if $(BATCH),sr-models-grid) $(SR_MODELS:%=$(MODELS)/en_ewt-%/weights.bin)  ## train the shift-reduce models (beam 12 both systems, beam 1)
 
-sr-tables: sr-models $(MODELS)/en_ewt-o1-cle/weights.npz  ## Tables 2-3 / Figure 4 of the forest-reranking paper (parser half) -> results/sr-tables.md
+sr-tables: sr-models $(MODELS)/en_ewt-o1-cle/weights.bin  ## Tables 2-3 / Figure 4 of the forest-reranking paper (parser half) -> results/sr-tables.md
 	$(PYTHON) benchmarks/sr_tables.py --data $(DPARSE_DATA) --nonsp $(MODELS)/en_ewt-sr-nonsp-b12 \
 		--sp $(MODELS)/en_ewt-sr-sp-b12 --b1 $(MODELS)/en_ewt-sr-b1 \
 		--ref $(MODELS)/en_ewt-o1-cle --out $(RESULTS)/sr-tables.md

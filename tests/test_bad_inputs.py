@@ -157,10 +157,10 @@ ALL_PUNCT = "1\t.\t.\tPUNCT\t.\t_\t0\troot\t_\t_\n2\t,\t,\tPUNCT\t,\t_\t1\tpunct
 
 CASES = [
     # --- damaged or foreign model directories -----------------------------------------------
-    Case("weights-truncated", ["parse", "{d}/model", "{d}/in.conllu"], ["{d}/model/weights.npz"],
-         files={"in.conllu": GOOD}, prepare=copy_model(truncate("weights.npz", 1000))),
-    Case("weights-empty", ["parse", "{d}/model", "{d}/in.conllu"], ["{d}/model/weights.npz"],
-         files={"in.conllu": GOOD}, prepare=copy_model(truncate("weights.npz", 0))),
+    Case("weights-truncated", ["parse", "{d}/model", "{d}/in.conllu"], ["{d}/model/weights.bin"],
+         files={"in.conllu": GOOD}, prepare=copy_model(truncate("weights.bin", 1000))),
+    Case("weights-empty", ["parse", "{d}/model", "{d}/in.conllu"], ["{d}/model/weights.bin"],
+         files={"in.conllu": GOOD}, prepare=copy_model(truncate("weights.bin", 0))),
     Case("vocab-truncated", ["parse", "{d}/model", "{d}/in.conllu"], ["{d}/model/vocab.json"],
          files={"in.conllu": GOOD}, prepare=copy_model(truncate("vocab.json", 500))),
     Case("config-edited", ["parse", "{d}/model", "{d}/in.conllu"], ["{d}/model/config.yaml"],

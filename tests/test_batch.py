@@ -461,7 +461,7 @@ def test_grid_command_end_to_end(corpus: dict[str, Path], tmp_path: Path) -> Non
     code, output = _invoke("grid", path, "--out", tmp_path / "run", "--only", "seed=1",
                            "--set", "training.epochs=1", "--models", models, "--missing-only")
     assert code == 0, output
-    assert (models / "mini-o1-cle" / "weights.npz").is_file()
+    assert (models / "mini-o1-cle" / "weights.bin").is_file()
     assert "1 of 1 cells done" in output
     code, output = _invoke("grid", path, "--out", tmp_path / "run", "--set",
                            "training.epochs=1", "--models", models, "--missing-only")
@@ -489,7 +489,7 @@ def test_grid_treebank_overrides_and_list_files(tmp_path: Path) -> None:
     assert [c.config["data"]["train"] for c in cells] == ["en_ewt/train.conllu", "e/train"]
     (tmp_path / "models" / "eus-o1-cle").mkdir(parents=True)
     assert cells_without_model(cells, tmp_path / "models") == cells  # no weights file yet
-    write_text(tmp_path / "models" / "eus-o1-cle" / "weights.npz", "")
+    write_text(tmp_path / "models" / "eus-o1-cle" / "weights.bin", "")
     assert cells_without_model(cells, tmp_path / "models") == cells[:1]
     write_text(grid, json.dumps({"configs": [config],
                                  "treebanks": {"file": "tbs.yaml", "except": ["en_ewt"]}}))

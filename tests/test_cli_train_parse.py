@@ -100,7 +100,7 @@ def model(trained: tuple[Path, subprocess.CompletedProcess]) -> Path:
 
 def test_train_writes_a_model_dir(trained: tuple[Path, subprocess.CompletedProcess]) -> None:
     out, run = trained
-    assert {p.name for p in out.iterdir()} >= {"weights.npz", "vocab.json", "config.yaml"}
+    assert {p.name for p in out.iterdir()} >= {"weights.bin", "vocab.json", "config.yaml"}
     saved = yaml.safe_load((out / "config.yaml").read_text())
     assert saved["training"]["epochs"] == 2  # the override is part of the resolved config
     assert saved["name"] == "tiny"
@@ -113,7 +113,7 @@ def test_train_reads_the_data_root_from_the_environment(folder: Path, tmp_path: 
     run = dparse("train", str(folder / "tiny.yaml"), "-o", str(tmp_path / "m"), "--quiet",
                  env={"DPARSE_DATA": str(folder)})
     assert run.returncode == 0, run.stderr
-    assert (tmp_path / "m" / "weights.npz").is_file()
+    assert (tmp_path / "m" / "weights.bin").is_file()
     assert run.stderr.startswith("trained tiny") and "epoch 1:" not in run.stderr
 
 

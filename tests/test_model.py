@@ -13,7 +13,7 @@ from dparse.conll import Sentence, read_conll
 from dparse.decoders import get_decoder
 from dparse.errors import DparseError
 from dparse.graph.model import ArcFactoredModel
-from dparse.modeldir import VOCAB_FILE, WEIGHTS_FILE
+from dparse.modeldir import VOCAB_FILE, WEIGHTS_FILE, save_arrays
 from dparse.timer import ParseTimer
 from dparse.trees import check_tree, is_projective
 
@@ -133,7 +133,7 @@ def test_load_rejects_what_is_not_a_model(model: ArcFactoredModel, tmp_path: Pat
     with pytest.raises(DparseError, match=VOCAB_FILE):
         ArcFactoredModel.load(tmp_path / "m")
     model.save(tmp_path / "m2")
-    np.savez_compressed(tmp_path / "m2" / WEIGHTS_FILE, weights=model.weights[:-5],
-                        arc_bits=model.space.arc_bits, lab_bits=model.space.lab_bits)
+    save_arrays(tmp_path / "m2" / WEIGHTS_FILE, weights=model.weights[:-5],
+                arc_bits=model.space.arc_bits, lab_bits=model.space.lab_bits)
     with pytest.raises(DparseError, match=f"{WEIGHTS_FILE}: .* manifest.json"):
         ArcFactoredModel.load(tmp_path / "m2")

@@ -35,7 +35,13 @@ from dparse.graph.load import load_model
 from dparse.graph.model import ArcFactoredModel
 from dparse.graph.pruner import Pruner
 from dparse.graph.secondorder import SecondOrderModel
-from dparse.modeldir import MANIFEST_FILE, check_model_dir, writing_model_dir
+from dparse.modeldir import (
+    MANIFEST_FILE,
+    OLD_WEIGHTS_FILE,
+    WEIGHTS_FILE,
+    check_model_dir,
+    writing_model_dir,
+)
 from dparse.postags import TagSettings
 from dparse.prune import LengthDictionary
 from dparse.transition.easyfirst import EasyFirstModel, tag_flags
@@ -135,8 +141,8 @@ def test_manifest_lists_every_file_with_size_and_checksum(vocab: Vocabulary,
     assert manifest["dparse_version"] == __version__
     files = _contents(tmp_path / "m")
     assert set(manifest["files"]) == set(files) - {MANIFEST_FILE} == {
-        "config.yaml", "vocab.json", "weights.npz",
-        "pruner/pruner.json", "pruner/vocab.json", "pruner/weights.npz"}
+        "config.yaml", "vocab.json", "weights.bin",
+        "pruner/pruner.json", "pruner/vocab.json", "pruner/weights.bin"}
     for rel, entry in manifest["files"].items():
         assert entry == {"size": len(files[rel]), "sha256": hashlib.sha256(files[rel]).hexdigest(),
                          "crc32": f"{zlib.crc32(files[rel]):08x}"}
@@ -205,7 +211,8 @@ def test_model_saved_before_manifests_is_refused_and_may_be_overwritten(
 ) -> None:
     old = tmp_path / "old"
     _first(vocab, 1).save(old)
-    (old / MANIFEST_FILE).unlink()  # what every model saved before this change looks like
+    (old / MANIFEST_FILE).unlink()  # what every model saved before manifests looks like:
+    (old / WEIGHTS_FILE).rename(old / OLD_WEIGHTS_FILE)  # its weights in weights.npz
     with pytest.raises(DparseError, match=f"{old}: not a dparse model directory: no "
                                           f"{MANIFEST_FILE} .*retrain"):
         load_model(old)
@@ -235,7 +242,7 @@ def test_leftovers_of_a_killed_save_are_removed_by_the_next(vocab: Vocabulary,
     live = tmp_path / f".m.dparse-{os.getppid()}-efgh5678.new"  # a save still running
     for d in (stale_new, stale_old, live):
         (d / "pruner").mkdir(parents=True)
-        (d / "pruner" / "weights.npz").write_bytes(b"partial")
+        (d / "pruner" / "weights.bin").write_bytes(b"partial")
     _first(vocab, 1).save(tmp_path / "m")
     assert _hidden(tmp_path) == [live.name]
 
@@ -261,20 +268,20 @@ def _manifest(directory: Path, change: Callable[[dict], None]) -> None:
 
 
 DAMAGES: dict[str, tuple[Callable[[Path, Path], None], str]] = {
-    "truncated weights": (lambda d, o: _truncate(d / "weights.npz", 0.5),
-                          r"/weights\.npz: \d+ bytes where manifest\.json says \d+"),
-    "emptied weights": (lambda d, o: _truncate(d / "weights.npz", 0),
-                        r"/weights\.npz: 0 bytes where manifest\.json says"),
+    "truncated weights": (lambda d, o: _truncate(d / "weights.bin", 0.5),
+                          r"/weights\.bin: \d+ bytes where manifest\.json says \d+"),
+    "emptied weights": (lambda d, o: _truncate(d / "weights.bin", 0),
+                        r"/weights\.bin: 0 bytes where manifest\.json says"),
     "truncated vocab": (lambda d, o: _truncate(d / "vocab.json", 0.9),
                         r"/vocab\.json: \d+ bytes where"),
     "emptied vocab": (lambda d, o: _truncate(d / "vocab.json", 0), r"/vocab\.json: 0 bytes"),
-    "one byte changed": (lambda d, o: _flip_byte(d / "weights.npz"),
-                         r"/weights\.npz: contents do not match the checksum"),
-    "weights of another model": (lambda d, o: shutil.copy(o / "weights.npz", d / "weights.npz"),
-                                 r"/weights\.npz: (\d+ bytes where|contents do not match)"),
+    "one byte changed": (lambda d, o: _flip_byte(d / "weights.bin"),
+                         r"/weights\.bin: contents do not match the checksum"),
+    "weights of another model": (lambda d, o: shutil.copy(o / "weights.bin", d / "weights.bin"),
+                                 r"/weights\.bin: (\d+ bytes where|contents do not match)"),
     "pruner of another model": (
-        lambda d, o: shutil.copy(o / "pruner" / "weights.npz", d / "pruner" / "weights.npz"),
-        r"/pruner/weights\.npz: (\d+ bytes where|contents do not match)"),
+        lambda d, o: shutil.copy(o / "pruner" / "weights.bin", d / "pruner" / "weights.bin"),
+        r"/pruner/weights\.bin: (\d+ bytes where|contents do not match)"),
     "config of another model": (lambda d, o: shutil.copy(o / "config.yaml", d / "config.yaml"),
                                 r"/config\.yaml: (\d+ bytes where|contents do not match)"),
     "extra file": (lambda d, o: (d / "pruner" / "notes.txt").write_text("x"),
@@ -291,8 +298,8 @@ DAMAGES: dict[str, tuple[Callable[[Path, Path], None], str]] = {
                      r"/manifest\.json: model format version 99 is newer than this dparse"),
     "one byte changed, manifest without CRC-32s (checked by SHA-256)": (
         lambda d, o: (_manifest(d, lambda m: [e.pop("crc32") for e in m["files"].values()]),
-                      _flip_byte(d / "weights.npz")),
-        r"/weights\.npz: contents do not match the checksum"),
+                      _flip_byte(d / "weights.bin")),
+        r"/weights\.bin: contents do not match the checksum"),
     "bad CRC-32 in the manifest": (lambda d, o: _manifest(d, lambda m: m["files"]["vocab.json"]
                                                           .update(crc32="xyz")),
                                    r"/manifest\.json: damaged model manifest \(bad entry for "

@@ -27,6 +27,7 @@ from dparse.conll import read_conll, read_treebank, write_conll
 from dparse.errors import ConfigError
 from dparse.hypergraph.forest import Forest
 from dparse.metrics import evaluate
+from dparse.modeldir import WEIGHTS_FILE
 from dparse.rerank.model import RerankModel
 from dparse.trees import check_tree
 
@@ -186,7 +187,7 @@ def test_rerank_trains_from_nothing_and_parses_on_a_slice(tmp_path, data, caplog
     result = runner.invoke(cli, ["train", str(rr), "--out", str(model_dir), "--jobs", "2"])
     assert result.exit_code == 0, result.output
     assert (tmp_path / "model.work" / "fold-03-of-03.forests.gz").is_file()
-    assert (model_dir / "first-stage" / "weights.npz").is_file()
+    assert (model_dir / "first-stage" / "weights.bin").is_file()
     dev = list(read_conll(tmp_path / "dev.conllu"))
     out = tmp_path / "dev.parsed"
     result = runner.invoke(cli, ["parse", str(model_dir), str(tmp_path / "dev.conllu"), "-o",
@@ -225,8 +226,8 @@ def test_rerank_trains_from_nothing_and_parses_on_a_slice(tmp_path, data, caplog
     assert result.exit_code == 0, result.output
     assert "first stage: up to date" in caplog.text
     assert caplog.text.count("up to date") == 4
-    assert (np.load(model_dir / "weights.npz")["weights"].tobytes()
-            == np.load(tmp_path / "model2" / "weights.npz")["weights"].tobytes())
+    assert ((model_dir / WEIGHTS_FILE).read_bytes()
+            == (tmp_path / "model2" / WEIGHTS_FILE).read_bytes())
 
 
 def test_rerank_fold_option_and_misuse(tmp_path, data):

@@ -22,6 +22,7 @@ from dparse.hypergraph.forest import Forest
 from dparse.hypergraph.forest_io import read_forests
 from dparse.learning import AveragedLearner
 from dparse.metrics import evaluate
+from dparse.modeldir import WEIGHTS_FILE, load_arrays, save_arrays
 from dparse.projectivize import projectivize
 from dparse.transition.shiftreduce import ShiftReduceModel, train, train_epoch
 from dparse.trees import check_tree, root_words
@@ -289,9 +290,9 @@ def test_shiftreduce_models_of_older_feature_templates_are_refused(tmp_path) -> 
     model.write_files(tmp_path)
     again = ShiftReduceModel.read_files(tmp_path)
     assert again.upos_pair and again.tagcol == PAIRED_TAGS
-    with np.load(tmp_path / "weights.npz") as data:
-        arrays = {key: data[key] for key in data.files if key != "templates"}
-    np.savez(tmp_path / "weights.npz", **arrays)
+    arrays = {key: np.array(value) for key, value in load_arrays(tmp_path / WEIGHTS_FILE).items()
+              if key != "templates"}
+    save_arrays(tmp_path / WEIGHTS_FILE, **arrays)
     with pytest.raises(DparseError, match="feature templates version 1"):
         ShiftReduceModel.read_files(tmp_path)
 

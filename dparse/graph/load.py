@@ -5,20 +5,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
-
 from dparse.graph.model import ArcFactoredModel, GraphModel
-from dparse.modeldir import WEIGHTS_FILE, check_model_dir, require_model_files
+from dparse.modeldir import WEIGHTS_FILE, check_model_dir, load_arrays
 
 
 def load_model(directory: Path) -> GraphModel:
     """Load a first-, second- or third-order model directory (the weights file says which),
     checked against its manifest."""
     check_model_dir(directory)
-    require_model_files(directory, WEIGHTS_FILE)
-    with np.load(directory / WEIGHTS_FILE) as data:
-        second_order = "sib_bits" in data.files
-        third_order = "ho_bits" in data.files
+    data = load_arrays(directory / WEIGHTS_FILE)
+    second_order = "sib_bits" in data
+    third_order = "ho_bits" in data
     # The higher-order modules (and their extensions) are imported only for their models.
     if third_order:
         from dparse.graph.thirdorder import ThirdOrderModel

@@ -1,7 +1,7 @@
 """The labeled arc-factored (first-order) graph-based model: scoring, parsing, saving.
 
 A model is a vocabulary, a ``FeatureSpace`` (the layout of the hashed weight vector) and the
-weights. A saved model is a directory holding ``weights.npz``, ``vocab.json``, ``config.yaml``
+weights. A saved model is a directory holding ``weights.bin``, ``vocab.json``, ``config.yaml``
 (the resolved experiment config it was trained with) and ``manifest.json``, written whole and
 checked on load by :mod:`dparse.modeldir`. :func:`dparse.graph.load.load_model` loads a model of any
 order.
@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from dparse._ext.arcfeatures import FeatureSpace, feature_delta, score_arcs
-from dparse.aligned import aligned_copy, read_aligned_npy
+from dparse.aligned import LINE_BYTES, aligned_copy
 from dparse.conll import Sentence
 from dparse.decoders import Decoder
 from dparse.errors import DparseError
@@ -25,6 +25,7 @@ from dparse.modeldir import (
     VOCAB_FILE,
     WEIGHTS_FILE,
     SavedModel,
+    load_arrays,
     require_model_files,
     save_arrays,
 )
@@ -184,16 +185,16 @@ class ArcFactoredModel(GraphModel):
     @classmethod
     def read_files(cls, directory: Path) -> ArcFactoredModel:
         """Read the files ``write_files`` wrote (a model without ``layout`` predates the
-        blocked layout: hashed); the weights are float32, 64-byte aligned."""
-        require_model_files(directory, WEIGHTS_FILE, VOCAB_FILE)
+        blocked layout: hashed); the weights are float32, 64-byte aligned, memory-mapped
+        read-only."""
+        require_model_files(directory, VOCAB_FILE)
         vocab = Vocabulary.load(directory / VOCAB_FILE)
-        with np.load(directory / WEIGHTS_FILE) as data:
-            layout = str(data["layout"]) if "layout" in data.files else "hashed"
-            space = FeatureSpace(int(data["arc_bits"]), int(data["lab_bits"]), len(vocab.labels),
-                                 layout)
-            with data.zip.open("weights.npy") as stream:
-                weights = read_aligned_npy(stream, str(directory / WEIGHTS_FILE))
-        if weights.dtype != np.float32:
+        data = load_arrays(directory / WEIGHTS_FILE)
+        layout = str(data["layout"]) if "layout" in data else "hashed"
+        space = FeatureSpace(int(data["arc_bits"]), int(data["lab_bits"]), len(vocab.labels),
+                             layout)
+        weights = data["weights"]
+        if weights.dtype != np.float32 or weights.ctypes.data % LINE_BYTES:  # an older model
             weights = aligned_copy(weights, np.float32)
         if weights.shape[0] != space.size:
             raise DparseError(f"{directory}: weights do not match the feature space")

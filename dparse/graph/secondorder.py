@@ -22,7 +22,7 @@ from dparse.config import ExperimentConfig
 from dparse.errors import DparseError
 from dparse.graph.model import ArcFactoredModel, GraphModel
 from dparse.graph.pruner import PRUNER_DIR, PRUNER_FILE, Pruner
-from dparse.modeldir import VOCAB_FILE, WEIGHTS_FILE, save_arrays
+from dparse.modeldir import VOCAB_FILE, WEIGHTS_FILE, load_arrays, save_arrays
 from dparse.vocab import EncodedSentence, Vocabulary
 
 
@@ -116,12 +116,12 @@ class SecondOrderModel(GraphModel):
     def read_files(cls, directory: Path) -> SecondOrderModel:
         """Read what ``write_files`` wrote."""
         vocab = Vocabulary.load(directory / VOCAB_FILE)
-        with np.load(directory / WEIGHTS_FILE) as data:
-            first = FeatureSpace(int(data["arc_bits"]), int(data["lab_bits"]), len(vocab.labels))
-            space = SecondOrderSpace(first, int(data["sib_bits"]), int(data["grand_bits"]))
-            weights = np.ascontiguousarray(data["weights"], dtype=np.float32)
-            grandparents = bool(data["grandparents"])
-            siblings = bool(data["siblings"])
+        data = load_arrays(directory / WEIGHTS_FILE)
+        first = FeatureSpace(int(data["arc_bits"]), int(data["lab_bits"]), len(vocab.labels))
+        space = SecondOrderSpace(first, int(data["sib_bits"]), int(data["grand_bits"]))
+        weights = np.ascontiguousarray(data["weights"], dtype=np.float32)
+        grandparents = bool(data["grandparents"])
+        siblings = bool(data["siblings"])
         if weights.shape[0] != space.size:
             raise DparseError(f"{directory}: weights do not match the feature space")
         if not (directory / PRUNER_DIR / PRUNER_FILE).is_file():

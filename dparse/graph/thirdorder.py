@@ -43,7 +43,13 @@ from dparse.graph.decoders import CubePruning
 from dparse.graph.model import GraphModel
 from dparse.graph.pruner import PRUNER_DIR, PRUNER_FILE, Pruner
 from dparse.graph.thirdorder_settings import ThirdOrderSettings, check_decoder_fits, parse_groups
-from dparse.modeldir import VOCAB_FILE, WEIGHTS_FILE, require_model_files, save_arrays
+from dparse.modeldir import (
+    VOCAB_FILE,
+    WEIGHTS_FILE,
+    load_arrays,
+    require_model_files,
+    save_arrays,
+)
 from dparse.timer import ParseTimer
 from dparse.vocab import EncodedSentence, Vocabulary
 
@@ -273,17 +279,16 @@ class ThirdOrderModel(GraphModel):
     @classmethod
     def read_files(cls, directory: Path) -> ThirdOrderModel:
         """Read what ``write_files`` wrote."""
-        require_model_files(directory, WEIGHTS_FILE, VOCAB_FILE)
+        require_model_files(directory, VOCAB_FILE)
         vocab = Vocabulary.load(directory / VOCAB_FILE)
-        with np.load(directory / WEIGHTS_FILE) as data:
-            first = FeatureSpace(int(data["arc_bits"]), int(data["lab_bits"]), len(vocab.labels))
-            settings = ThirdOrderSettings(int(data["label_bits"]), int(data["ho_bits"]),
-                                          parse_groups(str(data["groups"])),
-                                          bool(data["label_tuples"]),
-                                          int(data["labels_per_arc"]),
-                                          "first_order_labels" in data.files
-                                          and bool(data["first_order_labels"]))
-            weights = np.ascontiguousarray(data["weights"], dtype=np.float32)
+        data = load_arrays(directory / WEIGHTS_FILE)
+        first = FeatureSpace(int(data["arc_bits"]), int(data["lab_bits"]), len(vocab.labels))
+        settings = ThirdOrderSettings(int(data["label_bits"]), int(data["ho_bits"]),
+                                      parse_groups(str(data["groups"])),
+                                      bool(data["label_tuples"]), int(data["labels_per_arc"]),
+                                      "first_order_labels" in data
+                                      and bool(data["first_order_labels"]))
+        weights = np.ascontiguousarray(data["weights"], dtype=np.float32)
         if not (directory / PRUNER_DIR / PRUNER_FILE).is_file():
             raise DparseError(f"{directory}: third-order model without its pruner/")
         return cls(vocab, first, weights, Pruner.read_files(directory / PRUNER_DIR), settings)

@@ -15,9 +15,9 @@ features scored by cube pruning (features and decoders: :mod:`dparse._ext.rerank
 - labels: the first stage's arc classifier labels the reranked tree, as it labels its own
   (``rerank.labels`` only adds label features to the reranker's arc scores).
 
-A saved model is a directory: ``weights.npz`` (the reranker's float32 weights, its layout and
+A saved model is a directory: ``weights.bin`` (the reranker's float32 weights, its layout and
 settings, beta), ``vocab.json`` and ``config.yaml``, and the first-stage model in
-``first-stage/`` (its own ``weights.npz``, ``vocab.json`` and ``config.yaml``).
+``first-stage/`` (its own ``weights.bin``, ``vocab.json`` and ``config.yaml``).
 """
 
 from __future__ import annotations
@@ -46,6 +46,7 @@ from dparse.modeldir import (
     VOCAB_FILE,
     WEIGHTS_FILE,
     SavedModel,
+    load_arrays,
     require_model_files,
     save_arrays,
     writing_model_dir,
@@ -206,20 +207,19 @@ class RerankModel(SavedModel):
         """Read what ``write_files`` wrote (the first stage's search settings from its
         config)."""
         directory = Path(directory)
-        require_model_files(directory, WEIGHTS_FILE, VOCAB_FILE)
+        require_model_files(directory, VOCAB_FILE)
         first_dir = directory / FIRST_STAGE_DIR
         require_model_files(first_dir, CONFIG_FILE)
         first_cfg = load_config(first_dir / CONFIG_FILE)
         first = ShiftReduceModel.read_files(first_dir).configure(first_cfg)
-        with np.load(directory / WEIGHTS_FILE) as data:
-            if "ho_bits" not in data:
-                raise DparseError(f"{directory}: not a forest reranker model")
-            classes = WordClasses(str(data["tag"]), np.asarray(data["word_classes"],
-                                                               dtype=np.uint8))
-            model = cls(first, first_cfg, np.asarray(data["weights"], dtype=np.float64),
-                        int(data["arc_bits"]), int(data["ho_bits"]),
-                        bool(data["nonlocal_features"]), bool(data["guide"]), int(data["k"]),
-                        classes, int(data["label_bits"]), float(data["beta"]))
+        data = load_arrays(directory / WEIGHTS_FILE)
+        if "ho_bits" not in data:
+            raise DparseError(f"{directory}: not a forest reranker model")
+        classes = WordClasses(str(data["tag"]), np.asarray(data["word_classes"], dtype=np.uint8))
+        model = cls(first, first_cfg, np.asarray(data["weights"], dtype=np.float64),
+                    int(data["arc_bits"]), int(data["ho_bits"]), bool(data["nonlocal_features"]),
+                    bool(data["guide"]), int(data["k"]), classes, int(data["label_bits"]),
+                    float(data["beta"]))
         if model.weights.shape[0] != model.size:
             raise DparseError(f"{directory}: weights do not match the layout")
         return model

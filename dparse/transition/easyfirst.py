@@ -9,7 +9,7 @@ averaged weights parse the dev file and the best epoch is kept, as for the graph
 
 The tag column t_p reads and the prepositions and coordinators among its tags are resolved on
 the training data when the config says ``auto`` (:mod:`dparse.postags`) and stored in the model.
-A saved model is a directory with ``weights.npz`` (float32 weights, the layout sizes, the tag
+A saved model is a directory with ``weights.bin`` (float32 weights, the layout sizes, the tag
 column and the tag flags), ``vocab.json`` and ``config.yaml``.
 """
 
@@ -43,7 +43,14 @@ from dparse.epochs import (
 )
 from dparse.errors import ConfigError, DparseError
 from dparse.learning import AveragedLearner
-from dparse.modeldir import VOCAB_FILE, WEIGHTS_FILE, SavedModel, require_model_files, save_arrays
+from dparse.modeldir import (
+    VOCAB_FILE,
+    WEIGHTS_FILE,
+    SavedModel,
+    load_arrays,
+    require_model_files,
+    save_arrays,
+)
 from dparse.postags import TagSettings
 from dparse.timer import ParseTimer
 from dparse.trees import root_words
@@ -153,15 +160,15 @@ class EasyFirstModel(SavedModel):
     @classmethod
     def read_files(cls, directory: Path) -> EasyFirstModel:
         """Read the files ``write_files`` wrote."""
-        require_model_files(directory, WEIGHTS_FILE, VOCAB_FILE)
+        require_model_files(directory, VOCAB_FILE)
         vocab = Vocabulary.load(directory / VOCAB_FILE)
-        with np.load(directory / WEIGHTS_FILE) as data:
-            if "action_bits" not in data:
-                raise DparseError(f"{directory}: not an easy-first model")
-            model = cls(vocab, np.ascontiguousarray(data["weights"], dtype=np.float32),
-                        int(data["action_bits"]), int(data["label_bits"]), str(data["tag"]),
-                        np.ascontiguousarray(data["flags"], dtype=np.uint8),
-                        int(data["templates"]) if "templates" in data else 0)
+        data = load_arrays(directory / WEIGHTS_FILE)
+        if "action_bits" not in data:
+            raise DparseError(f"{directory}: not an easy-first model")
+        model = cls(vocab, np.ascontiguousarray(data["weights"], dtype=np.float32),
+                    int(data["action_bits"]), int(data["label_bits"]), str(data["tag"]),
+                    np.ascontiguousarray(data["flags"], dtype=np.uint8),
+                    int(data["templates"]) if "templates" in data else 0)
         if model.weights.shape[0] != model.size:
             raise DparseError(f"{directory}: weights do not match the layout")
         return model

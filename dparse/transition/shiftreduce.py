@@ -16,7 +16,7 @@ sentence built from the merged search graph (a vertex per kept state with its to
 element, a binary hyperedge per reduce, a leaf per shift, scan edges folded into their
 antecedents); the Viterbi derivation of each forest is the parser's best tree and score.
 
-A saved model is a directory with ``weights.npz`` (float32 weights, the layout sizes, the tag
+A saved model is a directory with ``weights.bin`` (float32 weights, the layout sizes, the tag
 column: ``features.tag``, with ``auto`` resolved on the training data by
 :func:`dparse.postags.resolve_column`, ``upos_pair``, and the version of the action feature
 templates: models of other versions are refused), ``vocab.json`` and ``config.yaml``.
@@ -53,7 +53,14 @@ from dparse.epochs import (
 from dparse.errors import ConfigError, DparseError
 from dparse.hypergraph.forest import Forest
 from dparse.learning import AveragedLearner
-from dparse.modeldir import VOCAB_FILE, WEIGHTS_FILE, SavedModel, require_model_files, save_arrays
+from dparse.modeldir import (
+    VOCAB_FILE,
+    WEIGHTS_FILE,
+    SavedModel,
+    load_arrays,
+    require_model_files,
+    save_arrays,
+)
 from dparse.postags import resolve_column
 from dparse.projectivize import projectivize_heads
 from dparse.timer import ParseTimer
@@ -200,18 +207,18 @@ class ShiftReduceModel(SavedModel):
     def read_files(cls, directory: Path) -> ShiftReduceModel:
         """Read the files ``write_files`` wrote (search settings: the defaults; the loader
         sets them from the config)."""
-        require_model_files(directory, WEIGHTS_FILE, VOCAB_FILE)
+        require_model_files(directory, VOCAB_FILE)
         vocab = Vocabulary.load(directory / VOCAB_FILE)
-        with np.load(directory / WEIGHTS_FILE) as data:
-            if "system" not in data:
-                raise DparseError(f"{directory}: not a shift-reduce model")
-            version = int(data["templates"]) if "templates" in data else 1
-            if version != TEMPLATES_VERSION:
-                raise DparseError(f"{directory}: trained with feature templates version "
-                                  f"{version}, this dparse has {TEMPLATES_VERSION}: retrain it")
-            model = cls(vocab, np.ascontiguousarray(data["weights"], dtype=np.float32),
-                        int(data["action_bits"]), int(data["label_bits"]), str(data["tag"]),
-                        str(data["system"]), upos_pair=bool(data["upos_pair"]))
+        data = load_arrays(directory / WEIGHTS_FILE)
+        if "system" not in data:
+            raise DparseError(f"{directory}: not a shift-reduce model")
+        version = int(data["templates"]) if "templates" in data else 1
+        if version != TEMPLATES_VERSION:
+            raise DparseError(f"{directory}: trained with feature templates version "
+                              f"{version}, this dparse has {TEMPLATES_VERSION}: retrain it")
+        model = cls(vocab, np.ascontiguousarray(data["weights"], dtype=np.float32),
+                    int(data["action_bits"]), int(data["label_bits"]), str(data["tag"]),
+                    str(data["system"]), upos_pair=bool(data["upos_pair"]))
         if model.weights.shape[0] != model.size:
             raise DparseError(f"{directory}: weights do not match the layout")
         return model

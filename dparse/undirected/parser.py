@@ -21,7 +21,7 @@
 U-MST-df needs no code here: it is the directed first-order parser with the ``umst-df``
 decoder (dparse/undirected/decoders.py). Configs say ``parser: umst`` and hold a ``umst`` section
 (:class:`dparse.config.UmstConfig`). A saved undirected model is a directory with
-``weights.npz``, ``vocab.json``, ``prune.json`` (if pruned) and ``config.yaml``.
+``weights.bin``, ``vocab.json``, ``prune.json`` (if pruned) and ``config.yaml``.
 """
 
 from __future__ import annotations
@@ -51,7 +51,14 @@ from dparse.errors import DparseError
 from dparse.graph.model import ArcFactoredModel
 from dparse.learning import AveragedLearner
 from dparse.metrics import evaluate
-from dparse.modeldir import VOCAB_FILE, WEIGHTS_FILE, SavedModel, require_model_files, save_arrays
+from dparse.modeldir import (
+    VOCAB_FILE,
+    WEIGHTS_FILE,
+    SavedModel,
+    load_arrays,
+    require_model_files,
+    save_arrays,
+)
 from dparse.prune import LengthDictionary, undirected_edges
 from dparse.timer import ParseTimer
 from dparse.trees import root_words
@@ -121,13 +128,13 @@ class UndirectedModel(SavedModel):
     @classmethod
     def read_files(cls, directory: Path) -> UndirectedModel:
         """Read what ``write_files`` wrote."""
-        require_model_files(directory, WEIGHTS_FILE, VOCAB_FILE)
+        require_model_files(directory, VOCAB_FILE)
         vocab = Vocabulary.load(directory / VOCAB_FILE)
-        with np.load(directory / WEIGHTS_FILE) as data:
-            space = FeatureSpace(int(data["arc_bits"]), LABEL_BITS, 1)
-            weights = np.ascontiguousarray(data["weights"], dtype=np.float32)
-            both = bool(data["both"])
-            groups = int(data["groups"])
+        data = load_arrays(directory / WEIGHTS_FILE)
+        space = FeatureSpace(int(data["arc_bits"]), LABEL_BITS, 1)
+        weights = np.ascontiguousarray(data["weights"], dtype=np.float32)
+        both = bool(data["both"])
+        groups = int(data["groups"])
         if weights.shape[0] != space.size:
             raise DparseError(f"{directory}: weights do not match the feature space")
         pruner = (LengthDictionary.load(directory / PRUNE_FILE)
