@@ -15,13 +15,15 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dparse.config import ExperimentConfig, load_config
 from dparse.conll import Sentence
-from dparse.epochs import EpochReport, TrainResult
 from dparse.errors import ConfigError
 from dparse.timer import ParseTimer
+
+if TYPE_CHECKING:  # training's module: not imported to parse
+    from dparse.epochs import EpochReport, TrainResult
 
 
 @dataclass

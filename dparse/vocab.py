@@ -42,6 +42,12 @@ def normalize(form: str) -> str:
     return _DIGITS.sub("0", form.lower())
 
 
+def _ids(symbols: list[str], first: int) -> dict[str, int]:
+    """{symbol: its id}, ids from ``first`` in the list's order (built by dict(zip()): a model's
+    load builds tens of thousands)."""
+    return dict(zip(symbols, range(first, first + len(symbols)), strict=True))
+
+
 def _morph_values(feats: str) -> list[str]:
     return [] if feats == "_" or not feats else feats.split("|")
 
@@ -70,10 +76,9 @@ class Vocabulary:
         self.tables = tables
         self.unread = unread
         self.filled = filled  # column -> share of training tokens filled (None: not recorded)
-        self.index = {name: {s: i + FIRST_ID for i, s in enumerate(tables[name])}
-                      for name in ATTRIBUTES}
+        self.index = {name: _ids(tables[name], FIRST_ID) for name in ATTRIBUTES}
         self.labels = labels
-        self.label_index = {label: i for i, label in enumerate(labels)}
+        self.label_index = _ids(labels, 0)
         self._forms: dict[str, tuple[int, int, int]] = {}
         self._feats: dict[str, list[int]] = {}
 
