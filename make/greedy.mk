@@ -11,6 +11,10 @@
 #   make greedy-ensemble the second-order BGI-PP+i+b model biased towards dual decomposition (the
 #                        paper's ensemble) and towards several parsers at once (DD, second-order
 #                        Eisner, easy-first), gammas tuned on en_ewt dev -> results/greedy-ensemble.md
+#   make greedy-speed    o2-bgi-pp-ib against o2-dd (the same pruner), alternated in one run
+#                        (A B A B A B), on en_ewt test and GREEDY_SPEED_TREEBANKS' test files (the
+#                        en_ewt o2-dd config and configs/ud/o2-bgi-pp-ib.yaml pointed at them; a
+#                        treebank without a train file trains on dev) -> results/greedy-speed.md
 # GREEDY_TREEBANKS=en_ewt,el_gdt restricts the tables to some setups, GREEDY_ORDERS=1 to one
 # order. Greedy models go to $(GREEDY_MODELS); exact ones are reused from $(MODELS) (as
 # `make demo` and `make bench` train them) and $(MODELS)/umst when trained with the same config.
@@ -32,7 +36,8 @@ GREEDY_ORDER_LIST := $(subst $(greedy_comma), ,$(GREEDY_ORDERS))
 greedy_model = test -f $(1)/en_ewt-$(2)/weights.bin || \
 	$(PYTHON) -m dparse train configs/en_ewt/$(2).yaml --out $(1)/en_ewt-$(2) -q
 
-.PHONY: greedy-tune greedy-tables greedy-tune-o1 greedy-tune-o2 greedy-scaling greedy-ensemble
+.PHONY: greedy-tune greedy-tables greedy-tune-o1 greedy-tune-o2 greedy-scaling greedy-ensemble \
+	greedy-speed
 
 greedy-tune: $(addprefix greedy-tune-o,$(GREEDY_ORDER_LIST))  ## tune greedy decoding and ensemble gammas on en_ewt dev -> results/greedy-tune-o*.md
 
@@ -70,3 +75,39 @@ greedy-scaling:  ## greedy decoding time against sentence length, fitted exponen
 		--plot $(RESULTS)/plots/greedy-scaling \
 		$(if $(wildcard $(MODELS)/en_ewt-o2-dd/weights.bin),--model $(MODELS)/en_ewt-o2-dd \
 		--treebank $(DPARSE_DATA)/en_ewt/test.conllu)
+
+GREEDY_SPEED_TREEBANKS ?= el_gdt sl_ssj
+GREEDY_SPEED_ROUNDS ?= 3
+
+# $(call greedy_files,TREEBANK): --set overrides pointing a config at the treebank's files
+# (train on dev, no dev file, when it has no train file) and naming the model TREEBANK-...
+greedy_files = --set data.test=$(1)/test.conllu --set decoder.single_root=auto \
+	$(if $(wildcard $(DPARSE_DATA)/$(1)/train.conllu),--set data.train=$(1)/train.conllu \
+	--set data.dev=$(1)/dev.conllu,--set data.train=$(1)/dev.conllu --set data.dev=null)
+
+# $(call greedy_ud_model,TREEBANK,CONFIG_FILE,NAME): train CONFIG_FILE on TREEBANK into
+# $(GREEDY_MODELS)/TREEBANK-NAME unless a model is there
+greedy_ud_model = (test -f $(GREEDY_MODELS)/$(1)-$(3)/weights.bin || \
+	$(PYTHON) -m dparse train $(2) --out $(GREEDY_MODELS)/$(1)-$(3) -q \
+	--set name=$(1)-$(3) $(call greedy_files,$(1)))
+
+greedy_speed = PYTHONPATH=. $(PYTHON) benchmarks/greedy_speed.py --rounds $(GREEDY_SPEED_ROUNDS)
+
+TABLES += greedy-speed
+greedy-speed_DATA := en_ewt el_gdt sl_ssj
+greedy-speed:  ## o2-bgi-pp-ib against o2-dd, alternated, en_ewt + GREEDY_SPEED_TREEBANKS -> results/greedy-speed.md
+	mkdir -p $(GREEDY_OUT)
+	$(call greedy_model,$(MODELS),o2-dd)
+	$(call greedy_model,$(GREEDY_MODELS),o2-bgi-pp-ib)
+	$(greedy_speed) --test $(DPARSE_DATA)/en_ewt/test.conllu --label en_ewt/test.conllu \
+		--system o2-dd=$(MODELS)/en_ewt-o2-dd \
+		--system o2-bgi-pp-ib=$(GREEDY_MODELS)/en_ewt-o2-bgi-pp-ib --out $(GREEDY_OUT)/speed-en_ewt.md
+	$(foreach tb,$(GREEDY_SPEED_TREEBANKS),\
+		$(call greedy_ud_model,$(tb),configs/en_ewt/o2-dd.yaml,o2-dd) && \
+		$(call greedy_ud_model,$(tb),configs/ud/o2-bgi-pp-ib.yaml,o2-bgi-pp-ib) && \
+		$(greedy_speed) --test $(DPARSE_DATA)/$(tb)/test.conllu --label $(tb)/test.conllu \
+		--system o2-dd=$(GREEDY_MODELS)/$(tb)-o2-dd \
+		--system o2-bgi-pp-ib=$(GREEDY_MODELS)/$(tb)-o2-bgi-pp-ib --out $(GREEDY_OUT)/speed-$(tb).md &&) true
+	(echo "# o2-bgi-pp-ib against o2-dd, alternated (make greedy-speed)"; \
+		for tb in en_ewt $(GREEDY_SPEED_TREEBANKS); do \
+		echo; echo "## $$tb"; echo; cat $(GREEDY_OUT)/speed-$$tb.md; done) > $(RESULTS)/greedy-speed.md

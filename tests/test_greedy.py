@@ -219,6 +219,31 @@ def test_greedy_avoids_pruned_arcs_when_a_finite_tree_exists(pp: bool) -> None:
     assert checked >= 60
 
 
+def test_greedy_pruner_like_graphs_equal_reference() -> None:
+    """Graphs like a first-order pruner's (each word keeps 2-4 heads, the root few words;
+    n = 8..12): the C search, whose witness tree settles most completability checks, returns
+    the reference's tree and value, for BGI and BGI-PP, single_root or not, beams 1 and 3."""
+    rng = np.random.default_rng([SEED, 37, 11])
+    for case in range(24):
+        n = 8 + case % 5
+        single_root, pp = bool(case % 2), bool(case % 4 >= 2)
+        arc = random_arc(rng, n, KINDS[case % 3])
+        keep = np.zeros(arc.shape, dtype=bool)
+        for m in range(1, n + 1):
+            heads = [h for h in range(1, n + 1) if h != m]
+            keep[rng.choice(heads, size=int(rng.integers(2, 5)), replace=False), m] = True
+        keep[0, rng.choice(np.arange(1, n + 1), size=int(rng.integers(1, 4)), replace=False)] = True
+        arc[~keep] = -np.inf
+        sib, grand = random_parts(rng, n, KINDS[case % 3])
+        for beam in (1, 3):
+            heads, value = c_greedy(arc, sib, grand, single_root, pp, 0.5, 0.4, beam)
+            expected, trace = greedy(arc, sib, grand, single_root=single_root, pp=pp, alpha=0.5,
+                                     beta=0.4, beam=beam)
+            assert heads.tolist() == expected.tolist(), (case, beam)
+            assert value == pytest.approx(sum(v for _, v in trace), rel=1e-9, abs=1e-9)
+            check_tree(heads, single_root=single_root)
+
+
 # -- the paper's accounting (Section 3) and the beam ----------------------------------------------
 
 

@@ -14,16 +14,24 @@ lostArcs(e) = In(v) - e (the other arcs into v) + Cyc(e) (the arcs into r = top(
 component) + under single_root, when u = 0, Root - e (the other root arcs). Disallowed arcs hold
 no part and are taken, value 0, only by a tree with no allowed arc left (reference doc). While
 the partial tree can be completed with allowed arcs, only the arcs after which it still can are
-offered (``completable`` in the reference), found per tree and iteration on the graph of its
+offered (``completable`` in the reference), checked only for arcs that would enter the beam,
+only on graphs with disallowed arcs. First by a witness, kept per partial tree: a tree of
+allowed arcs (single-rooted under single_root) that contains the partial tree, built in O(|E|)
+from a search of the component graph and kept as arcs are added. (u, v) is completable if the
+witness has it, or if moving v below u leaves one (v is not an ancestor of u, by preorder
+numbers: O(1); and under single_root neither a new root arc nor the witness's own root arc);
+a root arc (0, v) before any root arc if the witness's root word s has a possible arc from v's
+witness subtree (v to the root, s below it: O(in-degree of s)). When adding an arc keeps the
+witness a tree, only its numbering is redone (O(n)); otherwise it is rebuilt when next needed.
+What the witness does not settle is found per tree and iteration on the graph of its
 components (nodes the tops, an edge per possible arc) by dominators (find_safe): with the root
 fixed (the root's component, or under single_root before any root arc a virtual root whose edges
 go to the components that have a possible root arc and reach all others), adding (u, v) keeps
 every component reachable unless v dominates top(u); a root arc (0, v) under single_root is safe
-iff v's component reaches all others. Only on graphs with disallowed arcs, and only when an arc
-that would enter the beam leaves neither the root's component nor one it has an arc to:
-O(|E|) per tree and iteration (Cooper, Harvey and Kennedy's iterative dominators, in a pass or
-two on these graphs); measured 1.4-1.8x the decoding time on random second-order graphs keeping
-9 heads per word (2.7-3.3x at first order), nothing measurable on complete graphs.
+iff v's component reaches all others; O(|E|) per tree and iteration (Cooper, Harvey and
+Kennedy's iterative dominators, in a pass or two on these graphs). On en_ewt test scores of
+the o2-dd model (3.2 heads per word) the witness cut BGI-PP's decoding time by 10-20%
+(results/greedy-speed.md).
 
 Data structures of one partial tree (Appendix A), updated as arcs are added and lost:
 - G[a], per possible arc: the sum over the undecided parts p with a in A(p) of
@@ -144,7 +152,8 @@ cdef struct Graph:
     double* rootw                # [E]
     # one partial tree's block of arrays: byte offsets and size
     Py_ssize_t off_G, off_F, off_H, off_Gb, off_pend, off_Groot
-    Py_ssize_t off_heads, off_top, off_alist, off_nB, off_dead, off_lost, block_size
+    Py_ssize_t off_heads, off_top, off_wit, off_tin, off_tout, off_alist, off_nB, off_dead
+    Py_ssize_t off_lost, block_size
 
 
 cdef struct State:
@@ -155,6 +164,9 @@ cdef struct State:
     int32_t rootchild
     int32_t slot                 # its index in the pool of 2 * width partial trees
     int32_t nalive               # alist[0 .. nalive-1]: the possible arcs (and some dead ones)
+    int32_t wstate               # pruned graphs: 1 wit is a witness, 0 none known yet, -1 the
+                                 # tree cannot be completed with allowed arcs (see witness_build)
+    int32_t wroot                # the witness's root word (single_root before any root arc)
     char* block
     double* G
     double* F
@@ -164,6 +176,10 @@ cdef struct State:
     double* Groot
     int32_t* heads
     int32_t* top
+    int32_t* wit                 # [N] a witness: a tree of allowed arcs (single-rooted under
+                                 # single_root) containing the partial tree's arcs
+    int32_t* tin                 # [N] the witness's preorder from 0; tout = tin + subtree size
+    int32_t* tout
     int32_t* alist
     int32_t* nB
     uint8_t* dead                # [E] 1 once the arc is in the tree or impossible
@@ -190,7 +206,9 @@ cdef struct Scratch:
     # the component graph of one partial tree (find_safe): nodes its tops, edges its possible
     # arcs top(x) -> y, out-edges of t: cadj[cstart[t] .. cstart[t+1]-1]
     int32_t* cstart              # [N+1]
-    int32_t* cadj                # [E]
+    int32_t* cadj                # [E] the arc ids
+    int32_t* wfirst              # [N+1] the witness's children of h: wkids[wfirst[h] ..]
+    int32_t* wkids               # [N]
     int32_t* po                  # [N] postorder number in a search from the root
     int32_t* idom                # [N] immediate dominator (the root's: itself)
     int32_t* order               # [N] the tops by postorder
@@ -204,7 +222,7 @@ cdef struct Scratch:
                                  # none), 3 only fromroot is filled
 
 
-ctypedef bint (*SafeFn)(const Graph*, const State*, Scratch*, Py_ssize_t,
+ctypedef bint (*SafeFn)(const Graph*, State*, Scratch*, Py_ssize_t,
                        Py_ssize_t) noexcept nogil
 
 
@@ -288,6 +306,9 @@ cdef inline void state_bind(const Graph* g, State* st, char* block) noexcept nog
     st.Groot = <double*>(block + g.off_Groot)
     st.heads = <int32_t*>(block + g.off_heads)
     st.top = <int32_t*>(block + g.off_top)
+    st.wit = <int32_t*>(block + g.off_wit)
+    st.tin = <int32_t*>(block + g.off_tin)
+    st.tout = <int32_t*>(block + g.off_tout)
     st.alist = <int32_t*>(block + g.off_alist)
     st.nB = <int32_t*>(block + g.off_nB)
     st.dead = <uint8_t*>(block + g.off_dead)
@@ -302,6 +323,8 @@ cdef inline void state_copy(const Graph* g, State* dst, const State* src) noexce
     dst.ndis = src.ndis
     dst.rootchild = src.rootchild
     dst.nalive = src.nalive
+    dst.wstate = src.wstate
+    dst.wroot = src.wroot
 
 
 # -- the empty tree: lists, probabilities and DSs ------------------------------------------------
@@ -478,6 +501,7 @@ cdef void init_state(const Graph* g, State* st) noexcept nogil:
     st.ndis = 0
     st.rootchild = 0
     st.nalive = <int32_t>E
+    st.wstate = 0
     for a in range(N):
         st.heads[a] = -1
         st.top[a] = <int32_t>a
@@ -852,23 +876,200 @@ cdef void offer(Cand* cands, Py_ssize_t* count, Py_ssize_t width, const Cand* c,
         count[0] += 1
 
 
-cdef Py_ssize_t reach(const Scratch* sc, Py_ssize_t start) noexcept nogil:
+cdef void component_graph(const Graph* g, const State* st, Scratch* sc) noexcept nogil:
+    """The component graph of st (its possible arcs compacted in alist): the out-edges of top t,
+    as arc ids x -> y with top(x) = t, are cadj[cstart[t] .. cstart[t+1]-1]."""
+    cdef Py_ssize_t N = g.N, i, t
+    cdef int32_t* cstart = sc.cstart
+    cdef const int32_t* top = st.top
+    for t in range(N + 1):
+        cstart[t] = 0
+    for i in range(st.nalive):                     # counting sort on top(x)
+        cstart[top[g.ah[st.alist[i]]] + 1] += 1
+    for t in range(N):
+        cstart[t + 1] += cstart[t]
+    for i in range(st.nalive):
+        t = top[g.ah[st.alist[i]]]
+        sc.cadj[cstart[t]] = st.alist[i]
+        cstart[t] += 1
+    for t in range(N, 0, -1):
+        cstart[t] = cstart[t - 1]
+    cstart[0] = 0
+
+
+cdef Py_ssize_t reach(const Graph* g, const Scratch* sc, Py_ssize_t start,
+                      int32_t* wit) noexcept nogil:
     """Marks in sc.seen the unmarked tops reached from start along the out-edges (start
-    included); returns how many it marked."""
-    cdef Py_ssize_t sp = 1, t, y, k, count = 1
+    included); returns how many it marked. wit (if not NULL) gets the head of the arc through
+    which each top but start was reached."""
+    cdef Py_ssize_t sp = 1, t, y, k, a, count = 1
     sc.stack[0] = <int32_t>start
     sc.seen[start] = 1
     while sp > 0:
         sp -= 1
         t = sc.stack[sp]
         for k in range(sc.cstart[t], sc.cstart[t + 1]):
-            y = sc.cadj[k]
+            a = sc.cadj[k]
+            y = g.am[a]
             if not sc.seen[y]:
                 sc.seen[y] = 1
+                if wit != NULL:
+                    wit[y] = g.ah[a]
                 sc.stack[sp] = <int32_t>y
                 sp += 1
                 count += 1
     return count
+
+
+cdef Py_ssize_t source_top(const Graph* g, const State* st, Scratch* sc,
+                           Py_ssize_t ntops) noexcept nogil:
+    """Under single_root before any root arc (the component graph built): a word top from which
+    every other word top is reached (the last start of a search over all of them: it lies in
+    the source component, which then reaches everything), or -1 if there is none. Leaves
+    sc.seen cleared."""
+    cdef Py_ssize_t N = g.N, t, last = -1
+    for t in range(N):
+        sc.seen[t] = 0
+    for t in range(1, N):
+        if st.heads[t] < 0 and not sc.seen[t]:
+            last = t
+            reach(g, sc, t, NULL)
+    for t in range(N):
+        sc.seen[t] = 0
+    if last < 0 or reach(g, sc, last, NULL) != ntops - 1:
+        last = -1
+    for t in range(N):
+        sc.seen[t] = 0
+    return last
+
+
+cdef Py_ssize_t mark_good(const Graph* g, const State* st, Scratch* sc, Py_ssize_t last,
+                          bint first) noexcept nogil:
+    """Marks in sc.good the tops that reach ``last`` (backwards along the in-lists) and have a
+    possible root arc; returns how many (with ``first``: stops at the first, returning it,
+    or -1). Leaves sc.seen marking the tops searched."""
+    cdef Py_ssize_t sp = 1, y, k, a, x, count = 0
+    cdef const int32_t* top = st.top
+    cdef const uint8_t* dead = st.dead
+    sc.seen[last] = 1
+    sc.stack[0] = <int32_t>last
+    while sp > 0:
+        sp -= 1
+        y = sc.stack[sp]
+        a = g.aid[y]                               # the root arc (0, y)
+        if a >= 0 and not dead[a]:
+            if first:
+                return y
+            sc.good[y] = 1
+            count += 1
+        for k in range(g.in_start[y], g.in_start[y + 1]):
+            a = g.in_arcs[k]
+            x = g.ah[a]
+            if x != 0 and not dead[a] and not sc.seen[top[x]]:
+                sc.seen[top[x]] = 1
+                sc.stack[sp] = top[x]
+                sp += 1
+    return -1 if first else count
+
+
+cdef void witness_order(const Graph* g, State* st, Scratch* sc) noexcept nogil:
+    """tin and tout of the witness st.wit: a preorder from 0 and tin + subtree size, so that v
+    is u or one of its ancestors iff tin[v] <= tin[u] < tout[v]."""
+    cdef Py_ssize_t N = g.N, h, m, t, c, sp = 1, clock = 1
+    cdef int32_t* first = sc.wfirst
+    cdef int32_t* cursor = sc.cursor
+    for h in range(N + 1):
+        first[h] = 0
+    for m in range(1, N):
+        first[st.wit[m] + 1] += 1
+    for h in range(N):
+        first[h + 1] += first[h]
+    for h in range(N):
+        cursor[h] = first[h]
+    for m in range(1, N):
+        h = st.wit[m]
+        sc.wkids[cursor[h]] = <int32_t>m
+        cursor[h] += 1
+    for h in range(N):
+        cursor[h] = first[h]
+    sc.stack[0] = 0
+    st.tin[0] = 0
+    while sp > 0:
+        t = sc.stack[sp - 1]
+        if cursor[t] < first[t + 1]:
+            c = sc.wkids[cursor[t]]
+            cursor[t] += 1
+            st.tin[c] = <int32_t>clock
+            clock += 1
+            sc.stack[sp] = <int32_t>c
+            sp += 1
+        else:
+            st.tout[t] = <int32_t>clock
+            sp -= 1
+
+
+cdef void witness_build(const Graph* g, State* st, Scratch* sc) noexcept nogil:
+    """A witness of st (its possible arcs compacted in alist), or wstate -1 if the partial tree
+    cannot be completed with allowed arcs: its arcs, plus a search tree of the component graph
+    from the root's component (under single_root before any root arc, from a word top with a
+    possible root arc that reaches all others, through that root arc)."""
+    cdef Py_ssize_t N = g.N, t, s = 0, ntops = 0
+    for t in range(N):
+        st.wit[t] = st.heads[t]
+        ntops += st.heads[t] < 0
+    component_graph(g, st, sc)
+    if g.sr and not st.rootchild:
+        t = source_top(g, st, sc, ntops)
+        s = -1 if t < 0 else mark_good(g, st, sc, t, True)
+        if s < 0:
+            st.wstate = -1
+            return
+        st.wit[s] = 0
+        st.wroot = <int32_t>s
+        ntops -= 1                                 # (0 is reached through the root arc)
+    for t in range(N):
+        sc.seen[t] = 0
+    if reach(g, sc, s, st.wit) != ntops:
+        st.wstate = -1
+        return
+    witness_order(g, st, sc)
+    st.wstate = 1
+
+
+cdef inline bint witness_takes(const Graph* g, const State* st, Py_ssize_t u,
+                               Py_ssize_t v) noexcept nogil:
+    """Whether the witness with v's head changed to u is again one: (u, v) closes no cycle
+    (v is not u or an ancestor of u) and, under single_root, it neither adds a root arc nor
+    takes away the witness's."""
+    if g.sr and (u == 0 or st.wit[v] == 0):
+        return False
+    return not (st.tin[v] <= st.tin[u] < st.tout[v])
+
+
+cdef bint witness_reroots(const Graph* g, const State* st, Py_ssize_t v) noexcept nogil:
+    """Under single_root before any root arc: whether the root arc (0, v) leaves a tree, by
+    the witness (its root word s, v in s's subtree): the witness with v moved to the root and
+    s moved below a word x of v's subtree through a possible arc (x, s) is one."""
+    cdef Py_ssize_t s = st.wroot, k, a, x
+    for k in range(g.in_start[s], g.in_start[s + 1]):
+        a = g.in_arcs[k]
+        x = g.ah[a]
+        if not st.dead[a] and st.tin[v] <= st.tin[x] < st.tout[v]:
+            return True
+    return False
+
+
+cdef void witness_add(const Graph* g, State* st, Scratch* sc, Py_ssize_t u,
+                      Py_ssize_t v) noexcept nogil:
+    """Keeps st's witness after the arc (u, v) is added: unchanged if it has the arc, moved
+    to it if :func:`witness_takes`, else rebuilt when next needed."""
+    if st.wstate != 1 or st.wit[v] == u:
+        return
+    if witness_takes(g, st, u, v):
+        st.wit[v] = <int32_t>u
+        witness_order(g, st, sc)
+    else:
+        st.wstate = 0
 
 
 cdef inline Py_ssize_t common_dominator(const Scratch* sc, Py_ssize_t x,
@@ -887,69 +1088,29 @@ cdef bint find_safe(const Graph* g, const State* st, Scratch* sc) noexcept nogil
     allowed arcs; if so fills, for :func:`arc_safe`, the dominator tree of its component graph
     (po, idom; the root is node 0) and, under single_root before any root arc, good: the tops
     with a possible root arc that reach all other components (the virtual root's edges)."""
-    cdef Py_ssize_t N = g.N, i, a, t, x, y, k, sp, count, ntops = 0, last = -1, best
+    cdef Py_ssize_t N = g.N, i, a, t, x, y, k, sp, count, ntops = 0, last, best
     cdef bint pre = g.sr and not st.rootchild, changed = True
     cdef const int32_t* top = st.top
     cdef const uint8_t* dead = st.dead
-    cdef int32_t* cstart = sc.cstart
-    for t in range(N + 1):
-        cstart[t] = 0
+    cdef const int32_t* cstart = sc.cstart
     for t in range(N):
-        sc.seen[t] = 0
         sc.good[t] = 0
         sc.po[t] = -1
         sc.idom[t] = -1
         ntops += st.heads[t] < 0
-    for i in range(st.nalive):                     # out-edges by counting sort on top(x)
-        cstart[top[g.ah[st.alist[i]]] + 1] += 1
-    for t in range(N):
-        cstart[t + 1] += cstart[t]
-    for i in range(st.nalive):
-        a = st.alist[i]
-        t = top[g.ah[a]]
-        sc.cadj[cstart[t]] = g.am[a]
-        cstart[t] += 1
-    for t in range(N, 0, -1):
-        cstart[t] = cstart[t - 1]
-    cstart[0] = 0
+    component_graph(g, st, sc)
     if pre:
-        # the tops reaching all others: the last start of a search over the words' graph lies in
-        # its source component, which must then reach everything; good = those reaching it
-        # (backwards along the in-lists) that have a possible root arc
-        for t in range(1, N):
-            if st.heads[t] < 0 and not sc.seen[t]:
-                last = t
-                reach(sc, t)
-        for t in range(N):
-            sc.seen[t] = 0
-        if reach(sc, last) != ntops - 1:
+        # good = the tops that reach the source top and have a possible root arc
+        last = source_top(g, st, sc, ntops)
+        if last < 0:
             return False
-        for t in range(N):
-            sc.seen[t] = 0
-        sc.seen[last] = 1
-        sc.stack[0] = <int32_t>last
-        sp = 1
-        count = 0
-        while sp > 0:
-            sp -= 1
-            y = sc.stack[sp]
-            a = g.aid[y]                           # the root arc (0, y)
-            if a >= 0 and not dead[a]:
-                sc.good[y] = 1
-                count += 1
-            for k in range(g.in_start[y], g.in_start[y + 1]):
-                a = g.in_arcs[k]
-                x = g.ah[a]
-                if x != 0 and not dead[a] and not sc.seen[top[x]]:
-                    sc.seen[top[x]] = 1
-                    sc.stack[sp] = top[x]
-                    sp += 1
+        count = mark_good(g, st, sc, last, False)
         if count == 0:
             return False
         if count == ntops - 1:                     # every top may take the root arc
             return True
-        for t in range(N):
-            sc.seen[t] = 0
+    for t in range(N):
+        sc.seen[t] = 0
     # postorder of a depth-first search from the root (in pre, its edges go to the good tops)
     sc.stack[0] = 0
     sc.seen[0] = 1
@@ -959,7 +1120,7 @@ cdef bint find_safe(const Graph* g, const State* st, Scratch* sc) noexcept nogil
     while sp > 0:
         t = sc.stack[sp - 1]
         if sc.cursor[t] < cstart[t + 1]:
-            y = sc.cadj[sc.cursor[t]]
+            y = g.am[sc.cadj[sc.cursor[t]]]
             sc.cursor[t] += 1
             if not sc.seen[y] and not (pre and t == 0 and not sc.good[y]):
                 sc.seen[y] = 1
@@ -992,14 +1153,22 @@ cdef bint find_safe(const Graph* g, const State* st, Scratch* sc) noexcept nogil
     return True
 
 
-cdef bint arc_safe(const Graph* g, const State* st, Scratch* sc, Py_ssize_t u,
+cdef bint arc_safe(const Graph* g, State* st, Scratch* sc, Py_ssize_t u,
                    Py_ssize_t v) noexcept nogil:
-    """Whether st + (u, v) can be completed with allowed arcs, or st cannot be: v does not
-    dominate top(u) (under single_root before any root arc, a root arc needs a good v). Runs
-    find_safe once per tree and iteration (sc.known), when an arc out of neither the root's
-    component nor one it has an arc to needs it."""
+    """Whether st + (u, v) can be completed with allowed arcs, or st cannot be. First by st's
+    witness (built once, then kept as arcs are added): yes if it has (u, v) or
+    :func:`witness_takes` it. Otherwise v must not dominate top(u) (under single_root before
+    any root arc, a root arc needs a good v): find_safe runs once per tree and iteration
+    (sc.known), when an arc out of neither the root's component nor one it has an arc to
+    needs it."""
     cdef Py_ssize_t x = st.top[u], i, a
     cdef bint pre = g.sr and not st.rootchild
+    if st.wstate == 0:
+        witness_build(g, st, sc)
+    if st.wstate < 0 or st.wit[v] == u or witness_takes(g, st, u, v):
+        return True
+    if pre and u == 0 and witness_reroots(g, st, v):
+        return True
     if not pre:
         if x == 0:
             return True
@@ -1213,7 +1382,7 @@ cdef int search(Graph* g, double alpha, Py_ssize_t width, head_t* out,
         g.safe = <void*>arc_safe
     # one allocation for the lists, the scratch and the beam's bookkeeping (8-byte pieces first)
     size = (E * (3 * sizeof(double) + 8 * sizeof(int32_t) + 1) + (N + 1) * 3 * sizeof(double)
-            + (N + 1) * 3 * sizeof(int32_t) + N * (7 * sizeof(int32_t) + 3)
+            + (N + 1) * 4 * sizeof(int32_t) + N * (8 * sizeof(int32_t) + 3)
             + N * N * sizeof(Pair)
             + n_pool * (sizeof(State) + 3 * sizeof(State*) + 1)
             + width * (sizeof(Cand) + sizeof(int32_t)))
@@ -1242,6 +1411,8 @@ cdef int search(Graph* g, double alpha, Py_ssize_t width, head_t* out,
     sc.cgtop = <int32_t*>carve(mem, &off, E * sizeof(int32_t))
     g.gbase = <int32_t*>carve(mem, &off, E * sizeof(int32_t))
     sc.cadj = <int32_t*>carve(mem, &off, E * sizeof(int32_t))
+    sc.wfirst = <int32_t*>carve(mem, &off, (N + 1) * sizeof(int32_t))
+    sc.wkids = <int32_t*>carve(mem, &off, N * sizeof(int32_t))
     sc.cstart = <int32_t*>carve(mem, &off, (N + 1) * sizeof(int32_t))
     sc.po = <int32_t*>carve(mem, &off, N * sizeof(int32_t))
     sc.idom = <int32_t*>carve(mem, &off, N * sizeof(int32_t))
@@ -1287,6 +1458,9 @@ cdef int search(Graph* g, double alpha, Py_ssize_t width, head_t* out,
     g.off_Groot = reserve(&off, (g.d0 if g.has_sib and g.sr else 0) * sizeof(double))
     g.off_heads = reserve(&off, N * sizeof(int32_t))
     g.off_top = reserve(&off, N * sizeof(int32_t))
+    g.off_wit = reserve(&off, N * sizeof(int32_t))
+    g.off_tin = reserve(&off, N * sizeof(int32_t))
+    g.off_tout = reserve(&off, N * sizeof(int32_t))
     g.off_alist = reserve(&off, E * sizeof(int32_t))
     g.off_nB = reserve(&off, (g.S if g.bgi else 0) * sizeof(int32_t))
     g.off_dead = reserve(&off, E)
@@ -1335,7 +1509,10 @@ cdef int search(Graph* g, double alpha, Py_ssize_t width, head_t* out,
                 state_copy(g, dst, cur[j])
             if cands[k].arc >= 0:
                 add_arc(g, dst, &sc, cands[k].arc)
+                if g.pruned:
+                    witness_add(g, dst, &sc, cands[k].u, cands[k].v)
             else:                                  # disallowed: no part holds it, none is lost
+                dst.wstate = 0
                 m = dst.top[cands[k].u]
                 dst.heads[cands[k].v] = cands[k].u
                 for h in range(N):
