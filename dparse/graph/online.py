@@ -5,8 +5,6 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from tqdm import tqdm
-
 from dparse.decoders import Decoder
 from dparse.graph.model import GraphModel
 from dparse.learning import AveragedLearner, combine
@@ -47,6 +45,8 @@ def run_epoch(
     the learner needs it) and learn from every wrong prediction. An invalid update (the
     prediction does not outscore gold: a search error of an approximate decoder) is skipped,
     or with ``keep_invalid`` made as if the prediction had tied gold."""
+    from tqdm import tqdm  # here: parsing, which imports this module, never needs it
+
     stats = EpochStats()
     bar = tqdm(sentences, desc=desc, unit="sent", disable=not progress, leave=False,
                dynamic_ncols=True)

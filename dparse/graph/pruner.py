@@ -18,7 +18,6 @@ from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
-from tqdm import tqdm
 
 from dparse._ext.arcfeatures import FeatureSpace
 from dparse._ext.arcprob import AdaGrad, score_heads
@@ -152,6 +151,8 @@ def fit_pruner(
     """Train the first-order pruner on ``encoded`` for ``pruner.epochs`` epochs, keeping the
     last weights (no dev selection): the configured learner with Chu-Liu-Edmonds (averaged
     weights) for the perceptron objective, else AdaGrad on the log-loss."""
+    from tqdm import tqdm  # here: parsing, which imports this module, never needs it
+
     pc = cfg.pruner
     space = FeatureSpace(pc.arc_bits, pc.label_bits if pc.objective == "perceptron" else 8,
                          len(vocab.labels))

@@ -22,7 +22,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from tqdm import tqdm
 
 from dparse._ext.easyfirst import (
     TAG_LEXICAL,
@@ -186,6 +185,8 @@ def train_epoch(
     """One pass of Algorithm 2 over ``encoded`` in ``order``; returns the summed counts of
     :func:`dparse._ext.easyfirst.train_sentence` (steps, first_valid, updates, capped,
     label_correct, extractions)."""
+    from tqdm import tqdm  # here: parsing, which imports this module, never needs it
+
     totals = dict.fromkeys(
         ("steps", "first_valid", "updates", "capped", "label_correct", "extractions"), 0)
     n_labels = len(model.vocab.labels)

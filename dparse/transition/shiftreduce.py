@@ -31,7 +31,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from tqdm import tqdm
 
 from dparse._ext.shiftreduce import (
     PAIRED_TAGS,
@@ -236,6 +235,8 @@ def train_epoch(
     """One perceptron pass over ``encoded`` in ``order``; returns the summed counts of
     :func:`dparse._ext.shiftreduce.train_sentence` (updated, steps, total_steps, correct,
     label_correct) and ``words`` and ``skipped`` (trees without a derivation)."""
+    from tqdm import tqdm  # here: parsing, which imports this module, never needs it
+
     totals = dict.fromkeys(("updated", "steps", "total_steps", "correct", "label_correct",
                             "words", "skipped"), 0)
     n_labels = len(model.vocab.labels)
