@@ -96,12 +96,26 @@ def apply_overrides(raw: dict[str, Any], overrides: list[str], source: str) -> N
             raise ConfigError(f"{source}: override {key}: {value!r} is not a YAML value") from exc
 
 
+# Keys that dparse once had: (section class, key) -> (the old default, what became of the
+# key). A config that gives the old default (every model saved before, which stores its whole
+# config) loads as if the key were absent; another value is an error that says why.
+RETIRED_KEYS = {
+    ("TaggingConfig", "bits"): (22, "the tagger's weights are exact (one per feature and class "
+                                    "seen in training) since tagger format 2: delete the key"),
+}
+
+
 def _build(cls: type, raw: Any, where: str) -> Any:
     """Instantiate a config dataclass from a mapping, checking keys and value types."""
     if raw is None:
         raw = {}
     if not isinstance(raw, dict):
         raise ConfigError(f"{where}: expected a mapping, got {type(raw).__name__}")
+    for key in [k for k in raw if (cls.__name__, k) in RETIRED_KEYS]:
+        old_default, why = RETIRED_KEYS[(cls.__name__, key)]
+        if raw[key] != old_default:
+            raise ConfigError(f"{where}.{key}: {why}")
+        raw = {k: v for k, v in raw.items() if k != key}
     fields = {f.name: f for f in dataclasses.fields(cls)}
     unknown = sorted(set(raw) - set(fields))
     if unknown:

@@ -231,17 +231,16 @@ class RerankConfig:
 
 @dataclass
 class TaggingConfig:
-    """A tagger (``parser: tagger``, dparse.tagging): 2**``bits`` hashed weights per predicted
-    column; a word type seen at least ``dictionary_min_count`` times in training may take only
-    the classes it took there; types seen fewer than ``ambiguity_min_count`` times read the
-    unknown ambiguity class, as new words do; with ``ambiguity_folds`` k >= 2 a training word
-    reads the ambiguity class that the other folds of a k-fold jackknife give its form;
-    ``lexicon``: a (form, UPOS) pair lemmatized in training takes its most frequent lemma
-    there instead of a predicted rule; ``draft_folds`` k >= 2: a draft UPOS pass first, whose
-    tags of the words to the right the UPOS pass reads, jackknifed in k folds on the training
-    data (0: no draft)."""
+    """A tagger (``parser: tagger``, dparse.tagging): a word type seen at least
+    ``dictionary_min_count`` times in training may take only the classes it took there; types
+    seen fewer than ``ambiguity_min_count`` times read the unknown ambiguity class, as new
+    words do; with ``ambiguity_folds`` k >= 2 a training word reads the ambiguity class that
+    the other folds of a k-fold jackknife give its form; ``lexicon``: a (form, UPOS) pair
+    lemmatized in training takes its most frequent lemma there instead of a predicted rule;
+    ``draft_folds`` k >= 2: a draft UPOS pass first, whose tags of the words to the right the
+    UPOS pass reads, jackknifed in k folds on the training data (0: no draft). The weights are
+    exact, one per feature and class that training updated (dparse._ext.tagger)."""
 
-    bits: int = 22
     dictionary_min_count: int = 1000000
     ambiguity_min_count: int = 1
     ambiguity_folds: int = 5

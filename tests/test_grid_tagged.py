@@ -78,7 +78,7 @@ def test_cells_name_a_tagger_config_by_absolute_path_and_key_it_by_content(
         assert cell.config["tagger"]["config"] == str(tagger)
         keys.append(cell.key)
     assert keys[0] == keys[1]
-    tagger.write_text("parser: tagger\ntagging: {bits: 18}\n")
+    tagger.write_text("parser: tagger\ntagging: {draft_folds: 2}\n")
     assert load_grid(tmp_path / "grids" / "g.yaml").cells(tmp_path / "run",
                                                          str(tmp_path))[0].key != keys[0]
     plain = {"name": "x", "rerank": {"first_stage": ""},
@@ -99,7 +99,7 @@ def slice_cells(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Cel
     write_conll(dev[80:], folder / "dev.conllu")
     write_conll(islice(read_conll(DATA / "da_ddt" / "test.conllu"), 40), folder / "test.conllu")
     raw = yaml.safe_load((REPO / "configs" / "ud" / "tagger.yaml").read_text())
-    raw["tagging"]["bits"], raw["training"]["epochs"] = 16, 1
+    raw["training"]["epochs"] = 1
     (folder / "tagger.yaml").write_text(yaml.safe_dump(raw))
     for name in ("o1-cle", "o1-cle-tagged"):
         (folder / f"{name}.yaml").write_text(

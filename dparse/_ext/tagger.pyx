@@ -26,16 +26,26 @@ Conventions of every function here (the arrays are validated by the Python calle
 - ``cond`` (-1: none) and ``compat`` [R, C] uint8: a class c of the word is allowed only if
   ``compat[values[i, cond], c]`` (a value -1 allows all); a word left with no class keeps its
   unfiltered list.
-- The weight of feature key k and class c is ``W[bucket(k, salt(c), 64 - bits)]``.
+- Weights are exact, one per (feature key, class) pair that training updated (no hashing of
+  pairs into a fixed vector, so no collisions). Training keeps them in a :class:`ColumnWeights`
+  (open addressing on the pair); :meth:`ColumnWeights.averaged` compiles the averaged weights
+  into the *feature table* that tagging reads: ``slots`` uint64 [S, 2] (S a power of two) holds
+  each feature key (0: an empty slot; feature keys are never 0) at the first free slot from
+  ``key >> (64 - log2 S)``, with ``start << 24 | count`` of its entries; ``entry_class`` int32
+  [E] and ``entry_weight`` float32 [E] list the key's classes and weights, so that one probe
+  gives a word's feature its weights for every class.
 """
 
-from libc.stdint cimport int32_t, uint8_t, uint64_t
-from libc.stdlib cimport free, malloc
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
+from libc.stdlib cimport calloc, free, malloc
 
 cimport cython
-from cython cimport floating
 
 from dparse._ext.hashing cimport bucket, fmix, mix
+
+
+cdef extern from *:
+    void __builtin_prefetch(const void* address) noexcept nogil
 
 TEMPLATE_WIDTH = 7  # columns of a template row: parts, then (source, offset) x 3
 
@@ -53,6 +63,7 @@ cdef struct Batch:
     Py_ssize_t n_known
     int A
     const int32_t* tok_type
+    Py_ssize_t T
     int32_t* values
     int K
     int col
@@ -63,7 +74,6 @@ cdef struct Batch:
     const uint8_t* compat
     int cond
     int C
-    int shift
 
 
 cdef inline uint64_t atom_of(const Batch* b, Py_ssize_t tok, int a) noexcept nogil:
@@ -73,30 +83,35 @@ cdef inline uint64_t atom_of(const Batch* b, Py_ssize_t tok, int a) noexcept nog
     return b.atoms_extra[(t - b.n_known) * b.A + a]
 
 
+cdef inline uint64_t template_key(const Batch* b, Py_ssize_t start, Py_ssize_t end,
+                                  Py_ssize_t i, int f) noexcept nogil:
+    """The hashed key of template f at word i of the sentence [start, end) (never 0)."""
+    cdef int p, src
+    cdef Py_ssize_t j
+    cdef uint64_t h = <uint64_t>(f + 1) * TEMPLATE_SALT, v
+    cdef const int32_t* row = b.templates + f * 7
+    for p in range(row[0]):
+        src = row[1 + 2 * p]
+        j = i + row[2 + 2 * p]
+        if j < start:
+            v = BOS_VALUE + <uint64_t>(start - j)
+        elif j >= end:
+            v = EOS_VALUE + <uint64_t>(j - end)
+        elif src < b.A:
+            v = atom_of(b, j, src)
+        else:
+            v = <uint64_t>(b.values[j * b.K + (src - b.A)] + 2)
+        h = mix(h, v)
+    h = fmix(h)
+    return h if h != 0 else 1  # 0 marks an empty slot of the tables
+
+
 cdef void feature_keys(const Batch* b, Py_ssize_t start, Py_ssize_t end, Py_ssize_t i,
                        uint64_t* keys) noexcept nogil:
-    """keys[f]: the hashed key of template f at word i of the sentence [start, end)."""
-    cdef int f, p, src, parts
-    cdef Py_ssize_t j
-    cdef uint64_t h, v
-    cdef const int32_t* row
+    """keys[f]: the key of template f at word i of the sentence [start, end)."""
+    cdef int f
     for f in range(b.F):
-        row = b.templates + f * 7
-        parts = row[0]
-        h = <uint64_t>(f + 1) * TEMPLATE_SALT
-        for p in range(parts):
-            src = row[1 + 2 * p]
-            j = i + row[2 + 2 * p]
-            if j < start:
-                v = BOS_VALUE + <uint64_t>(start - j)
-            elif j >= end:
-                v = EOS_VALUE + <uint64_t>(j - end)
-            elif src < b.A:
-                v = atom_of(b, j, src)
-            else:
-                v = <uint64_t>(b.values[j * b.K + (src - b.A)] + 2)
-            h = mix(h, v)
-        keys[f] = fmix(h)
+        keys[f] = template_key(b, start, end, i, f)
 
 
 cdef int candidates(const Batch* b, Py_ssize_t i, int32_t* out) noexcept nogil:
@@ -128,52 +143,337 @@ cdef int candidates(const Batch* b, Py_ssize_t i, int32_t* out) noexcept nogil:
     return n
 
 
-cdef inline Py_ssize_t weight_index(uint64_t key, int c, int shift) noexcept nogil:
-    return <Py_ssize_t>bucket(key, <uint64_t>(c + 1) * CLASS_SALT, shift)
+cdef struct Pair:
+    uint64_t key      # the feature key (0: an empty slot)
+    int32_t cls       # the class
+    double w          # the perceptron's weight
+    double acc        # sum of counter * change (the averaging)
 
 
-cdef inline double class_score(const floating* W, const uint64_t* keys, int F, int c,
-                               int shift) noexcept nogil:
-    cdef double s = 0.0
-    cdef int f
-    for f in range(F):
-        s += W[weight_index(keys[f], c, shift)]
-    return s
+cdef class ColumnWeights:
+    """A column's weights in training: one :c:type:`Pair` per (feature key, class) updated, in
+    an open-addressing table that doubles when half full. :meth:`averaged` compiles the
+    averaged weights into a feature table (see the module docstring)."""
+
+    cdef Pair* table
+    cdef Py_ssize_t size   # slots, a power of two
+    cdef Py_ssize_t count  # pairs stored
+    cdef int shift         # 64 - log2(size)
+
+    def __cinit__(self) -> None:
+        self.size = 1 << 16
+        self.shift = 48
+        self.count = 0
+        self.table = <Pair*>calloc(self.size, sizeof(Pair))
+        if self.table == NULL:
+            raise MemoryError("tagger weights")
+
+    def __dealloc__(self) -> None:
+        free(self.table)
+
+    def __len__(self) -> int:
+        return self.count
+
+    cdef inline Py_ssize_t slot(self, uint64_t key, int32_t c) noexcept nogil:
+        return <Py_ssize_t>bucket(key, <uint64_t>(c + 1) * CLASS_SALT, self.shift)
+
+    cdef inline Pair* find(self, uint64_t key, int32_t c) noexcept nogil:
+        """The pair (key, c), or NULL."""
+        cdef Py_ssize_t s = self.slot(key, c), mask = self.size - 1
+        cdef Pair* p
+        while True:
+            p = &self.table[s]
+            if p.key == key and p.cls == c:
+                return p
+            if p.key == 0:
+                return NULL
+            s = (s + 1) & mask
+
+    cdef Pair* insert(self, uint64_t key, int32_t c) noexcept nogil:
+        """The pair (key, c), added with weight 0 if new; NULL if memory ran out."""
+        cdef Py_ssize_t s, mask
+        cdef Pair* p
+        if 2 * (self.count + 1) > self.size and self.grow() < 0:
+            return NULL
+        s = self.slot(key, c)
+        mask = self.size - 1
+        while True:
+            p = &self.table[s]
+            if p.key == key and p.cls == c:
+                return p
+            if p.key == 0:
+                p.key, p.cls, p.w, p.acc = key, c, 0.0, 0.0
+                self.count += 1
+                return p
+            s = (s + 1) & mask
+
+    cdef int grow(self) noexcept nogil:
+        """Double the table (0; -1 if memory ran out, the table unchanged)."""
+        cdef Pair* old = self.table
+        cdef Py_ssize_t old_size = self.size, i, s, mask
+        cdef Pair* table = <Pair*>calloc(2 * old_size, sizeof(Pair))
+        if table == NULL:
+            return -1
+        self.table, self.size, self.shift = table, 2 * old_size, self.shift - 1
+        mask = self.size - 1
+        for i in range(old_size):
+            if old[i].key != 0:
+                s = self.slot(old[i].key, old[i].cls)
+                while table[s].key != 0:
+                    s = (s + 1) & mask
+                table[s] = old[i]
+        free(old)
+        return 0
+
+    cdef double score(self, const uint64_t* keys, int F, int32_t c) noexcept nogil:
+        cdef double s = 0.0
+        cdef int f
+        cdef Pair* p
+        for f in range(F):
+            p = self.find(keys[f], c)
+            if p != NULL:
+                s += p.w
+        return s
+
+    cdef int update(self, const uint64_t* keys, int F, int32_t c, double delta,
+                    double counter) noexcept nogil:
+        """Averaged perceptron step on class c's features: w += delta, acc += counter * delta
+        (0; -1 if memory ran out)."""
+        cdef int f
+        cdef Pair* p
+        for f in range(F):
+            p = self.insert(keys[f], c)
+            if p == NULL:
+                return -1
+            p.w += delta
+            p.acc += counter * delta
+        return 0
+
+    def averaged(self, double counter) -> tuple:
+        """The averaged weights ``w - acc / counter`` (float32) as a feature table
+        ``(slots, entry_class, entry_weight)`` (see the module docstring); pairs whose
+        average is 0 are left out."""
+        import numpy as np
+
+        cdef Py_ssize_t i, n = 0
+        keys = np.empty(self.count, dtype=np.uint64)
+        classes = np.empty(self.count, dtype=np.int32)
+        weights = np.empty(self.count, dtype=np.float32)
+        cdef uint64_t[::1] k = keys
+        cdef int32_t[::1] cl = classes
+        cdef float[::1] wt = weights
+        cdef float avg
+        for i in range(self.size):
+            if self.table[i].key != 0:
+                avg = <float>(self.table[i].w - self.table[i].acc / counter)
+                if avg != 0.0:
+                    k[n], cl[n], wt[n] = self.table[i].key, self.table[i].cls, avg
+                    n += 1
+        order = np.lexsort((classes[:n], keys[:n]))
+        keys, classes, weights = keys[:n][order], classes[:n][order], weights[:n][order]
+        first = np.flatnonzero(np.r_[True, keys[1:] != keys[:n - 1]]) if n else \
+            np.zeros(0, dtype=np.int64)
+        counts = np.diff(np.r_[first, n])
+        return (feature_slots(keys[first], first.astype(np.int64), counts.astype(np.int64)),
+                classes, weights)
 
 
-cdef int32_t best_class(const Batch* b, const floating* W, const uint64_t* keys,
-                        const int32_t* cands, int n) noexcept nogil:
+def feature_slots(const uint64_t[::1] keys, const int64_t[::1] starts,
+                  const int64_t[::1] counts) -> object:
+    """The ``slots`` [S, 2] of a feature table (see the module docstring) for distinct
+    nonzero ``keys`` whose entries are ``starts[i] .. starts[i] + counts[i] - 1``; S is the
+    smallest power of two >= 2 * len(keys) (at least 2)."""
+    import numpy as np
+
+    cdef Py_ssize_t n = keys.shape[0], size = 2, i, s
+    cdef int bits = 1
+    while size < 2 * n:
+        size *= 2
+        bits += 1
+    out = np.zeros((size, 2), dtype=np.uint64)
+    cdef uint64_t[:, ::1] slots = out
+    for i in range(n):
+        if keys[i] == 0 or counts[i] >= (1 << 24) or starts[i] >= (<int64_t>1 << 40):
+            raise ValueError(f"feature {i}: key 0, or too many entries")
+        s = <Py_ssize_t>(keys[i] >> (64 - bits))
+        while slots[s, 0] != 0:
+            if slots[s, 0] == keys[i]:
+                raise ValueError(f"feature key {keys[i]} listed twice")
+            s = (s + 1) & (size - 1)
+        slots[s, 0] = keys[i]
+        slots[s, 1] = (<uint64_t>starts[i] << 24) | <uint64_t>counts[i]
+    return out
+
+
+cdef int TYPE_TEMPLATE = 1 << 30  # type_offset of a template that reads more than one word
+cdef uint64_t NOT_PROBED = 1 << 24  # a probe cache entry not yet filled (start 1, count 0)
+
+
+cdef class Buffers:
+    """Scratch arrays of one call: feature keys, their slots and probe cache entries [F],
+    candidates and scores [classes]; for tagging (:meth:`cache_types`) the probe cache."""
+
+    cdef uint64_t* keys
+    cdef uint64_t* found
+    cdef uint64_t** fill
+    cdef int32_t* cands
+    cdef double* scores
+    cdef int* type_offset     # [F] the offset of the one word a template reads, or TYPE_TEMPLATE
+    cdef int32_t* local       # [types] a type's index in the probe cache (-1: not in the batch)
+    cdef Py_ssize_t n_local   # types in the batch
+    cdef uint64_t* probes     # [F, n_local] a template's probe result (found) for a type
+
+    def __cinit__(self, int F, int n_classes) -> None:
+        self.keys = <uint64_t*>malloc(max(F, 1) * sizeof(uint64_t))
+        self.found = <uint64_t*>malloc(max(F, 1) * sizeof(uint64_t))
+        self.fill = <uint64_t**>malloc(max(F, 1) * sizeof(uint64_t*))
+        self.type_offset = <int*>malloc(max(F, 1) * sizeof(int))
+        self.cands = <int32_t*>malloc(n_classes * sizeof(int32_t))
+        self.scores = <double*>calloc(n_classes, sizeof(double))
+        if (self.keys == NULL or self.found == NULL or self.fill == NULL or self.cands == NULL
+                or self.scores == NULL or self.type_offset == NULL):
+            raise MemoryError("tagger buffers")
+
+    def __dealloc__(self) -> None:
+        free(self.keys)
+        free(self.found)
+        free(self.fill)
+        free(self.type_offset)
+        free(self.cands)
+        free(self.scores)
+        free(self.local)
+        free(self.probes)
+
+    cdef int cache_types(self, const Batch* b, Py_ssize_t n_types) except -1:
+        """Set up the probe cache: which templates read atoms of one word only (at what
+        offset), and an index for each type of the batch's words."""
+        cdef int f, p
+        cdef const int32_t* row
+        cdef Py_ssize_t i, T = 0, k
+        for f in range(b.F):
+            row = b.templates + f * 7
+            self.type_offset[f] = row[2]
+            for p in range(row[0]):
+                if row[1 + 2 * p] >= b.A or row[2 + 2 * p] != row[2]:
+                    self.type_offset[f] = TYPE_TEMPLATE
+        self.local = <int32_t*>malloc(max(n_types, 1) * sizeof(int32_t))
+        if self.local == NULL:
+            raise MemoryError("tagger buffers")
+        for i in range(n_types):
+            self.local[i] = -1
+        while b.tok_type != NULL and T < b.T:
+            if self.local[b.tok_type[T]] < 0:
+                self.local[b.tok_type[T]] = self.n_local
+                self.n_local += 1
+            T += 1
+        self.probes = <uint64_t*>malloc(max(b.F * self.n_local, 1) * sizeof(uint64_t))
+        if self.probes == NULL:
+            raise MemoryError("tagger buffers")
+        for k in range(b.F * self.n_local):
+            self.probes[k] = NOT_PROBED
+        return 0
+
+
+cdef struct FeatureTable:
+    const uint64_t* slots
+    uint64_t mask
+    int shift
+    const int32_t* entry_class
+    const float* entry_weight
+    Py_ssize_t entries
+
+
+cdef FeatureTable make_table(const uint64_t[:, ::1] slots, const int32_t[::1] entry_class,
+                             const float[::1] entry_weight, int n_classes) except *:
+    cdef FeatureTable t
+    cdef Py_ssize_t S = slots.shape[0], i, E = entry_class.shape[0]
+    cdef int bits = 0
+    if S < 2 or S & (S - 1) or slots.shape[1] != 2 or entry_weight.shape[0] != E:
+        raise ValueError("slots must be [S, 2], S a power of two >= 2, with one weight per "
+                         "entry class")
+    while (<Py_ssize_t>1 << bits) < S:
+        bits += 1
+    for i in range(S):
+        if slots[i, 0] != 0 and (<Py_ssize_t>(slots[i, 1] >> 24) + <Py_ssize_t>(slots[i, 1] &
+                                 0xFFFFFF)) > E:
+            raise ValueError(f"slot {i}: entries outside the {E} given")
+    for i in range(E):
+        if not 0 <= entry_class[i] < n_classes:
+            raise ValueError(f"entry_class[{i}] = {entry_class[i]} outside 0..{n_classes - 1}")
+    t.slots = &slots[0, 0]
+    t.mask = <uint64_t>(S - 1)
+    t.shift = 64 - bits
+    t.entry_class = &entry_class[0] if E > 0 else NULL
+    t.entry_weight = &entry_weight[0] if E > 0 else NULL
+    t.entries = E
+    return t
+
+
+cdef void add_features(const FeatureTable* t, const Batch* b, Py_ssize_t start, Py_ssize_t end,
+                       Py_ssize_t i, Buffers buf) noexcept nogil:
+    """buf.scores[c] += the weight of (key, c) for every feature of word i of the sentence
+    [start, end) and every class c its key has a weight for, feature by feature. A template
+    that reads atoms of one word only (``buf.type_offset``) takes its probe result from the
+    probe cache of that word's type once an earlier word filled it. So that the memory reads
+    of the features overlap, the keys' first slots are prefetched, then probed, then their
+    entries prefetched, then added."""
+    cdef int f, o
+    cdef Py_ssize_t j, stop
+    cdef uint64_t s, packed, key
+    cdef uint64_t* found = buf.found
+    cdef uint64_t* keys = buf.keys
+    for f in range(b.F):
+        buf.fill[f] = NULL
+        o = buf.type_offset[f]
+        j = i + o
+        if o != TYPE_TEMPLATE and start <= j < end:
+            buf.fill[f] = &buf.probes[f * buf.n_local + buf.local[b.tok_type[j]]]
+            if buf.fill[f][0] != NOT_PROBED:
+                found[f] = buf.fill[f][0]
+                keys[f] = 0  # no probe
+                continue
+        keys[f] = template_key(b, start, end, i, f)
+        found[f] = keys[f] >> t.shift
+        __builtin_prefetch(&t.slots[2 * found[f]])
+    for f in range(b.F):
+        key = keys[f]
+        if key == 0:
+            continue
+        s = found[f]
+        found[f] = 0
+        while t.slots[2 * s] != 0:
+            if t.slots[2 * s] == key:
+                found[f] = t.slots[2 * s + 1]
+                break
+            s = (s + 1) & t.mask
+        if buf.fill[f] != NULL:
+            buf.fill[f][0] = found[f]
+    for f in range(b.F):
+        if found[f]:
+            __builtin_prefetch(&t.entry_class[found[f] >> 24])
+            __builtin_prefetch(&t.entry_weight[found[f] >> 24])
+    for f in range(b.F):
+        packed = found[f]
+        stop = <Py_ssize_t>(packed >> 24) + <Py_ssize_t>(packed & 0xFFFFFF)
+        for j in range(<Py_ssize_t>(packed >> 24), stop):
+            buf.scores[t.entry_class[j]] += t.entry_weight[j]
+
+
+cdef inline int32_t best_of(const double* scores, const int32_t* cands, int n) noexcept nogil:
     """The candidate of highest score (the first listed among equals)."""
     cdef int k
     cdef int32_t best = cands[0]
-    cdef double s, best_score
-    if n == 1:
-        return best
-    best_score = class_score(W, keys, b.F, best, b.shift)
     for k in range(1, n):
-        s = class_score(W, keys, b.F, cands[k], b.shift)
-        if s > best_score:
-            best_score = s
+        if scores[cands[k]] > scores[best]:
             best = cands[k]
     return best
-
-
-cdef void update(double* w, double* acc, double counter, const uint64_t* keys, int F, int c,
-                 double delta, int shift) noexcept nogil:
-    """Averaged perceptron step: w += delta, acc += counter * delta on class c's features."""
-    cdef int f
-    cdef Py_ssize_t j
-    for f in range(F):
-        j = weight_index(keys[f], c, shift)
-        w[j] += delta
-        acc[j] += counter * delta
 
 
 cdef Batch make_batch(const uint64_t[:, ::1] atoms_known, const uint64_t[:, ::1] atoms_extra,
                       const int32_t[::1] tok_type, int32_t[:, ::1] values, int col,
                       const int32_t[:, ::1] templates, const int32_t[::1] cand_ptr,
                       const int32_t[::1] cand_ids, const uint8_t[:, ::1] compat, int cond,
-                      int n_classes, int bits) except *:
+                      int n_classes) except *:
     cdef Batch b
     cdef Py_ssize_t T = tok_type.shape[0], n_types = cand_ptr.shape[0] - 1, i
     if atoms_known.shape[1] != atoms_extra.shape[1] and atoms_extra.shape[0] > 0:
@@ -184,8 +484,8 @@ cdef Batch make_batch(const uint64_t[:, ::1] atoms_known, const uint64_t[:, ::1]
         raise ValueError("templates must be [F <= 512, 7]")
     if n_types != atoms_known.shape[0] + atoms_extra.shape[0]:
         raise ValueError("cand_ptr must have one entry per type, plus one")
-    if not 1 <= n_classes <= 65536 or not 8 <= bits <= 32:
-        raise ValueError("n_classes in 1..65536, bits in 8..32")
+    if not 1 <= n_classes <= 65536:
+        raise ValueError("n_classes in 1..65536")
     if cond >= 0 and (cond >= values.shape[1] or cond == col or compat.shape[1] != n_classes):
         raise ValueError("cond must name another column, with compat [R, n_classes]")
     for i in range(T):
@@ -198,6 +498,7 @@ cdef Batch make_batch(const uint64_t[:, ::1] atoms_known, const uint64_t[:, ::1]
     b.n_known = atoms_known.shape[0]
     b.A = atoms_known.shape[1]
     b.tok_type = &tok_type[0] if T > 0 else NULL
+    b.T = T
     b.values = &values[0, 0] if T > 0 else NULL
     b.K = values.shape[1]
     b.col = col
@@ -208,7 +509,6 @@ cdef Batch make_batch(const uint64_t[:, ::1] atoms_known, const uint64_t[:, ::1]
     b.compat = &compat[0, 0] if cond >= 0 and compat.shape[0] > 0 else NULL
     b.cond = cond if cond >= 0 and compat.shape[0] > 0 else -1
     b.C = n_classes
-    b.shift = 64 - bits
     for i in range(cand_ids.shape[0]):
         if not 0 <= cand_ids[i] < n_classes:
             raise ValueError(f"cand_ids[{i}] = {cand_ids[i]} outside 0..{n_classes - 1}")
@@ -236,33 +536,52 @@ def tag_column(const uint64_t[:, ::1] atoms_known, const uint64_t[:, ::1] atoms_
                int32_t[:, ::1] values, int col, const int32_t[:, ::1] templates,
                const int32_t[::1] cand_ptr, const int32_t[::1] cand_ids,
                const uint8_t[:, ::1] compat, int cond, int n_classes,
-               const float[::1] weights, int bits) -> None:
-    """Predict column ``col`` of every word of the batch whose ``values[:, col]`` is -1 (see
-    the module docstring); ``weights``: float32 [2**bits]."""
+               const uint64_t[:, ::1] slots, const int32_t[::1] entry_class,
+               const float[::1] entry_weight) -> None:
+    """Predict column ``col`` of every word of the batch whose ``values[:, col]`` is -1, with
+    the feature table ``(slots, entry_class, entry_weight)`` (see the module docstring)."""
     cdef Batch b = make_batch(atoms_known, atoms_extra, tok_type, values, col, templates,
-                              cand_ptr, cand_ids, compat, cond, n_classes, bits)
+                              cand_ptr, cand_ids, compat, cond, n_classes)
+    cdef FeatureTable t = make_table(slots, entry_class, entry_weight, n_classes)
     cdef Py_ssize_t s, i, S = sent_ptr.shape[0] - 1
-    if weights.shape[0] != (<Py_ssize_t>1 << bits):
-        raise ValueError(f"weights must have 2**{bits} entries")
+    cdef int n, k
     check_sentences(sent_ptr, tok_type.shape[0])
-    cdef uint64_t* keys = <uint64_t*>malloc(max(b.F, 1) * sizeof(uint64_t))
-    cdef int32_t* cands = <int32_t*>malloc(n_classes * sizeof(int32_t))
-    cdef int n
-    if keys == NULL or cands == NULL:
-        free(keys)
-        free(cands)
-        raise MemoryError("tagger buffers")
+    cdef Buffers buf = Buffers(b.F, n_classes)
+    buf.cache_types(&b, cand_ptr.shape[0] - 1)
     with nogil:
         for s in range(S):
             for i in range(sent_ptr[s], sent_ptr[s + 1]):
                 if b.values[i * b.K + col] >= 0:
                     continue
-                n = candidates(&b, i, cands)
+                n = candidates(&b, i, buf.cands)
                 if n > 1:
-                    feature_keys(&b, sent_ptr[s], sent_ptr[s + 1], i, keys)
-                b.values[i * b.K + col] = best_class(&b, &weights[0], keys, cands, n)
-    free(keys)
-    free(cands)
+                    for k in range(n):
+                        buf.scores[buf.cands[k]] = 0.0
+                    add_features(&t, &b, sent_ptr[s], sent_ptr[s + 1], i, buf)
+                b.values[i * b.K + col] = best_of(buf.scores, buf.cands, n)
+
+
+def word_features(const uint64_t[:, ::1] atoms_known, const uint64_t[:, ::1] atoms_extra,
+                  const int32_t[::1] tok_type, const int32_t[::1] sent_ptr,
+                  int32_t[:, ::1] values, int col, const int32_t[:, ::1] templates) -> object:
+    """The feature keys that column ``col`` reads at every word, as the values stand: uint64
+    [T, F] (what :func:`tag_column` reads at a word once the words to its left have their
+    classes; for tests and inspection)."""
+    import numpy as np
+
+    empty_ptr = np.zeros(atoms_known.shape[0] + atoms_extra.shape[0] + 1, dtype=np.int32)
+    cdef Batch b = make_batch(atoms_known, atoms_extra, tok_type, values, col, templates,
+                              empty_ptr, np.zeros(0, dtype=np.int32),
+                              np.zeros((0, 1), dtype=np.uint8), -1, 1)
+    check_sentences(sent_ptr, tok_type.shape[0])
+    out = np.zeros((tok_type.shape[0], b.F), dtype=np.uint64)
+    cdef uint64_t[:, ::1] keys = out
+    cdef Py_ssize_t s, i
+    if b.F > 0:
+        for s in range(sent_ptr.shape[0] - 1):
+            for i in range(sent_ptr[s], sent_ptr[s + 1]):
+                feature_keys(&b, sent_ptr[s], sent_ptr[s + 1], i, &keys[i, 0])
+    return out
 
 
 cdef int check_sentences(const int32_t[::1] sent_ptr, Py_ssize_t T) except -1:
@@ -280,47 +599,46 @@ def train_column_epoch(const uint64_t[:, ::1] atoms_known, const uint64_t[:, ::1
                        int32_t[:, ::1] values, int col, const int32_t[:, ::1] templates,
                        const int32_t[::1] cand_ptr, const int32_t[::1] cand_ids,
                        const uint8_t[:, ::1] compat, int cond, int n_classes,
-                       const int32_t[::1] gold, const int32_t[::1] order, double[::1] w,
-                       double[::1] acc, double[::1] counter, int bits) -> int:
+                       const int32_t[::1] gold, const int32_t[::1] order,
+                       ColumnWeights weights not None, double[::1] counter) -> int:
     """One averaged-perceptron epoch over the sentences in ``order``: each word of column
-    ``col`` predicted greedily (as :func:`tag_column`, with the weights ``w``, but whatever
-    ``values[:, col]`` holds), and where the
-    prediction is not ``gold`` (-1: no gold class, not learned from) and gold is among the
-    word's candidates, its features move by +1 toward gold and -1 away from the prediction.
-    ``acc`` accumulates counter * change and ``counter[0]`` counts the words seen, so that the
-    averaged weights are ``w - acc / counter[0]`` (Daume's trick). Returns the number of words
-    predicted right."""
+    ``col`` predicted greedily (as :func:`tag_column`, with the current, not averaged,
+    ``weights``, but whatever ``values[:, col]`` holds), and where the prediction is not
+    ``gold`` (-1: no gold class, not learned from) and gold is among the word's candidates,
+    its features move by +1 toward gold and -1 away from the prediction. ``counter[0]``
+    counts the words seen (the averaged weights: :meth:`ColumnWeights.averaged`). Returns
+    the number of words predicted right."""
     cdef Batch b = make_batch(atoms_known, atoms_extra, tok_type, values, col, templates,
-                              cand_ptr, cand_ids, compat, cond, n_classes, bits)
+                              cand_ptr, cand_ids, compat, cond, n_classes)
     cdef Py_ssize_t k, s, i, S = sent_ptr.shape[0] - 1
-    cdef Py_ssize_t size = <Py_ssize_t>1 << bits
     cdef int32_t pred, g
-    cdef int n, j, right = 0
+    cdef int n, j, right = 0, failed = 0
+    cdef double score, best_score
     cdef bint reachable
-    if w.shape[0] != size or acc.shape[0] != size or counter.shape[0] != 1:
-        raise ValueError(f"w and acc must have 2**{bits} entries, counter one")
+    if counter.shape[0] != 1:
+        raise ValueError("counter must have one entry")
     if gold.shape[0] != tok_type.shape[0]:
         raise ValueError("gold must have one entry per word")
     check_sentences(sent_ptr, tok_type.shape[0])
     for k in range(order.shape[0]):
         if not 0 <= order[k] < S:
             raise ValueError(f"order[{k}] = {order[k]} is not a sentence")
-    cdef uint64_t* keys = <uint64_t*>malloc(max(b.F, 1) * sizeof(uint64_t))
-    cdef int32_t* cands = <int32_t*>malloc(n_classes * sizeof(int32_t))
-    if keys == NULL or cands == NULL:
-        free(keys)
-        free(cands)
-        raise MemoryError("tagger buffers")
+    cdef Buffers buf = Buffers(b.F, n_classes)
     with nogil:
         for k in range(order.shape[0]):
             s = order[k]
             for i in range(sent_ptr[s], sent_ptr[s + 1]):
                 counter[0] += 1.0
                 g = gold[i]
-                n = candidates(&b, i, cands)
+                n = candidates(&b, i, buf.cands)
+                pred = buf.cands[0]
                 if n > 1:
-                    feature_keys(&b, sent_ptr[s], sent_ptr[s + 1], i, keys)
-                pred = best_class(&b, &w[0], keys, cands, n)
+                    feature_keys(&b, sent_ptr[s], sent_ptr[s + 1], i, buf.keys)
+                    best_score = weights.score(buf.keys, b.F, pred)
+                    for j in range(1, n):
+                        score = weights.score(buf.keys, b.F, buf.cands[j])
+                        if score > best_score:
+                            best_score, pred = score, buf.cands[j]
                 b.values[i * b.K + col] = pred
                 if pred == g:
                     right += 1
@@ -329,13 +647,17 @@ def train_column_epoch(const uint64_t[:, ::1] atoms_known, const uint64_t[:, ::1
                     continue
                 reachable = False
                 for j in range(n):
-                    if cands[j] == g:
+                    if buf.cands[j] == g:
                         reachable = True
-                if reachable:
-                    update(&w[0], &acc[0], counter[0], keys, b.F, g, 1.0, b.shift)
-                    update(&w[0], &acc[0], counter[0], keys, b.F, pred, -1.0, b.shift)
-    free(keys)
-    free(cands)
+                if reachable and (
+                        weights.update(buf.keys, b.F, g, 1.0, counter[0]) < 0
+                        or weights.update(buf.keys, b.F, pred, -1.0, counter[0]) < 0):
+                    failed = 1
+                    break
+            if failed:
+                break
+    if failed:
+        raise MemoryError("tagger weights")
     return right
 
 

@@ -10,8 +10,6 @@ from dparse.sections import ExperimentConfig
 def check_tagging(cfg: ExperimentConfig, source: str) -> None:
     """ConfigError naming the key unless the ``tagging`` and ``tagger`` values are usable."""
     tg = cfg.tagging
-    if not 16 <= tg.bits <= 30:
-        raise ConfigError(f"{source}: tagging.bits must be in 16..30")
     if tg.dictionary_min_count < 1 or tg.ambiguity_min_count < 1:
         raise ConfigError(f"{source}: tagging.dictionary_min_count and "
                           "tagging.ambiguity_min_count must be at least 1")

@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+
 from dparse._ext.tagger import TEMPLATE_WIDTH, hash_strings
 
 # The columns in the order they are predicted; ``draft`` is a first UPOS pass, whose tags of

@@ -13,9 +13,9 @@ The classes a word may take (its candidates): for a word type seen at least
 rules that apply to its form, and for the other columns every class. XPOS, FEATS and lemma
 candidates are then kept only if the training data paired them with the word's UPOS.
 
-Files of a tagger model directory: ``tagger.npz`` (the weights of each column, float32, the
-known types' candidates and UPOS pairings, and their atoms) and ``tagger.json`` (forms,
-classes, lexicon).
+Files of a tagger model directory: ``tagger.npz`` (each column's feature table of float32
+weights, see :mod:`dparse._ext.tagger`, the known types' candidates and UPOS pairings, and
+their atoms) and ``tagger.json`` (forms, classes, lexicon).
 """
 
 from __future__ import annotations
@@ -25,11 +25,13 @@ import json
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from itertools import repeat
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
-from dparse._ext.tagger import tag_column
 
+from dparse._ext.tagger import tag_column
 from dparse.conll import Sentence
 from dparse.errors import DparseError
 from dparse.modeldir import check_model_dir
@@ -45,7 +47,7 @@ from dparse.timer import ParseTimer
 
 TAGGER_JSON = "tagger.json"
 TAGGER_NPZ = "tagger.npz"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: exact feature tables (1: hashed weight vectors)
 UPOS = COLUMNS.index("upos")
 BATCH_SENTENCES = 1024  # sentences tagged in one call of the extension
 TAG_MODES = ("auto", "predict", "keep")
@@ -103,17 +105,32 @@ class EncodedBatch:
         return np.repeat(ptr[:-1] + ptr[1:] - 1, np.diff(ptr)) - np.arange(ptr[-1])
 
 
+class FeatureTable(NamedTuple):
+    """A column's weights as :func:`dparse._ext.tagger.tag_column` reads them: ``slots``
+    uint64 [S, 2], ``entry_class`` int32 [E], ``entry_weight`` float32 [E] (see
+    :mod:`dparse._ext.tagger`)."""
+
+    slots: np.ndarray
+    entry_class: np.ndarray
+    entry_weight: np.ndarray
+
+    @classmethod
+    def empty(cls) -> FeatureTable:
+        """No weights (every class scores 0)."""
+        return cls(np.zeros((2, 2), dtype=np.uint64), np.zeros(0, dtype=np.int32),
+                   np.zeros(0, dtype=np.float32))
+
+
 @dataclass
 class ColumnModel:
     """One predicted column: ``name`` (of :data:`COLUMNS`), its ``classes`` (strings; for
-    the lemma, rules as JSON lists), ``templates`` [F, 7], ``weights`` float32 [2**bits],
-    the known types' candidates (``known_ptr`` / ``known_ids``, CSR over the type ids) and
-    ``compat`` uint8 [UPOS classes, classes] (empty for UPOS itself)."""
+    the lemma, rules as JSON lists), ``templates`` [F, 7], its ``weights``, the known types'
+    candidates (``known_ptr`` / ``known_ids``, CSR over the type ids) and ``compat`` uint8
+    [UPOS classes, classes] (empty for UPOS itself)."""
 
     name: str
     classes: list[str]
-    bits: int
-    weights: np.ndarray
+    weights: FeatureTable
     known_ptr: np.ndarray
     known_ids: np.ndarray
     compat: np.ndarray
@@ -146,6 +163,7 @@ class TaggerModel:
         self.rule_index = RuleIndex(rule_from_class(c) for c in lemma[0].classes) if lemma \
             else RuleIndex([])
         self.lexicon = lexicon
+        self._index_lexicon()
         self.dictionary_min_count = dictionary_min_count
         self.class_ids = [{c: k for k, c in enumerate(col.classes)} for col in columns]
         self._applicable: dict[str, np.ndarray] = {}
@@ -158,23 +176,36 @@ class TaggerModel:
 
     # -- tagging ---------------------------------------------------------------------------
 
+    def _index_lexicon(self) -> None:
+        """The lexicon as arrays: ``lexicon_table`` int32 [known types, len(lexicon_upos)],
+        the index in ``lexicon_lemmas`` of the lemma of (type, UPOS), -1 for none;
+        ``lexicon_upos``: the UPOS classes (those of the lexicon where the tagger predicts
+        none)."""
+        upos = [col for col in self.columns if col.name == "upos"]
+        self.lexicon_upos = upos[0].classes if upos else sorted({u for _, u in self.lexicon})
+        upos_ids = {u: k for k, u in enumerate(self.lexicon_upos)}
+        lemma_ids: dict[str, int] = {}
+        self.lexicon_table = np.full((len(self.forms), len(self.lexicon_upos)), -1, np.int32)
+        for (form, u), lemma in self.lexicon.items():
+            self.lexicon_table[self.type_ids[form], upos_ids[u]] = \
+                lemma_ids.setdefault(lemma, len(lemma_ids))
+        self.lexicon_lemmas = list(lemma_ids)
+
     def encode(self, sentences: Sequence[Sentence]) -> EncodedBatch:
         """``sentences`` as the extension reads them (see :class:`EncodedBatch`)."""
-        extra: dict[str, int] = {}
-        known = self.type_ids
-        V = len(self.forms)
-        ids = []
-        for sent in sentences:
-            for form in sent.form:
-                t = known.get(form)
-                if t is None:
-                    t = extra.setdefault(form, V + len(extra))
-                ids.append(t)
+        forms = [f for s in sentences for f in s.form]
+        ids = np.fromiter(map(self.type_ids.get, forms, repeat(-1)), dtype=np.int32,
+                          count=len(forms))
+        unknown = np.flatnonzero(ids < 0).tolist()
+        extra = dict.fromkeys(forms[i] for i in unknown)
+        if extra:
+            extra_ids = {form: len(self.forms) + k for k, form in enumerate(extra)}
+            ids[unknown] = [extra_ids[forms[i]] for i in unknown]
         sent_ptr = np.zeros(len(sentences) + 1, dtype=np.int32)
         sent_ptr[1:] = np.cumsum([len(s) for s in sentences])
         atoms_extra = (word_atoms(list(extra)) if extra
                        else np.zeros((0, self.atoms.shape[1]), dtype=np.uint64))
-        return EncodedBatch(np.array(ids, dtype=np.int32), list(extra), atoms_extra, sent_ptr)
+        return EncodedBatch(ids, list(extra), atoms_extra, sent_ptr)
 
     def applicable(self, form: str) -> np.ndarray:
         """The ids of the lemma rules that apply to ``form``, int32 (remembered for the last
@@ -206,7 +237,7 @@ class TaggerModel:
                 np.concatenate([col.known_ids, ids]))
 
     def predict_column(self, c: int, batch: EncodedBatch, values: np.ndarray,
-                       weights: np.ndarray | None = None, given: np.ndarray | None = None
+                       weights: FeatureTable | None = None, given: np.ndarray | None = None
                        ) -> None:
         """Predict column ``self.columns[c]`` of ``batch`` into ``values`` [T, len(COLUMNS)]
         (the columns it reads already there), with its weights or ``weights``; the words
@@ -222,12 +253,12 @@ class TaggerModel:
         values[perm, col.index] = mirrored[:, col.index]
 
     def _tag_column(self, c: int, batch: EncodedBatch, values: np.ndarray,
-                    weights: np.ndarray | None) -> None:
+                    weights: FeatureTable | None) -> None:
         col = self.columns[c]
         cand_ptr, cand_ids = self.candidates(col, batch)
         tag_column(self.atoms, batch.atoms_extra, batch.tok_type, batch.sent_ptr, values,
                    col.index, self.templates[c], cand_ptr, cand_ids, col.compat, col.cond,
-                   len(col.classes), col.weights if weights is None else weights, col.bits)
+                   len(col.classes), *(col.weights if weights is None else weights))
 
     def tag_batch(self, sentences: Sequence[Sentence], mode: str = "auto") -> list[Sentence]:
         """Tagged copies of ``sentences``: ``mode`` ``predict`` predicts every column of the
@@ -241,17 +272,24 @@ class TaggerModel:
         batch = self.encode(sentences)
         values = np.full((len(batch.tok_type), len(COLUMNS)), -1, dtype=np.int32)
         predict = self._columns_to_predict(sentences, mode)
+        lemmas = np.full(len(batch.tok_type), -1, dtype=np.int32)  # lexicon lemmas
         for c, col in enumerate(self.columns):
             if col.name not in predict:
                 self._fill_kept(values, c, col, sentences)
                 continue
             given = None
-            if col.name == "lemma" and self.lexicon:  # the lexicon's words are not classified
-                given = self._lexicon_hits(sentences, values[:, UPOS] if "upos" in predict
-                                           else None)
+            if col.name == "lemma":  # the lexicon's words are not classified
+                lemmas = self._lexicon_lemma_ids(batch, values, sentences)
+                given = np.where(lemmas >= 0, 0, -1).astype(np.int32)
             self.predict_column(c, batch, values, given=given)
-        ptr = batch.sent_ptr
-        return [self._tagged(sent, values[ptr[s]:ptr[s + 1]], predict)
+        flat: dict[str, list[str]] = {}
+        for col in self.columns:
+            if col.name in predict and col.name != DRAFT:
+                flat[col.name] = (self._lemmas(batch, values[:, col.index], lemmas)
+                                  if col.name == "lemma" else np.array(col.classes, dtype=object)[
+                                      values[:, col.index]].tolist())
+        ptr = batch.sent_ptr.tolist()
+        return [sent.with_tags(**{name: tags[ptr[s]:ptr[s + 1]] for name, tags in flat.items()})
                 for s, sent in enumerate(sentences)]
 
     def _columns_to_predict(self, sentences: Sequence[Sentence], mode: str) -> set[str]:
@@ -274,40 +312,41 @@ class TaggerModel:
             flat = [canonical_feats(v) for v in flat]
         values[:, col.index] = [ids.get(v, -1) for v in flat]
 
-    def _lexicon_hits(self, sentences: Sequence[Sentence], upos_ids: np.ndarray | None
-                      ) -> np.ndarray:
-        """int32 [T]: 0 for a word whose (form, UPOS) the lexicon lemmatizes, else -1; UPOS
-        as predicted (``upos_ids``, class ids) or, None, as the sentences give it."""
-        if upos_ids is not None:
-            classes = self.columns[self.predicted.index("upos")].classes
-            tags = [classes[k] if k >= 0 else "_" for k in upos_ids.tolist()]
+    def _lexicon_lemma_ids(self, batch: EncodedBatch, values: np.ndarray,
+                           sentences: Sequence[Sentence]) -> np.ndarray:
+        """int32 [T]: for a word whose (form, UPOS) the lexicon lemmatizes, the index of its
+        lemma in ``lexicon_lemmas``, else -1; UPOS as ``values`` holds it (predicted or
+        kept), or, for a tagger that predicts none, as the sentences give it."""
+        if "upos" in self.predicted:
+            upos = values[:, UPOS]
         else:
-            tags = [u for s in sentences for u in s.upos]
-        forms = [f for s in sentences for f in s.form]
-        lexicon = self.lexicon
-        return np.array([0 if (f, u) in lexicon else -1 for f, u in zip(forms, tags, strict=True)],
-                        dtype=np.int32)
-
-    def _tagged(self, sent: Sentence, values: np.ndarray, predict: set[str]) -> Sentence:
-        new: dict[str, list[str]] = {}
-        upos = sent.upos
-        for col in self.columns:
-            if col.name not in predict or col.name == DRAFT:
-                continue
-            ids = values[:, col.index].tolist()
-            if col.name == "lemma":
-                new["lemma"] = self._lemmas(sent.form, ids, new.get("upos", upos))
-            else:
-                new[col.name] = [col.classes[k] for k in ids]
-        return sent.with_tags(**new)
-
-    def _lemmas(self, forms: list[str], rule_ids: list[int], upos: list[str]) -> list[str]:
-        rules = self.rule_index.rules
-        out = []
-        for form, k, tag in zip(forms, rule_ids, upos, strict=True):
-            lemma = self.lexicon.get((form, tag))
-            out.append(lemma if lemma is not None else apply_rule(rules[k], form) or form)
+            ids = {u: k for k, u in enumerate(self.lexicon_upos)}
+            upos = np.array([ids.get(u, -1) for s in sentences for u in s.upos], dtype=np.int32)
+        out = np.full(len(batch.tok_type), -1, dtype=np.int32)
+        hit = (batch.tok_type < len(self.forms)) & (upos >= 0)
+        out[hit] = self.lexicon_table[batch.tok_type[hit], upos[hit]]
         return out
+
+    def _lemmas(self, batch: EncodedBatch, rule_ids: np.ndarray, lexicon_ids: np.ndarray
+                ) -> list[str]:
+        """The lemma of every word: its lexicon lemma (``lexicon_ids`` >= 0), else its rule
+        applied to its form (once per distinct form and rule)."""
+        lemmas = np.array(self.lexicon_lemmas + [""], dtype=object)[lexicon_ids]
+        ruled = np.flatnonzero(lexicon_ids < 0)
+        if ruled.size:
+            pairs = batch.tok_type[ruled].astype(np.int64) * len(self.rule_index.rules) + \
+                rule_ids[ruled]
+            unique, inverse = np.unique(pairs, return_inverse=True)
+            rules = self.rule_index.rules
+            forms = self.forms
+            extra = batch.extra
+            made = []
+            for t, k in zip((unique // len(rules)).tolist(), (unique % len(rules)).tolist(),
+                            strict=True):
+                form = forms[t] if t < len(forms) else extra[t - len(forms)]
+                made.append(apply_rule(rules[k], form) or form)
+            lemmas[ruled] = np.array(made, dtype=object)[inverse]
+        return lemmas.tolist()
 
     def tag(self, sentences: Iterable[Sentence], timer: ParseTimer | None = None,
             mode: str = "auto", count: bool = True) -> Iterator[Sentence]:
@@ -338,11 +377,12 @@ class TaggerModel:
         arrays = {"atoms": self.atoms}
         meta_columns = []
         for col in self.columns:
-            arrays[f"{col.name}.weights"] = col.weights
+            for part, array in zip(FeatureTable._fields, col.weights, strict=True):
+                arrays[f"{col.name}.{part}"] = array
             arrays[f"{col.name}.known_ptr"] = col.known_ptr
             arrays[f"{col.name}.known_ids"] = col.known_ids
             arrays[f"{col.name}.compat"] = col.compat
-            meta_columns.append({"name": col.name, "bits": col.bits, "classes": col.classes})
+            meta_columns.append({"name": col.name, "classes": col.classes})
         meta = {
             "format_version": FORMAT_VERSION,
             "forms": self.forms,
@@ -369,7 +409,9 @@ class TaggerModel:
             raise DparseError(f"{directory}: tagger format {meta.get('format_version')} is "
                               f"not the one this dparse reads ({FORMAT_VERSION}); retrain it")
         columns = [
-            ColumnModel(c["name"], c["classes"], c["bits"], arrays[f"{c['name']}.weights"],
+            ColumnModel(c["name"], c["classes"],
+                        FeatureTable(*(arrays[f"{c['name']}.{part}"]
+                                       for part in FeatureTable._fields)),
                         arrays[f"{c['name']}.known_ptr"], arrays[f"{c['name']}.known_ids"],
                         arrays[f"{c['name']}.compat"])
             for c in meta["columns"]

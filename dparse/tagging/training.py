@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from dparse._ext.tagger import train_column_epoch
 
+from dparse._ext.tagger import ColumnWeights, train_column_epoch
 from dparse.columns import ColumnCounter, unread_columns
 from dparse.config import ExperimentConfig
 from dparse.conll import Sentence, read_treebank
@@ -43,6 +43,7 @@ from dparse.tagging.lemma_rules import RuleIndex, rule_of
 from dparse.tagging.model import (
     ColumnModel,
     EncodedBatch,
+    FeatureTable,
     TaggerModel,
     canonical_feats,
     csr,
@@ -204,9 +205,7 @@ def build_model(train: Sequence[Sentence], columns: list[str], tc: TaggingConfig
                 if u in class_ids["upos"]:
                     compat[class_ids["upos"][u], ids[v]] = 1
         names = [rule_class(r) for r in classes] if c == "lemma" else classes
-        column_models.append(ColumnModel(c, names, tc.bits,
-                                         np.zeros(1 << tc.bits, dtype=np.float32), ptr, cand,
-                                         compat))
+        column_models.append(ColumnModel(c, names, FeatureTable.empty(), ptr, cand, compat))
     lexicon: dict[tuple[str, str], str] = {}
     if tc.lexicon and "lemma" in columns:
         lemma_counts = Counter((f, u, lm) for s in train
@@ -240,8 +239,7 @@ def train_column(model: TaggerModel, c: int, batch: EncodedBatch, values: np.nda
     if col.name == DRAFT:  # right to left, as TaggerModel.predict_column runs it
         perm = batch.mirror_permutation()
         batch, values, gold = batch.mirrored(), values[perm], gold[perm]
-    w = np.zeros(1 << col.bits, dtype=np.float64)
-    acc = np.zeros_like(w)
+    weights = ColumnWeights()
     counter = np.zeros(1, dtype=np.float64)
     cand_ptr, cand_ids = model.candidates(col, batch)
     n_sentences = len(batch.sent_ptr) - 1
@@ -254,11 +252,11 @@ def train_column(model: TaggerModel, c: int, batch: EncodedBatch, values: np.nda
         right = train_column_epoch(
             model.atoms, batch.atoms_extra, batch.tok_type, batch.sent_ptr, values, k,
             model.templates[c], cand_ptr, cand_ids, col.compat, col.cond, len(col.classes),
-            gold, order.astype(np.int32), w, acc, counter, col.bits)
+            gold, order.astype(np.int32), weights, counter)
         if dev is None and epoch < epochs:  # only the last epoch's average is kept
             averaged = None
         else:
-            averaged = (w - acc / max(counter[0], 1.0)).astype(np.float32)
+            averaged = FeatureTable(*weights.averaged(max(counter[0], 1.0)))
         seconds = {"train": time.perf_counter() - t0}
         dev_accuracy = None
         if dev is not None:

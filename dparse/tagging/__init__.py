@@ -1,0 +1,11 @@
+"""Tagging: UPOS, XPOS, FEATS and lemmas predicted from the words, before parsing.
+
+- :mod:`dparse.tagging.features`: the word atoms and each column's feature templates;
+- :mod:`dparse.tagging.lemma_rules`: lemmas as edit rules between form and lemma;
+- :mod:`dparse.tagging.model`: a trained tagger and how it tags (hot loops in
+  :mod:`dparse._ext.tagger`);
+- :mod:`dparse.tagging.training`: training it (``parser: tagger`` configs);
+- :mod:`dparse.tagging.pipeline`: parsers trained on jackknifed predicted tags that carry
+  their tagger (a ``tagger:`` section in a parser's config);
+- :mod:`dparse.tagging.checks`: the config checks of both.
+"""
