@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -14,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from browser import screenshot
 from bruteforce import best_score2
 from click.testing import CliRunner
 from conftest import DATA, requires_data
@@ -335,36 +335,20 @@ def test_show_cli(files, tmp_path: Path) -> None:
     assert runner.invoke(show, [a]).output.startswith("<svg")  # stdout: one sentence, SVG
 
 
-def _screenshot(tmp_path: Path, page: Path, width: int, height: int) -> np.ndarray:
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-    if chromium is None:
-        pytest.skip("headless Chromium is not installed (Debian package chromium)")
-    image = pytest.importorskip("PIL.Image", reason="Pillow is needed to read the screenshot")
-    shot = tmp_path / f"{page.stem}.png"
-    subprocess.run(
-        [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-         "--no-first-run", "--disable-background-networking", "--disable-component-update",
-         "--disable-sync", f"--user-data-dir={tmp_path / 'profile'}", "--hide-scrollbars",
-         f"--window-size={width},{height}", f"--screenshot={shot}", page.as_uri()],
-        capture_output=True, timeout=60, check=False)
-    assert shot.exists(), "Chromium wrote no screenshot"
-    return np.asarray(image.open(shot).convert("L"), dtype=float)
-
-
 def test_svg_and_html_render_in_chromium(files, tmp_path: Path) -> None:
     gold, a, _ = (read_treebank(p) for p in files)
     svg = tmp_path / "tree.svg"
     svg.write_text(sentence_svg(a[1], gold[1]), encoding="utf-8")
-    pixels = _screenshot(tmp_path, svg, 900, 300)
+    pixels = screenshot(tmp_path, svg, 900, 300)
     assert pixels.std() > 5 and (pixels < 128).mean() > 0.005  # ink on a white page
     html = tmp_path / "page.html"
     html.write_text(html_page([("one", sentence_svg(a[0], gold[0])),
                                ("two", sentence_svg(a[1], gold[1]))]), encoding="utf-8")
-    page = _screenshot(tmp_path, html, 900, 700)
+    page = screenshot(tmp_path, html, 900, 700)
     assert page.std() > 5
     blank = tmp_path / "blank.html"
     blank.write_text("<!DOCTYPE html><html><body></body></html>", encoding="utf-8")
-    assert _screenshot(tmp_path, blank, 300, 200).std() < 1  # the check can fail
+    assert screenshot(tmp_path, blank, 300, 200).std() < 1  # the check can fail
 
 
 def test_certify_counts_by_length_and_certificates_are_optimal() -> None:
