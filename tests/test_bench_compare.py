@@ -7,8 +7,17 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
+import numpy as np
 import pytest
+from dparse._ext.arcfeatures import FeatureSpace
+
+from dparse.config import load_config
+from dparse.conll import Sentence
+from dparse.epochs import save_model
+from dparse.graph.model import ArcFactoredModel
+from dparse.vocab import Vocabulary
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 import bench_compare  # noqa: E402
@@ -59,3 +68,31 @@ def test_ref_rows_share_the_reference_model_but_not_the_new_one(
     assert "name=el_gdt-o2-dd" in cmd and "data.train=el_gdt/train.conllu" in cmd
     saved = json.loads((tmp_path / "work/models/bbbb/el_gdt-o2-dd@ref.train.json").read_text())
     assert saved == record
+
+
+def test_load_child_times_one_load_of_a_model(tmp_path: Path) -> None:
+    """The load row's child (a real process of this build) loads a saved model and reports
+    the seconds that took."""
+    sentences = [Sentence.build("a b".split(), heads=[-1, 2, 0], deprels=["", "x", "root"],
+                                upos="A B".split(), xpos="A B".split())]
+    vocab = Vocabulary.build(sentences)
+    space = FeatureSpace(10, 8, len(vocab.labels))
+    model = ArcFactoredModel(vocab, space, np.ones(space.size, dtype=np.float32))
+    cfg = load_config(raw={"data": {"train": "t.conllu"}})
+    save_model(SimpleNamespace(model=model), cfg, tmp_path / "model")
+    build = Build("new", bench_compare.REPO, "cccc")
+    assert 0 < bench_compare.load_once(build, tmp_path / "model", tmp_path) < 60
+    with pytest.raises(RuntimeError, match="config.yaml: cannot read"):  # not a model
+        bench_compare.load_once(build, tmp_path, tmp_path)
+
+
+def test_load_table_gives_load_speedups_and_whole_process_shares() -> None:
+    runs = {label: [{"tokens_per_second": 1000.0, "process_tokens_per_second": share * 1000}
+                    for share in shares]
+            for label, shares in (("ref", [0.5, 0.6]), ("new", [0.7, 0.66]))}
+    row = {"treebank": "en_ewt", "config": "o1-cle", "runs": runs,
+           "loads": {"ref": [0.5, 0.6, 0.55], "new": [0.1, 0.1, 0.2]},
+           "load_ratios": [5.0, 6.0, 2.75], "median_load_ratio": 5.0}
+    lines = bench_compare.load_lines([row], SimpleNamespace(load_pairs=3))
+    assert ("| en_ewt | o1-cle | 0.550 | 0.100 | **5.00x** | 5.00, 6.00, 2.75 | 550 (0.55x) "
+            "| 680 (0.68x) |") in lines
