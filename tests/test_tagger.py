@@ -19,7 +19,14 @@ from dparse.conll import Sentence, read_treebank, write_conll
 from dparse.errors import ConfigError
 from dparse.folds import fold_of_sentences
 from dparse.tagging import pipeline as pipeline_module
-from dparse.tagging.features import COLUMNS, TEMPLATES, template_array, word_shape
+from dparse.tagging.features import (
+    COLUMNS,
+    TEMPLATES,
+    atom_strings,
+    template_array,
+    word_atoms,
+    word_shape,
+)
 from dparse.tagging.lemma_rules import RuleIndex, applies, apply_rule, rule_of
 from dparse.tagging.model import TaggerModel, canonical_feats
 from dparse.tagging.training import train_tagger
@@ -93,6 +100,18 @@ def test_word_shape_and_canonical_feats() -> None:
     assert word_shape("1984") == "dd"
     assert canonical_feats("Number=Sing|Case=Nom|abbr=Yes") == "abbr=Yes|Case=Nom|Number=Sing"
     assert canonical_feats("_") == "_"
+
+
+def test_atoms_hash_the_strings_they_stand_for() -> None:
+    """word_atoms hashes each form's atom strings from its UTF-8 bytes: the same as hashing
+    the strings, on characters of one to four bytes, combining marks and forms whose
+    lower-casing changes their length."""
+    forms = ["the", "Dog", "é", "İstanbul", "ǅemal", "a\u0301b\u0301c\u0301d\u0301e\u0301f",
+             "😀x😀", "ß", "ΣΑΣ", "x", "U.S.", "1,000", "ОТЕЦ", "日本語です", "can't"]
+    classes = ["NOUN+VERB" if i % 2 else "?" for i in range(len(forms))]
+    expected = hash_strings([a for f, c in zip(forms, classes, strict=True)
+                             for a in atom_strings(f, c)]).reshape(len(forms), -1)
+    assert word_atoms(forms, classes).tolist() == expected.tolist()
 
 
 def test_templates_read_the_predicted_column_to_the_left_only() -> None:

@@ -682,3 +682,81 @@ def hash_strings(list strings) -> object:
             h = (h ^ p[j]) * FNV_PRIME
         o[i] = fmix(h)
     return out
+
+
+cdef inline uint64_t fnv_bytes(uint64_t h, const unsigned char* p, Py_ssize_t n) noexcept nogil:
+    """FNV-1a over n bytes, from state h."""
+    cdef Py_ssize_t j
+    for j in range(n):
+        h = (h ^ p[j]) * FNV_PRIME
+    return h
+
+
+cdef inline uint64_t tagged_hash(const unsigned char* tag, Py_ssize_t n_tag,
+                                 const unsigned char* p, Py_ssize_t n) noexcept nogil:
+    """The :func:`hash_strings` hash of the string ``tag`` + ``p[:n]`` (both UTF-8)."""
+    return fmix(fnv_bytes(fnv_bytes(FNV_OFFSET, tag, n_tag), p, n))
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def form_atoms(list forms, list shapes, list ambiguity) -> object:
+    """The atoms of word types (dparse.tagging.features.ATOMS, in that order): uint64
+    [len(forms), 14], each the :func:`hash_strings` hash of its string (``"p3"`` + the first
+    three characters of the lower-cased form, ...), made from the forms' UTF-8 bytes without
+    building the strings; ``shapes`` and ``ambiguity`` give each form's shape and ambiguity
+    class."""
+    import numpy as np
+
+    cdef Py_ssize_t i, n = len(forms), k, nb, nc
+    out = np.empty((n, 14), dtype=np.uint64)
+    cdef uint64_t[:, ::1] o = out
+    cdef bytes form_b, lower_b, shape_b, amb_b
+    cdef const unsigned char* lp
+    cdef Py_ssize_t starts[6]  # byte offsets where the lower-cased form's characters 1-5 start
+    cdef Py_ssize_t ends[6]    # ... and where its last 1-5 characters start
+    cdef uint64_t bias = tagged_hash(<const unsigned char*>b"b", 1, NULL, 0)
+    for i in range(n):
+        form_b = (<str>forms[i]).encode("utf-8", "surrogatepass")
+        lower_b = (<str>forms[i]).lower().encode("utf-8", "surrogatepass")
+        shape_b = (<str>shapes[i]).encode("utf-8", "surrogatepass")
+        amb_b = (<str>ambiguity[i]).encode("utf-8", "surrogatepass")
+        lp = lower_b
+        nb = len(lower_b)
+        nc = 0  # characters seen; starts[c] = byte offset of character c (c <= 5)
+        for k in range(nb):
+            if (lp[k] & 0xC0) != 0x80:
+                if nc <= 5:
+                    starts[nc] = k
+                nc += 1
+        for k in range(nc, 6):
+            starts[k] = nb
+        # the last c characters begin at character max(nc - c, 0)
+        for k in range(1, 6):
+            ends[k] = char_offset(lp, nb, nc - k if nc > k else 0)
+        o[i, 0] = bias
+        o[i, 1] = tagged_hash(<const unsigned char*>b"f", 1, form_b, len(form_b))
+        o[i, 2] = tagged_hash(<const unsigned char*>b"l", 1, lp, nb)
+        o[i, 3] = tagged_hash(<const unsigned char*>b"p1", 2, lp, starts[1])
+        o[i, 4] = tagged_hash(<const unsigned char*>b"p2", 2, lp, starts[2])
+        o[i, 5] = tagged_hash(<const unsigned char*>b"p3", 2, lp, starts[3])
+        o[i, 6] = tagged_hash(<const unsigned char*>b"p4", 2, lp, starts[4])
+        o[i, 7] = tagged_hash(<const unsigned char*>b"s1", 2, lp + ends[1], nb - ends[1])
+        o[i, 8] = tagged_hash(<const unsigned char*>b"s2", 2, lp + ends[2], nb - ends[2])
+        o[i, 9] = tagged_hash(<const unsigned char*>b"s3", 2, lp + ends[3], nb - ends[3])
+        o[i, 10] = tagged_hash(<const unsigned char*>b"s4", 2, lp + ends[4], nb - ends[4])
+        o[i, 11] = tagged_hash(<const unsigned char*>b"s5", 2, lp + ends[5], nb - ends[5])
+        o[i, 12] = tagged_hash(<const unsigned char*>b"h", 1, shape_b, len(shape_b))
+        o[i, 13] = tagged_hash(<const unsigned char*>b"a", 1, amb_b, len(amb_b))
+    return out
+
+
+cdef Py_ssize_t char_offset(const unsigned char* p, Py_ssize_t nb, Py_ssize_t c) noexcept:
+    """The byte offset of character c of the UTF-8 text p[:nb]."""
+    cdef Py_ssize_t k, seen = 0
+    for k in range(nb):
+        if (p[k] & 0xC0) != 0x80:
+            if seen == c:
+                return k
+            seen += 1
+    return nb

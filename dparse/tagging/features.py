@@ -22,7 +22,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from dparse._ext.tagger import TEMPLATE_WIDTH, hash_strings
+from dparse._ext.tagger import TEMPLATE_WIDTH, form_atoms, hash_strings
 
 # The columns in the order they are predicted; ``draft`` is a first UPOS pass, whose tags of
 # the words to the right the UPOS pass reads (never written out).
@@ -141,15 +141,17 @@ def ambiguity_atoms(classes: Sequence[str]) -> np.ndarray:
 
 def word_atoms(forms: Sequence[str], ambiguity: Sequence[str] | None = None) -> np.ndarray:
     """The atoms of word types: uint64 [len(forms), len(ATOMS)]; ``ambiguity[i]`` is the
-    type's ambiguity class (None: :data:`UNKNOWN_CLASS` for all, types not seen in training)."""
+    type's ambiguity class (None: :data:`UNKNOWN_CLASS` for all, types not seen in training).
+    Atom a of a form is the :func:`~dparse._ext.tagger.hash_strings` hash of a string made of
+    a tag and a part of the form (:func:`atom_strings`), hashed without building it."""
     ambiguity = ambiguity if ambiguity is not None else [UNKNOWN_CLASS] * len(forms)
-    strings: list[str] = []
-    for form, amb in zip(forms, ambiguity, strict=True):
-        lower = form.lower()
-        strings += [
-            "b", "f" + form, "l" + lower,
+    return form_atoms(list(forms), [word_shape(f) for f in forms], list(ambiguity))
+
+
+def atom_strings(form: str, ambiguity: str) -> list[str]:
+    """The strings whose hashes are the atoms of ``form`` (in the order of :data:`ATOMS`)."""
+    lower = form.lower()
+    return ["b", "f" + form, "l" + lower,
             "p1" + lower[:1], "p2" + lower[:2], "p3" + lower[:3], "p4" + lower[:4],
             "s1" + lower[-1:], "s2" + lower[-2:], "s3" + lower[-3:], "s4" + lower[-4:],
-            "s5" + lower[-5:], "h" + word_shape(form), "a" + amb,
-        ]
-    return hash_strings(strings).reshape(len(forms), len(ATOMS))
+            "s5" + lower[-5:], "h" + word_shape(form), "a" + ambiguity]
