@@ -39,16 +39,16 @@ REPO = Path(__file__).resolve().parents[1]
 THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
                "NUMEXPR_NUM_THREADS", "VECLIB_MAXIMUM_THREADS")
 # A child that times one load_parser of the model directory argv[1], after importing what a
-# load of any family may import (modules a build lacks are skipped): its JSON on stderr.
+# load of any family may import (modules the build lacks are skipped: looked up as files, as an
+# installed dparse's import system could find them elsewhere): its JSON on stderr.
 LOAD_CHILD = """
 import importlib, json, sys, time
 from pathlib import Path
-for name in ("dparse.graph.load", "dparse.graph.secondorder", "dparse.graph.thirdorder",
-             "dparse.decoders", "dparse.tagging.pipeline"):
-    try:
-        importlib.import_module(name)
-    except ModuleNotFoundError:
-        pass
+import dparse
+for name in ("graph.load", "graph.secondorder", "graph.thirdorder", "decoders",
+             "tagging.pipeline"):
+    if Path(dparse.__file__).parent.joinpath(*name.split(".")).with_suffix(".py").is_file():
+        importlib.import_module(f"dparse.{name}")
 from dparse.config import load_config
 from dparse.parsers import load_parser
 directory = Path(sys.argv[1])
