@@ -15,8 +15,9 @@ Speed, in rounds alternated in one process (the machine is shared: ratios are wh
   to the last parsed Doc out (reading Sentences from Docs, parsing, setting the Docs' heads and
   labels); the model is loaded before;
 - ``Parser.parse(words)`` of each sentence, against the parse itself: the loaded parser's parse
-  of the same sentence made ready beforehand (:class:`dparse.conll.Sentence`); the difference,
-  per sentence, is what the API adds (making the Sentence, the lock, the generator).
+  of the same sentence made ready beforehand (:class:`dparse.conll.Sentence`), the two timed
+  one after the other on each sentence; the difference, per sentence, is what the API adds
+  (checking the words, making the Sentence, the lock, the generator).
 
     python benchmarks/api_bench.py --model models/en_ewt-o1-cle models/en_ewt-o1-cle-tagged \\
         --test ../shared/data/en_ewt/test.conllu --out results/api-bench.md
@@ -37,7 +38,9 @@ import time
 from pathlib import Path
 
 import dparse
+from dparse.api import as_sentence
 from dparse.conll import Sentence, read_treebank, write_conll
+from dparse.parsers import LoadedParser
 from dparse.timer import ParseTimer
 
 
@@ -124,8 +127,7 @@ def speed(model: Path, words_file: Path, rounds: int) -> list[str]:
     component = nlp.add_pipe("dparse", config={"model": str(model)})
     parser = component.parser  # loaded before timing
     loaded = parser._loaded  # the parse itself, under the API
-    ready = [Sentence.build(w) for w in words]
-    cli_inf, cli_wall, comp, api_us, own_us = [], [], [], [], []
+    cli_inf, cli_wall, comp, api_us, own_us, alone_us = [], [], [], [], [], []
     for _ in range(rounds):
         summary = json.loads(cli("parse", str(model), str(words_file), "-o", os.devnull,
                                  "--json").stderr.strip().splitlines()[-1])
@@ -136,14 +138,14 @@ def speed(model: Path, words_file: Path, rounds: int) -> list[str]:
         for _ in component.pipe(docs):
             pass
         comp.append(tokens / (time.perf_counter() - started))
+        own, api = one_sentence(parser, loaded, words, [Sentence.build(w) for w in words])
+        own_us.append(own)
+        api_us.append(api)
         started = time.perf_counter()
-        for sentence in ready:
-            next(loaded.parse((sentence,), ParseTimer()))
-        own_us.append(1e6 * (time.perf_counter() - started) / len(words))
-        started = time.perf_counter()
-        for w in words:
-            parser.parse(w)
-        api_us.append(1e6 * (time.perf_counter() - started) / len(words))
+        for w in words:  # the API's own steps, without the parse
+            with parser._lock:
+                as_sentence(w)
+        alone_us.append(1e6 * (time.perf_counter() - started) / len(words))
     med = statistics.median
     ratios_inf = [c / i for c, i in zip(comp, cli_inf, strict=True)]
     ratios_wall = [c / w for c, w in zip(comp, cli_wall, strict=True)]
@@ -162,8 +164,37 @@ def speed(model: Path, words_file: Path, rounds: int) -> list[str]:
         "| one sentence | microseconds per sentence (median) |", "|---|---|",
         f"| the parse itself (loaded parser, Sentence ready) | {med(own_us):.1f} |",
         f"| `Parser.parse(words)` | {med(api_us):.1f} |",
-        f"| what the API adds | {med(extra):.1f} (rounds: "
-        + ", ".join(f"{e:.1f}" for e in extra) + ") |", ""]
+        f"| what the API adds: the difference | {med(extra):.1f} (rounds: "
+        + ", ".join(f"{e:.1f}" for e in extra) + ") |",
+        f"| what the API adds, timed alone (checking the words, making the Sentence, the "
+        f"lock) | {med(alone_us):.1f} |", ""]
+
+
+def one_sentence(parser: dparse.Parser, loaded: LoadedParser, words: list[list[str]],
+                 ready: list[Sentence]) -> tuple[float, float]:
+    """Mean microseconds per sentence of the parse itself (``loaded`` on the ``ready``
+    sentence) and of ``Parser.parse(words)``, the two timed one after the other on each
+    sentence, in turns first (so that neither gains from the other's warm caches)."""
+    own = api = 0.0
+    clock = time.perf_counter
+    for k, (w, sentence) in enumerate(zip(words, ready, strict=True)):
+        if k % 2:
+            t0 = clock()
+            parser.parse(w)
+            t1 = clock()
+            next(loaded.parse((sentence,), ParseTimer()))
+            t2 = clock()
+            api += t1 - t0
+            own += t2 - t1
+        else:
+            t0 = clock()
+            next(loaded.parse((sentence,), ParseTimer()))
+            t1 = clock()
+            parser.parse(w)
+            t2 = clock()
+            own += t1 - t0
+            api += t2 - t1
+    return 1e6 * own / len(words), 1e6 * api / len(words)
 
 
 def main() -> None:
@@ -171,7 +202,7 @@ def main() -> None:
     ap.add_argument("--model", type=Path, nargs="+", required=True,
                     help="model directories, each measured in turn")
     ap.add_argument("--test", type=Path, required=True)
-    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:

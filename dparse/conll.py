@@ -132,7 +132,9 @@ class Sentence:
         "deprels",
         "source",
         "lineno",
-        "_lines",
+        "_stored",
+        "_base",
+        "_notes",
         "_word_idx",
         "_sep",
     )
@@ -147,11 +149,13 @@ class Sentence:
         feats: list[str],
         heads: np.ndarray,
         deprels: list[str],
-        lines: list[str],
+        lines: list[str] | None,
         word_idx: list[int],
         sep: str = "\n",
         source: str = "<memory>",
         lineno: int = 1,
+        base: Sentence | None = None,
+        notes: list[str] | None = None,
     ) -> None:
         self.fmt = fmt
         self.form = form
@@ -163,7 +167,12 @@ class Sentence:
         self.deprels = deprels
         self.source = source
         self.lineno = lineno
-        self._lines = lines  # every line of the sentence, with its line ending
+        # every line of the sentence, with its line ending; None until first asked for when
+        # they are ``base``'s with this sentence's HEAD and DEPREL (with_parse), or else
+        # ``notes`` (comment lines) and a line per word from the columns (build)
+        self._stored = lines
+        self._base = base
+        self._notes = notes
         self._word_idx = word_idx  # _lines index of word i+1's line
         self._sep = sep  # the blank-line text that follows the sentence ('' at end of file)
 
@@ -184,7 +193,7 @@ class Sentence:
 
         ``heads`` and ``deprels`` are [n+1] like the attributes (entry 0 ignored); missing
         heads are ``_`` (-1). ``comments`` (10-column formats): lines before the words, each
-        starting with ``#``, without line endings.
+        starting with ``#``, without line endings. The lines are made when first asked for.
         """
         if fmt not in FORMATS:
             raise ValueError(f"unknown format {fmt!r}; expected one of {FORMATS}")
@@ -194,22 +203,15 @@ class Sentence:
         upos = list(upos) if upos is not None else blank
         xpos = list(xpos) if xpos is not None else list(upos)
         feats = list(feats) if feats is not None else blank
-        if fmt == "malttab":
-            lines = [f"{f}\t{p}\t_\n" for f, p in zip(form, xpos, strict=True)]
-        else:
-            lines = [
-                "\t".join((str(i), f, lm, u, x, ft, "_", "_", "_", "_")) + "\n"
-                for i, f, lm, u, x, ft in zip(
-                    range(1, n + 1), form, lemma, upos, xpos, feats, strict=True
-                )
-            ]
+        if not len(lemma) == len(upos) == len(xpos) == len(feats) == n:
+            raise ValueError(f"build: the columns must have one value for each of {n} words")
         notes = [f"{line}\n" for line in comments]
         if notes and (fmt == "malttab" or not all(line.startswith("#") for line in notes)):
             raise ValueError(f"comments must be lines starting with # in {fmt}: {comments!r}")
         heads0 = np.full(n + 1, -1, dtype=np.int32)
         sent = cls(
-            fmt, list(form), lemma, upos, xpos, feats, heads0, ["", *blank], notes + lines,
-            list(range(len(notes), len(notes) + n)),
+            fmt, list(form), lemma, upos, xpos, feats, heads0, ["", *blank], None,
+            list(range(len(notes), len(notes) + n)), notes=notes,
         )
         if heads is None and deprels is None:
             return sent
@@ -232,6 +234,25 @@ class Sentence:
         lines = (line.removeprefix(_BOM).rstrip("\r\n") for line in self._lines)
         return [line for line in lines if line.startswith("#")]
 
+    @property
+    def _lines(self) -> list[str]:
+        """Every line of the sentence, with its line ending (a parse's made on first use)."""
+        if self._stored is None:
+            if self._base is not None:
+                self._stored = self._base._patched(self.heads, self.deprels)
+                self._base = None
+            else:
+                self._stored = (self._notes or []) + self._word_lines()
+        return self._stored
+
+    def _word_lines(self) -> list[str]:
+        """A line per word from the columns, HEAD and DEPREL ``_`` (:meth:`build`)."""
+        if self.fmt == "malttab":
+            return [f"{f}\t{p}\t_\n" for f, p in zip(self.form, self.xpos, strict=True)]
+        return ["\t".join((str(i), f, lm, u, x, ft, "_", "_", "_", "_")) + "\n"
+                for i, f, lm, u, x, ft in zip(range(1, len(self) + 1), self.form, self.lemma,
+                                              self.upos, self.xpos, self.feats, strict=True)]
+
     def line_of(self, m: int) -> int:
         """The 1-based line number of word m (1..n) in the file the sentence was read from."""
         lead = next(i for i, line in enumerate(self._lines) if line.removeprefix(_BOM).strip())
@@ -241,7 +262,8 @@ class Sentence:
         """A copy whose HEAD and DEPREL columns are replaced; everything else is kept verbatim.
 
         ``heads``: ints [n+1] (entry 0 ignored, -1 writes ``_``); ``deprels``: [n+1] (entry 0
-        ignored). Only word lines whose HEAD or DEPREL changed are rewritten.
+        ignored). Only word lines whose HEAD or DEPREL changed are rewritten, when the lines
+        are first asked for (a parse that is never written costs no text).
         """
         n = len(self)
         new_heads = np.array(heads, dtype=np.int32)
@@ -253,31 +275,24 @@ class Sentence:
         if n and (new_heads[1:].max() > n or new_heads[1:].min() < -1):
             raise ValueError(f"heads out of range 0..{n}")
         new_heads[0] = -1
-        new_rels = ["", *deprels[1:]]
-        changed = set(np.flatnonzero(new_heads != self.heads).tolist())
-        changed.update(m for m in range(1, n + 1) if new_rels[m] != self.deprels[m])
+        return Sentence(self.fmt, self.form, self.lemma, self.upos, self.xpos, self.feats,
+                        new_heads, ["", *deprels[1:]], None, self._word_idx, self._sep,
+                        self.source, self.lineno, base=self)
+
+    def _patched(self, heads: np.ndarray, deprels: list[str]) -> list[str]:
+        """This sentence's lines with the word lines whose HEAD or DEPREL differ from
+        ``heads`` and ``deprels`` (as :meth:`with_parse` takes them) rewritten."""
+        n = len(self)
+        changed = set(np.flatnonzero(heads != self.heads).tolist())
+        changed.update(m for m in range(1, n + 1) if deprels[m] != self.deprels[m])
         lines = list(self._lines)
         for m in sorted(changed):
             k = self._word_idx[m - 1]
             text = lines[k].rstrip("\r\n")
             ending = lines[k][len(text) :]
-            cols = _set_parse(self.fmt, text.split("\t"), int(new_heads[m]), new_rels[m])
+            cols = _set_parse(self.fmt, text.split("\t"), int(heads[m]), deprels[m])
             lines[k] = "\t".join(cols) + ending
-        return Sentence(
-            self.fmt,
-            self.form,
-            self.lemma,
-            self.upos,
-            self.xpos,
-            self.feats,
-            new_heads,
-            new_rels,
-            lines,
-            self._word_idx,
-            self._sep,
-            self.source,
-            self.lineno,
-        )
+        return lines
 
     def with_tags(self, lemma: list[str] | None = None, upos: list[str] | None = None,
                   xpos: list[str] | None = None, feats: list[str] | None = None) -> Sentence:

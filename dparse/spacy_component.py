@@ -25,15 +25,16 @@ n_process=N)`` forks the workers with the loaded model on Linux). :func:`doc_to_
 
 from __future__ import annotations
 
+import re
 import shutil
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from spacy.attrs import DEP, HEAD
+from spacy.attrs import DEP, HEAD, IS_SPACE, LEMMA, MORPH, ORTH, POS, SENT_START, TAG
 from spacy.language import Language
-from spacy.tokens import Doc, Span
+from spacy.tokens import Doc
 from spacy.util import minibatch
 
 if TYPE_CHECKING:
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
 
 MODEL_DIR = "model"  # the model directory's copy inside the component's to_disk directory
 SPACE_LABEL = "dep"  # the label of a white-space token, attached to a neighbouring word
+_WHITE_SPACE = re.compile(r"\s")
 
 
 @Language.factory(
@@ -81,6 +83,7 @@ class DparseComponent:
         self.tags = tags
         self.batch_size = batch_size
         self._parser: Parser | None = None
+        self._label_ids = _LabelIds(nlp.vocab.strings)
 
     @property
     def parser(self) -> Parser:
@@ -103,31 +106,32 @@ class DparseComponent:
         """Parse a stream of Docs in place, ``batch_size`` (default: the component's) at a
         time, yielding each as it is done."""
         for batch in minibatch(docs, batch_size or self.batch_size):
-            spans = [(doc, span) for doc in batch for span in _sentences(doc)]
-            parsed = self.parser.parse_many(_words(span) for _, span in spans)
-            by_doc: dict[int, list[tuple[Span, Sentence]]] = {}
-            for (doc, span), sentence in zip(spans, parsed, strict=True):
-                by_doc.setdefault(id(doc), []).append((span, sentence))
-            for doc in batch:
-                self._assign(doc, by_doc.get(id(doc), []))
+            found = [(doc, _DocWords(doc)) for doc in batch]
+            parsed = self.parser.parse_many(
+                found_words.sentence(k) for _, found_words in found
+                for k in range(len(found_words.sentences)))
+            for doc, found_words in found:
+                self._assign(doc, found_words,
+                             [next(parsed) for _ in found_words.sentences])
                 yield doc
 
-    def _assign(self, doc: Doc, parses: list[tuple[Span, Sentence]]) -> None:
+    def _assign(self, doc: Doc, found: _DocWords, parses: list[Sentence]) -> None:
         """Set the heads and labels (and tags) of ``doc`` from its sentences' parses."""
-        strings = self.vocab.strings
-        heads = np.arange(len(doc), dtype=np.int64)  # absolute; root and empty: itself
-        labels = np.full(len(doc), strings.add(SPACE_LABEL), dtype=np.uint64)
-        tagging = self.parser.tagging
-        for span, sentence in parses:
-            words = [t.i for t in span if not t.is_space]
-            for m, (i, h) in enumerate(zip(words, sentence.heads[1:].tolist(), strict=True)):
-                heads[i] = i if h == 0 else words[h - 1]
-                labels[i] = strings.add(sentence.deprels[m + 1])
-            _attach_spaces(span, heads)
-            if tagging:
+        ids = self._label_ids
+        heads = list(range(len(doc)))  # absolute; roots (and spaces, for now): themselves
+        labels = [ids[SPACE_LABEL]] * len(doc)
+        for words, sentence in zip(found.sentences, parses, strict=True):
+            for i, h, label in zip(words, sentence.heads.tolist()[1:], sentence.deprels[1:],
+                                   strict=True):
+                heads[i] = words[h - 1] if h else i
+                labels[i] = ids[label]
+        found.attach_spaces(heads)
+        rows = np.array([heads, labels], dtype=np.uint64).T
+        rows[:, 0] -= np.arange(len(doc), dtype=np.uint64)  # HEAD is relative (mod 2**64)
+        doc.from_array([HEAD, DEP], rows)
+        if self.parser.tagging:
+            for words, sentence in zip(found.sentences, parses, strict=True):
                 _set_tags(doc, words, sentence)
-        relative = (heads - np.arange(len(doc))).astype(np.uint64)
-        doc.from_array([HEAD, DEP], np.stack([relative, labels], axis=1))
 
     def to_disk(self, path: str | Path, *, exclude: Iterable[str] = ()) -> None:
         """Copy the model directory into ``path`` (``nlp.to_disk`` calls it)."""
@@ -151,40 +155,84 @@ class DparseComponent:
         return {**self.__dict__, "_parser": None}
 
 
-def _sentences(doc: Doc) -> list[Span]:
-    """The sentences of ``doc`` that hold a word: ``doc.sents`` if sentence starts are set,
-    else the whole Doc."""
-    spans = list(doc.sents) if doc.has_annotation("SENT_START") else [doc[:]]
-    return [span for span in spans if any(not t.is_space for t in span)]
+class _LabelIds(dict):
+    """Label -> its id in the vocabulary's strings, added on first use."""
+
+    def __init__(self, strings: Any) -> None:
+        super().__init__()
+        self.strings = strings
+
+    def __missing__(self, label: str) -> int:
+        self[label] = self.strings.add(label)
+        return self[label]
 
 
-def _words(span: Span) -> Sentence:
-    """The words of ``span`` (white space left out) with the tags an earlier component set,
-    as a dparse Sentence."""
-    from dparse.conll import Sentence
+class _DocWords:
+    """The words of a Doc by sentence: ``bounds`` the (start, end) token indices of each
+    sentence (``doc.sents``' if sentence starts are set, else the whole Doc), ``sentences``
+    the token indices of the words of each that has one (white-space tokens left out);
+    :meth:`sentence` gives one as a dparse Sentence. (Read with one ``to_array``: making
+    ``doc.sents`` or asking ``doc.has_annotation`` costs more than parsing a short Doc.)"""
 
-    tokens = [t for t in span if not t.is_space]
-    form = [" ".join(t.text.split()) for t in tokens]  # no tab or line break inside a word
-
-    def column(values: list[str]) -> list[str] | None:
-        return [v or "_" for v in values] if any(values) else None
-
-    return Sentence.build(form, upos=column([t.pos_ for t in tokens]),
-                          xpos=column([t.tag_ for t in tokens]) or ["_"] * len(tokens),
-                          lemma=column([t.lemma_ for t in tokens]),
-                          feats=column([str(t.morph) for t in tokens]))
-
-
-def _attach_spaces(span: Span, heads: np.ndarray) -> None:
-    """Attach each white-space token of ``span`` to the word before it (after it, before the
-    first word)."""
-    words = [t.i for t in span if not t.is_space]
-    previous = None
-    for t in span:
-        if not t.is_space:
-            previous = t.i
+    def __init__(self, doc: Doc) -> None:
+        self.doc = doc
+        n = len(doc)
+        # sentence start (1 start, -1 not, 0 unset), white space, text, and the tags set
+        rows = doc.to_array([SENT_START, IS_SPACE, ORTH, POS, TAG, LEMMA, MORPH]) if n \
+            else np.zeros((0, 7), dtype=np.uint64)
+        starts = rows[:, 0].tolist()
+        set_starts = any(starts[1:])
+        edges = [i for i in range(1, n) if starts[i] == 1] if set_starts else []
+        edges = [0, *edges, n]
+        self.bounds = [(a, b) for a, b in zip(edges, edges[1:], strict=False) if a < b]
+        self.space = rows[:, 1].astype(bool).tolist()
+        self.has_space = any(self.space)
+        if self.has_space:
+            self.sentences = [words for a, b in self.bounds
+                              if (words := [i for i in range(a, b) if not self.space[i]])]
         else:
-            heads[t.i] = previous if previous is not None else words[0]
+            self.sentences = [list(range(a, b)) for a, b in self.bounds]
+        strings = doc.vocab.strings
+        self.texts = [strings[h] for h in rows[:, 2].tolist()]
+        self.tagged = bool(rows[:, 3:].any())
+
+    def sentence(self, k: int) -> Sentence:
+        """Sentence ``k``'s words (with the tags an earlier component set) as a dparse
+        Sentence."""
+        from dparse.conll import Sentence
+
+        words = self.sentences[k]
+        texts = self.texts
+        form = [texts[i] for i in words]
+        if _WHITE_SPACE.search("".join(form)):  # no tab or line break inside a word
+            form = [" ".join(word.split()) for word in form]
+        if not self.tagged:
+            return Sentence.build(form, xpos=["_"] * len(form))
+        tokens = [self.doc[i] for i in words]
+
+        def column(values: list[str]) -> list[str] | None:
+            return [v or "_" for v in values] if any(values) else None
+
+        return Sentence.build(form, upos=column([t.pos_ for t in tokens]),
+                              xpos=column([t.tag_ for t in tokens]) or ["_"] * len(tokens),
+                              lemma=column([t.lemma_ for t in tokens]),
+                              feats=column([str(t.morph) for t in tokens]))
+
+    def attach_spaces(self, heads: list[int]) -> None:
+        """Attach each white-space token to the word before it in its sentence (after it,
+        before the sentence's first word)."""
+        if not self.has_space:
+            return
+        for start, end in self.bounds:
+            inside = [i for i in range(start, end) if not self.space[i]]
+            if not inside:
+                continue
+            previous = inside[0]
+            for i in range(start, end):
+                if self.space[i]:
+                    heads[i] = previous
+                else:
+                    previous = i
 
 
 def _set_tags(doc: Doc, words: list[int], sentence: Sentence) -> None:
