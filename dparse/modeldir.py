@@ -56,6 +56,7 @@ import os
 import re
 import shutil
 import stat
+import sys
 import tempfile
 import zlib
 from collections.abc import Callable, Iterator, Mapping
@@ -90,6 +91,7 @@ OLD_WEIGHTS_FILE = "weights.npz"  # the weights of models saved before aligned a
 _OLD_MODEL_FILE = OLD_WEIGHTS_FILE  # every model directory saved before manifests holds one
 ARRAYS_MAGIC = b"dparse-arrays 1\n"
 _MAX_HEADER = 1 << 20
+_MADV_POPULATE_READ = 22  # Linux's value (Python's mmap module names it from 3.13)
 _HASH_BUFFER = 1 << 20
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 _CRC32 = re.compile(r"[0-9a-f]{8}")
@@ -167,6 +169,7 @@ def load_arrays(path: Path) -> Mapping[str, np.ndarray]:
             header = json.loads(f.readline(_MAX_HEADER))
             start = f.tell()
             mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        _prefault(mapped)
         arrays = {}
         for name, entry in header.items():
             dtype = np.lib.format.descr_to_dtype(entry["dtype"])
@@ -180,6 +183,18 @@ def load_arrays(path: Path) -> Mapping[str, np.ndarray]:
     except (ValueError, TypeError, KeyError, AttributeError) as exc:
         raise DparseError(f"{path}: damaged array file ({exc}); retrain the model") from None
     return arrays
+
+
+def _prefault(mapped: mmap.mmap) -> None:
+    """Ask Linux to map the file's pages now, in one call (MADV_POPULATE_READ, Linux 5.14),
+    rather than one page fault at a time while parsing touches the weights at random (about
+    twice the time, counted as inference), and to cache them in huge pages where it reads
+    them from disk (MADV_HUGEPAGE: fewer TLB misses). Elsewhere, or refused: nothing."""
+    if sys.platform != "linux":
+        return
+    for advice in (mmap.MADV_HUGEPAGE, _MADV_POPULATE_READ):
+        with suppress(OSError):
+            mapped.madvise(advice)
 
 
 def file_sha256(path: str | os.PathLike, sync: bool = False) -> str:
