@@ -168,8 +168,9 @@ class Sentence:
         self.source = source
         self.lineno = lineno
         # every line of the sentence, with its line ending; None until first asked for when
-        # they are ``base``'s with this sentence's HEAD and DEPREL (with_parse), or else
-        # ``notes`` (comment lines) and a line per word from the columns (build)
+        # they are ``base``'s with the word lines whose columns this sentence changed
+        # rewritten (with_parse, with_tags), or else ``notes`` (comment lines) and a line per
+        # word from the columns (build)
         self._stored = lines
         self._base = base
         self._notes = notes
@@ -239,7 +240,7 @@ class Sentence:
         """Every line of the sentence, with its line ending (a parse's made on first use)."""
         if self._stored is None:
             if self._base is not None:
-                self._stored = self._base._patched(self.heads, self.deprels)
+                self._stored = self._base._patched(self)
                 self._base = None
             else:
                 self._stored = (self._notes or []) + self._word_lines()
@@ -277,28 +278,48 @@ class Sentence:
         new_heads[0] = -1
         return Sentence(self.fmt, self.form, self.lemma, self.upos, self.xpos, self.feats,
                         new_heads, ["", *deprels[1:]], None, self._word_idx, self._sep,
-                        self.source, self.lineno, base=self)
+                        self.source, self.lineno, base=self._lines_base)
 
-    def _patched(self, heads: np.ndarray, deprels: list[str]) -> list[str]:
-        """This sentence's lines with the word lines whose HEAD or DEPREL differ from
-        ``heads`` and ``deprels`` (as :meth:`with_parse` takes them) rewritten."""
+    @property
+    def _lines_base(self) -> Sentence:
+        """The sentence whose lines a copy's are made from: this one, or the one this one's
+        are still to be made from (so that a tagged, then parsed copy rewrites a line once)."""
+        return self._base if self._stored is None and self._base is not None else self
+
+    def _patched(self, target: Sentence) -> list[str]:
+        """This sentence's lines with the word lines whose LEMMA, UPOS, XPOS, FEATS, HEAD or
+        DEPREL differ in ``target`` (a copy of it) rewritten; their other fields verbatim."""
         n = len(self)
-        changed = set(np.flatnonzero(heads != self.heads).tolist())
-        changed.update(m for m in range(1, n + 1) if deprels[m] != self.deprels[m])
+        tagged: set[int] = set()
+        for name in ("lemma", "upos", "xpos", "feats"):
+            old, new = getattr(self, name), getattr(target, name)
+            if new is not old and new != old:
+                tagged.update(m for m in range(1, n + 1) if new[m - 1] != old[m - 1])
+        parsed = set(np.flatnonzero(target.heads != self.heads).tolist())
+        parsed.update(m for m in range(1, n + 1) if target.deprels[m] != self.deprels[m])
         lines = list(self._lines)
-        for m in sorted(changed):
+        for m in sorted(tagged | parsed):
             k = self._word_idx[m - 1]
             text = lines[k].rstrip("\r\n")
             ending = lines[k][len(text) :]
-            cols = _set_parse(self.fmt, text.split("\t"), int(heads[m]), deprels[m])
+            cols = text.split("\t")
+            if m in tagged:
+                if self.fmt == "malttab":
+                    cols[1] = target.xpos[m - 1]
+                else:
+                    cols[2:6] = (target.lemma[m - 1], target.upos[m - 1], target.xpos[m - 1],
+                                 target.feats[m - 1])
+            if m in parsed:
+                cols = _set_parse(self.fmt, cols, int(target.heads[m]), target.deprels[m])
             lines[k] = "\t".join(cols) + ending
         return lines
 
     def with_tags(self, lemma: list[str] | None = None, upos: list[str] | None = None,
                   xpos: list[str] | None = None, feats: list[str] | None = None) -> Sentence:
         """A copy whose LEMMA, UPOS, XPOS and FEATS columns are replaced where given (lists of
-        length n); everything else is kept verbatim. Only word lines that change are rewritten.
-        Malt-TAB has one POS column: it takes ``xpos`` (else ``upos``) and no lemma or feats.
+        length n); everything else is kept verbatim. Only word lines that change are rewritten,
+        when the lines are first asked for. Malt-TAB has one POS column: it takes ``xpos``
+        (else ``upos``) and no lemma or feats.
         """
         n = len(self)
         new = {"lemma": lemma, "upos": upos, "xpos": xpos, "feats": feats}
@@ -310,22 +331,9 @@ class Sentence:
             new = {"lemma": None, "upos": pos, "xpos": pos, "feats": None}
         cols = {name: list(values) if values is not None else getattr(self, name)
                 for name, values in new.items()}
-        lines = list(self._lines)
-        old_rows = zip(self.lemma, self.upos, self.xpos, self.feats, strict=True)
-        new_rows = zip(cols["lemma"], cols["upos"], cols["xpos"], cols["feats"], strict=True)
-        for k, old, row in zip(self._word_idx, old_rows, new_rows, strict=True):
-            if row == old:
-                continue
-            text = lines[k].rstrip("\r\n")
-            fields = text.split("\t")
-            if self.fmt == "malttab":
-                fields[1] = row[2]
-            else:
-                fields[2:6] = row
-            lines[k] = "\t".join(fields) + lines[k][len(text):]
         return Sentence(self.fmt, self.form, cols["lemma"], cols["upos"], cols["xpos"],
-                        cols["feats"], self.heads, self.deprels, lines, self._word_idx, self._sep,
-                        self.source, self.lineno)
+                        cols["feats"], self.heads, self.deprels, None, self._word_idx, self._sep,
+                        self.source, self.lineno, base=self._lines_base)
 
     def words_only(self) -> Sentence:
         """A copy with LEMMA, UPOS, XPOS and FEATS blanked (``_``): the words alone, as a

@@ -278,7 +278,7 @@ def test_saved_tagger_tags_alike_and_training_is_deterministic(small_tagger, ewt
     save_model(TrainResult(small_tagger, 0), cfg, tmp_path / "a")
     again = train_tagger(cfg, train, dev).model
     save_model(TrainResult(again, 0), cfg, tmp_path / "b")
-    for name in ("tagger.npz", "tagger.json"):
+    for name in ("tagger.bin", "tagger.json"):
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
     loaded = TaggerModel.load(tmp_path / "a")
     words = blank(test[:100])
@@ -353,7 +353,7 @@ def test_pipeline_model_carries_the_tagger_its_config_trains(pipeline: Path) -> 
     data = ["--set", f"data.train={root / 'train.conllu'}", "--set",
             f"data.dev={root / 'dev.conllu'}"]
     run("train", str(TAGGER), "--out", "tagger-full", "-q", *data, cwd=root)
-    for name in ("tagger.npz", "tagger.json", "config.yaml"):
+    for name in ("tagger.bin", "tagger.json", "config.yaml"):
         assert (root / "parser" / "tagger" / name).read_bytes() == \
             (root / "tagger-full" / name).read_bytes(), name
     stamp = json.loads((root / "parser.work" / "tagged.stamp.json").read_text())

@@ -146,16 +146,17 @@ cdef int candidates(const Batch* b, Py_ssize_t i, int32_t* out) noexcept nogil:
 cdef struct Pair:
     uint64_t key      # the feature key (0: an empty slot)
     int32_t cls       # the class
-    double w          # the perceptron's weight
-    double acc        # sum of counter * change (the averaging)
+    float w           # the perceptron's weight (a whole number: exact in float32 to 2**24)
 
 
 cdef class ColumnWeights:
     """A column's weights in training: one :c:type:`Pair` per (feature key, class) updated, in
-    an open-addressing table that doubles when half full. :meth:`averaged` compiles the
+    an open-addressing table that doubles when half full, and beside it (``acc``, slot by
+    slot) the sums of counter * change that averaging needs. :meth:`averaged` compiles the
     averaged weights into a feature table (see the module docstring)."""
 
     cdef Pair* table
+    cdef double* acc
     cdef Py_ssize_t size   # slots, a power of two
     cdef Py_ssize_t count  # pairs stored
     cdef int shift         # 64 - log2(size)
@@ -165,11 +166,13 @@ cdef class ColumnWeights:
         self.shift = 48
         self.count = 0
         self.table = <Pair*>calloc(self.size, sizeof(Pair))
-        if self.table == NULL:
+        self.acc = <double*>calloc(self.size, sizeof(double))
+        if self.table == NULL or self.acc == NULL:
             raise MemoryError("tagger weights")
 
     def __dealloc__(self) -> None:
         free(self.table)
+        free(self.acc)
 
     def __len__(self) -> int:
         return self.count
@@ -177,44 +180,36 @@ cdef class ColumnWeights:
     cdef inline Py_ssize_t slot(self, uint64_t key, int32_t c) noexcept nogil:
         return <Py_ssize_t>bucket(key, <uint64_t>(c + 1) * CLASS_SALT, self.shift)
 
-    cdef inline Pair* find(self, uint64_t key, int32_t c) noexcept nogil:
-        """The pair (key, c), or NULL."""
-        cdef Py_ssize_t s = self.slot(key, c), mask = self.size - 1
-        cdef Pair* p
-        while True:
-            p = &self.table[s]
-            if p.key == key and p.cls == c:
-                return p
-            if p.key == 0:
-                return NULL
-            s = (s + 1) & mask
-
-    cdef Pair* insert(self, uint64_t key, int32_t c) noexcept nogil:
-        """The pair (key, c), added with weight 0 if new; NULL if memory ran out."""
+    cdef Py_ssize_t insert(self, uint64_t key, int32_t c) noexcept nogil:
+        """The slot of the pair (key, c), added with weight 0 if new; -1 if memory ran out."""
         cdef Py_ssize_t s, mask
-        cdef Pair* p
         if 2 * (self.count + 1) > self.size and self.grow() < 0:
-            return NULL
+            return -1
         s = self.slot(key, c)
         mask = self.size - 1
         while True:
-            p = &self.table[s]
-            if p.key == key and p.cls == c:
-                return p
-            if p.key == 0:
-                p.key, p.cls, p.w, p.acc = key, c, 0.0, 0.0
+            if self.table[s].key == key and self.table[s].cls == c:
+                return s
+            if self.table[s].key == 0:
+                self.table[s].key, self.table[s].cls, self.table[s].w = key, c, 0.0
+                self.acc[s] = 0.0
                 self.count += 1
-                return p
+                return s
             s = (s + 1) & mask
 
     cdef int grow(self) noexcept nogil:
         """Double the table (0; -1 if memory ran out, the table unchanged)."""
         cdef Pair* old = self.table
+        cdef double* old_acc = self.acc
         cdef Py_ssize_t old_size = self.size, i, s, mask
         cdef Pair* table = <Pair*>calloc(2 * old_size, sizeof(Pair))
-        if table == NULL:
+        cdef double* acc = <double*>calloc(2 * old_size, sizeof(double))
+        if table == NULL or acc == NULL:
+            free(table)
+            free(acc)
             return -1
-        self.table, self.size, self.shift = table, 2 * old_size, self.shift - 1
+        self.table, self.acc = table, acc
+        self.size, self.shift = 2 * old_size, self.shift - 1
         mask = self.size - 1
         for i in range(old_size):
             if old[i].key != 0:
@@ -222,17 +217,28 @@ cdef class ColumnWeights:
                 while table[s].key != 0:
                     s = (s + 1) & mask
                 table[s] = old[i]
+                acc[s] = old_acc[i]
         free(old)
+        free(old_acc)
         return 0
 
-    cdef double score(self, const uint64_t* keys, int F, int32_t c) noexcept nogil:
+    cdef double score(self, const uint64_t* keys, int F, int32_t c,
+                      uint64_t* slots) noexcept nogil:
+        """The weight of class c: the sum of its pairs' weights over the F keys, in order
+        (``slots`` [F]: scratch; the keys' first slots are prefetched before any is read)."""
         cdef double s = 0.0
         cdef int f
-        cdef Pair* p
+        cdef Py_ssize_t i, mask = self.size - 1
         for f in range(F):
-            p = self.find(keys[f], c)
-            if p != NULL:
-                s += p.w
+            slots[f] = <uint64_t>self.slot(keys[f], c)
+            __builtin_prefetch(&self.table[slots[f]])
+        for f in range(F):
+            i = <Py_ssize_t>slots[f]
+            while self.table[i].key != 0:
+                if self.table[i].key == keys[f] and self.table[i].cls == c:
+                    s += self.table[i].w
+                    break
+                i = (i + 1) & mask
         return s
 
     cdef int update(self, const uint64_t* keys, int F, int32_t c, double delta,
@@ -240,13 +246,13 @@ cdef class ColumnWeights:
         """Averaged perceptron step on class c's features: w += delta, acc += counter * delta
         (0; -1 if memory ran out)."""
         cdef int f
-        cdef Pair* p
+        cdef Py_ssize_t i
         for f in range(F):
-            p = self.insert(keys[f], c)
-            if p == NULL:
+            i = self.insert(keys[f], c)
+            if i < 0:
                 return -1
-            p.w += delta
-            p.acc += counter * delta
+            self.table[i].w += <float>delta
+            self.acc[i] += counter * delta
         return 0
 
     def averaged(self, double counter) -> tuple:
@@ -265,7 +271,7 @@ cdef class ColumnWeights:
         cdef float avg
         for i in range(self.size):
             if self.table[i].key != 0:
-                avg = <float>(self.table[i].w - self.table[i].acc / counter)
+                avg = <float>(self.table[i].w - self.acc[i] / counter)
                 if avg != 0.0:
                     k[n], cl[n], wt[n] = self.table[i].key, self.table[i].cls, avg
                     n += 1
@@ -634,9 +640,9 @@ def train_column_epoch(const uint64_t[:, ::1] atoms_known, const uint64_t[:, ::1
                 pred = buf.cands[0]
                 if n > 1:
                     feature_keys(&b, sent_ptr[s], sent_ptr[s + 1], i, buf.keys)
-                    best_score = weights.score(buf.keys, b.F, pred)
+                    best_score = weights.score(buf.keys, b.F, pred, buf.found)
                     for j in range(1, n):
-                        score = weights.score(buf.keys, b.F, buf.cands[j])
+                        score = weights.score(buf.keys, b.F, buf.cands[j], buf.found)
                         if score > best_score:
                             best_score, pred = score, buf.cands[j]
                 b.values[i * b.K + col] = pred

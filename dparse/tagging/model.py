@@ -13,9 +13,10 @@ The classes a word may take (its candidates): for a word type seen at least
 rules that apply to its form, and for the other columns every class. XPOS, FEATS and lemma
 candidates are then kept only if the training data paired them with the word's UPOS.
 
-Files of a tagger model directory: ``tagger.npz`` (each column's feature table of float32
-weights, see :mod:`dparse._ext.tagger`, the known types' candidates and UPOS pairings, and
-their atoms) and ``tagger.json`` (forms, classes, lexicon).
+Files of a tagger model directory: ``tagger.bin`` (an aligned array file of
+:func:`dparse.modeldir.save_arrays`, memory-mapped when loaded: each column's feature table of
+float32 weights, see :mod:`dparse._ext.tagger`, the known types' candidates and UPOS pairings,
+and their atoms) and ``tagger.json`` (forms, classes, lexicon).
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ import numpy as np
 from dparse._ext.tagger import tag_column
 from dparse.conll import Sentence
 from dparse.errors import DparseError
-from dparse.modeldir import check_model_dir
+from dparse.modeldir import check_model_dir, load_arrays, save_arrays
 from dparse.tagging.features import (
     COLUMNS,
     DRAFT,
@@ -46,7 +47,7 @@ from dparse.tagging.lemma_rules import Rule, RuleIndex, apply_rule
 from dparse.timer import ParseTimer
 
 TAGGER_JSON = "tagger.json"
-TAGGER_NPZ = "tagger.npz"
+TAGGER_ARRAYS = "tagger.bin"
 FORMAT_VERSION = 2  # 2: exact feature tables (1: hashed weight vectors)
 UPOS = COLUMNS.index("upos")
 BATCH_SENTENCES = 1024  # sentences tagged in one call of the extension
@@ -373,7 +374,7 @@ class TaggerModel:
     # -- files -----------------------------------------------------------------------------
 
     def write_files(self, directory: Path) -> None:
-        """Write ``tagger.json`` and ``tagger.npz`` into ``directory``."""
+        """Write ``tagger.json`` and ``tagger.bin`` into ``directory``."""
         arrays = {"atoms": self.atoms}
         meta_columns = []
         for col in self.columns:
@@ -390,7 +391,7 @@ class TaggerModel:
             "lexicon": [[f, u, lemma] for (f, u), lemma in self.lexicon.items()],
             "dictionary_min_count": self.dictionary_min_count,
         }
-        np.savez(directory / TAGGER_NPZ, **arrays)
+        save_arrays(directory / TAGGER_ARRAYS, **arrays)
         (directory / TAGGER_JSON).write_text(json.dumps(meta, ensure_ascii=False),
                                              encoding="utf-8")
 
@@ -402,12 +403,12 @@ class TaggerModel:
             check_model_dir(directory)
         try:
             meta = json.loads((directory / TAGGER_JSON).read_text(encoding="utf-8"))
-            arrays = np.load(directory / TAGGER_NPZ)
         except (OSError, ValueError) as exc:
             raise DparseError(f"{directory}: not a tagger model: {exc}") from None
         if meta.get("format_version") != FORMAT_VERSION:
             raise DparseError(f"{directory}: tagger format {meta.get('format_version')} is "
                               f"not the one this dparse reads ({FORMAT_VERSION}); retrain it")
+        arrays = load_arrays(directory / TAGGER_ARRAYS)
         columns = [
             ColumnModel(c["name"], c["classes"],
                         FeatureTable(*(arrays[f"{c['name']}.{part}"]

@@ -15,7 +15,7 @@ tagger config (``tagger.config``) or a trained tagger (``tagger.model``). Traini
    reuses them, e.g. a second parser config of the same treebank and tagger;
 3. the parser: trained by its own trainer on the tagged files;
 4. the model directory: the parser's files and the tagger's in :data:`TAGGER_DIR` (its
-   ``tagger.json``, ``tagger.npz`` and ``config.yaml``), under one manifest.
+   ``tagger.json``, ``tagger.bin`` and ``config.yaml``), under one manifest.
 
 ``dparse parse`` of such a model tags first (:func:`tagging_wrapper`; ``--tags``: ``auto``
 predicts the columns the input leaves empty, ``predict`` all, ``keep`` none).
@@ -39,7 +39,7 @@ from dparse.errors import ConfigError, DparseError
 from dparse.folds import jackknife_splits
 from dparse.modeldir import CONFIG_FILE, check_model_dir, file_sha256
 from dparse.outputs import write_text
-from dparse.tagging.model import TAGGER_JSON, TAGGER_NPZ, TaggerModel
+from dparse.tagging.model import TAGGER_ARRAYS, TAGGER_JSON, TaggerModel
 from dparse.tagging.training import read_tagged, train_tagger
 from dparse.timer import ParseTimer
 
@@ -148,7 +148,7 @@ class PipelineModel:
         target = directory / TAGGER_DIR
         target.mkdir()
         if self.tagger_source is not None:
-            for name in (TAGGER_JSON, TAGGER_NPZ, CONFIG_FILE):
+            for name in (TAGGER_JSON, TAGGER_ARRAYS, CONFIG_FILE):
                 shutil.copyfile(self.tagger_source / name, target / name)
             return
         self.tagger.write_files(target)
