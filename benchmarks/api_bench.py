@@ -45,8 +45,12 @@ from dparse.timer import ParseTimer
 
 
 def cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "dparse", *args], check=True,
-                          capture_output=True, text=True)
+    """``dparse ARGS`` in a process; RuntimeError with its stderr if it fails."""
+    result = subprocess.run([sys.executable, "-m", "dparse", *args], capture_output=True,
+                            text=True)
+    if result.returncode != 0:
+        raise RuntimeError(f"dparse {' '.join(args)}: {result.stderr.strip()}")
+    return result
 
 
 def sha(path: Path) -> str:
@@ -99,6 +103,8 @@ def spacy_equality(model: Path, words_file: Path, work: Path) -> list[str]:
     import spacy
     from spacy.tokens import Doc
 
+    import dparse.spacy_component  # noqa: F401 - the factory, also without the entry point
+
     cli("parse", str(model), str(words_file), "-o", str(work / "words.parsed.conllu"))
     expected = [arcs_of(s) for s in read_treebank(work / "words.parsed.conllu")]
     words = [s.words for s in read_treebank(words_file)]
@@ -120,6 +126,8 @@ def speed(model: Path, words_file: Path, rounds: int) -> list[str]:
     """The speed rounds of the module doc, as report lines."""
     import spacy
     from spacy.tokens import Doc
+
+    import dparse.spacy_component  # noqa: F401 - the factory, also without the entry point
 
     words = [s.words for s in read_treebank(words_file)]
     tokens = sum(map(len, words))

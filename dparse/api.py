@@ -13,10 +13,9 @@ Errors are :class:`dparse.DparseError` subclasses (:class:`dparse.InputError` fo
 Threads and processes: the module functions keep no state and may run in several threads at
 once. A :class:`Parser` may be shared by threads: each step of the model (one sentence, or one
 tagging batch of a model that tags) runs under the Parser's lock, so threads take turns rather
-than parse in parallel. For parallel parsing use processes: ``jobs=N`` (workers forked with the
-model loaded once, on Linux), or several processes that each :func:`load` the same model
-directory (only read). A Parser must not be used in a child forked while another thread
-parses with it.
+than parse in parallel (``jobs`` > 1 forks its workers under the lock too). For parallel
+parsing use processes: ``jobs=N`` (workers forked with the model loaded once, on Linux), or
+several processes that each :func:`load` the same model directory (only read).
 """
 
 from __future__ import annotations
@@ -96,7 +95,8 @@ class Parser:
     both UPOS and XPOS (as Malt-TAB's one POS column does); a :class:`dparse.Sentence` (from
     :func:`read`) is parsed with its columns. Results are Sentences whose ``heads[m]`` is the
     head of word m (0: the root; ``heads[0]`` is -1) and ``deprels[m]`` its label. Safe to share
-    between threads (module doc: they take turns).
+    between threads (module doc: they take turns). Attributes: ``model_dir``, ``decoder``
+    (its name), ``tagging`` (whether it tags: a pipeline model, or ``tag_only``).
 
     Example::
 
@@ -164,7 +164,9 @@ class Parser:
 
     def _in_workers(self, source: Iterator[Sentence], jobs: int, batch_size: int
                     ) -> Iterator[Sentence]:
-        with ParallelParser(self._spec, jobs, batch_size, self._loaded) as pool:
+        with self._lock:  # the workers fork while no other thread is inside the model
+            pool = ParallelParser(self._spec, jobs, batch_size, self._loaded)
+        with pool:
             yield from pool.parse_sentences(source)
 
     def parse_file(self, input: PathLike, output: PathLike = "-", jobs: int = 1, *,
@@ -211,8 +213,9 @@ class Parser:
                 warnings = input_gaps(trained, unread, ColumnCounter.of(sample), source_name)
             # a file: read by the workers, in blocks of sentences (words alone: read here)
             source = sentences if selected is not None or fmt == TEXT_FORMAT else name
-            done = parse_with_workers(self._spec, source, os.fspath(output), encoding, jobs,
-                                      batch_size, fmt, self._loaded)
+            with self._lock:  # the workers fork while no other thread is inside the model
+                done = parse_with_workers(self._spec, source, os.fspath(output), encoding,
+                                          jobs, batch_size, fmt, self._loaded)
             certified = 100 * done.certified / done.calls if done.calls else None
             return ParseStats(done.timer, done.decoder_name, certified, jobs, warnings)
         timer = ParseTimer()
