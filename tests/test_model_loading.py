@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import mmap
 import shutil
+import zlib
 from itertools import islice
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from conftest import DATA, requires_data
 from dparse._ext.arcfeatures import FeatureSpace
 from dparse._ext.o2features import SecondOrderSpace
 
+from dparse import modeldir
 from dparse.conll import Sentence, read_conll
 from dparse.decoders import get_decoder
 from dparse.errors import DparseError
@@ -184,3 +186,14 @@ def test_a_model_saved_over_a_loaded_one_leaves_it_whole(
     ArcFactoredModel(first.vocab, first.space, -first.weights).save(tmp_path / "m")
     assert _parse(loaded, sentences) == expected
     assert np.array_equal(load_model(tmp_path / "m").weights, -first.weights)
+
+
+@pytest.mark.parametrize("data", [b"", b"abc", bytes(range(256)) * 5000])
+def test_load_checks_the_crc32_that_saving_wrote(tmp_path: Path, data: bytes) -> None:
+    """The check at load reads files through a memory map, the save through a buffer: the
+    same CRC-32 (zlib's) either way, empty files included."""
+    path = tmp_path / "f"
+    path.write_bytes(data)
+    at_load = modeldir._file_digests(path, sha256=False)["crc32"]
+    assert at_load == modeldir._file_digests(path, sha256=True)["crc32"]
+    assert at_load == f"{zlib.crc32(data):08x}"
