@@ -3,7 +3,7 @@ SIGKILL at many points of the write: afterwards the model directory loads and is
 byte, the old model or the new one, and the output file is the old output or the new one.
 
 The kill points are states of the write seen by polling the file system (the hidden staging
-directory appearing, its weights.npz growing, the swap done, ...), so that each lands where it
+directory appearing, its weights.bin growing, the swap done, ...), so that each lands where it
 should whatever the machine's speed. After SIGTERM nothing is left behind; after SIGKILL only
 hidden temporaries of the killed process, which the next write of the same path removes.
 """
@@ -32,8 +32,9 @@ from dparse.modeldir import WEIGHTS_FILE
 pytestmark = requires_data
 
 REPO = Path(__file__).resolve().parents[1]
-# 2**22 arc weights: weights.npz (1.7 MB of mostly zeros) takes a few tenths of a second to
-# write, long enough for several polls inside it.
+# 2**22 arc weights: weights.bin (tens of MB, uncompressed) takes long enough to write, hash
+# and fsync for polls to land inside the save (a point inside the weights' write may land once
+# they are whole: still before the swap).
 TRAIN_SETTINGS = ["--set", "data.train=train.conllu", "--set", "data.dev=dev.conllu",
                   "--set", "training.epochs=1", "--set", "features.arc_bits=22", "-q"]
 
