@@ -205,7 +205,7 @@ def small_tagger(ewt_slices) -> TaggerModel:
 @needs_en_ewt
 def test_tagger_trained_on_1200_sentences_reaches_its_accuracy(small_tagger, ewt_slices) -> None:
     """UPOS >= 88, XPOS >= 86.5, FEATS >= 87.5 and lemmas >= 93 on 400 held-out en_ewt
-    sentences (measured: 89.06, 87.21, 88.37, 93.91)."""
+    sentences (measured: 89.11, 87.39, 88.53, 94.04)."""
     _, _, test = ewt_slices
     tagged = list(small_tagger.tag(blank(test)))
     assert small_tagger.predicted == ("draft", "upos", "xpos", "feats", "lemma")

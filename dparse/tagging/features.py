@@ -51,13 +51,9 @@ _CONTEXT = (
     (("lower", -1), ("lower", 0)), (("lower", 0), ("lower", 1)),
     (("amb", 0), ("amb", 1)), (("shape", 0), ("s3", 0)),
 )
-_TAG_HISTORY = (
+_TAG_HISTORY = (  # the tags to the left (of the pass's own column)
     (("U", -1),), (("U", -2), ("U", -1)), (("U", -1), ("lower", 0)),
-    (("U", -1), ("amb", 1)), (("U", -1), ("s3", 0)), (("U", -1), ("lower", 1)),
-    (("U", -2), ("U", -1), ("amb", 0)),
-    (("shape", 0), ("shape", -1)), (("shape", 0), ("U", -1)), (("shape", 0), ("shape", 1)),
-    (("lower", 1), ("lower", 2)), (("amb", 0), ("U", -1)), (("amb", -1), ("amb", 0)),
-    (("U", -1), ("s2", 0), ("shape", 0)),
+    (("amb", 0), ("U", -1)), (("U", -1), ("amb", 1)),
 )
 _DRAFT_RIGHT = (  # the draft's tags of the words to the right, and of the word itself
     (("D", 1),), (("D", 2),), (("D", 1), ("D", 2)), (("U", -1), ("D", 1)),
@@ -72,7 +68,9 @@ def _as_draft(templates: tuple[Template, ...]) -> tuple[Template, ...]:
 
 TEMPLATES: dict[str, tuple[Template, ...]] = {
     "draft": _as_draft(_WORD + _CONTEXT + _TAG_HISTORY),
-    "upos": _WORD + _CONTEXT + _TAG_HISTORY + _DRAFT_RIGHT,
+    "upos": _WORD + _CONTEXT + _TAG_HISTORY + (
+        (("U", -1), ("s3", 0)), (("U", -2), ("U", -1), ("amb", 0)), (("shape", 0), ("U", -1)),
+    ) + _DRAFT_RIGHT,
     "xpos": _WORD + _CONTEXT + (
         (("U", 0),), (("U", 0), ("lower", 0)), (("U", 0), ("s2", 0)), (("U", 0), ("s3", 0)),
         (("U", -1),), (("U", 1),), (("U", 0), ("U", 1)), (("U", -1), ("U", 0)),

@@ -39,8 +39,6 @@ from dparse.modeldir import check_model_dir, load_arrays, save_arrays
 from dparse.tagging.features import (
     COLUMNS,
     DRAFT,
-    TEMPLATES,
-    template_array,
     word_atoms,
 )
 from dparse.tagging.lemma_rules import Rule, RuleIndex, apply_rule
@@ -125,12 +123,15 @@ class FeatureTable(NamedTuple):
 @dataclass
 class ColumnModel:
     """One predicted column: ``name`` (of :data:`COLUMNS`), its ``classes`` (strings; for
-    the lemma, rules as JSON lists), ``templates`` [F, 7], its ``weights``, the known types'
+    the lemma, rules as JSON lists), its feature ``templates`` (int32 [F, 7], see
+    :func:`dparse.tagging.features.template_array`; saved with the model, which then tags
+    alike whatever the templates of later versions), its ``weights``, the known types'
     candidates (``known_ptr`` / ``known_ids``, CSR over the type ids) and ``compat`` uint8
     [UPOS classes, classes] (empty for UPOS itself)."""
 
     name: str
     classes: list[str]
+    templates: np.ndarray
     weights: FeatureTable
     known_ptr: np.ndarray
     known_ids: np.ndarray
@@ -139,10 +140,6 @@ class ColumnModel:
     @property
     def index(self) -> int:
         return COLUMNS.index(self.name)
-
-    @property
-    def templates(self) -> np.ndarray:
-        return template_array(TEMPLATES[self.name], self.name)
 
     @property
     def cond(self) -> int:
@@ -380,6 +377,7 @@ class TaggerModel:
         for col in self.columns:
             for part, array in zip(FeatureTable._fields, col.weights, strict=True):
                 arrays[f"{col.name}.{part}"] = array
+            arrays[f"{col.name}.templates"] = col.templates
             arrays[f"{col.name}.known_ptr"] = col.known_ptr
             arrays[f"{col.name}.known_ids"] = col.known_ids
             arrays[f"{col.name}.compat"] = col.compat
@@ -410,7 +408,7 @@ class TaggerModel:
                               f"not the one this dparse reads ({FORMAT_VERSION}); retrain it")
         arrays = load_arrays(directory / TAGGER_ARRAYS)
         columns = [
-            ColumnModel(c["name"], c["classes"],
+            ColumnModel(c["name"], c["classes"], arrays[f"{c['name']}.templates"],
                         FeatureTable(*(arrays[f"{c['name']}.{part}"]
                                        for part in FeatureTable._fields)),
                         arrays[f"{c['name']}.known_ptr"], arrays[f"{c['name']}.known_ids"],

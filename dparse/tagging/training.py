@@ -35,8 +35,10 @@ from dparse.tagging.features import (
     ATOMS,
     COLUMNS,
     DRAFT,
+    TEMPLATES,
     UNKNOWN_CLASS,
     ambiguity_atoms,
+    template_array,
     word_atoms,
 )
 from dparse.tagging.lemma_rules import RuleIndex, rule_of
@@ -205,7 +207,8 @@ def build_model(train: Sequence[Sentence], columns: list[str], tc: TaggingConfig
                 if u in class_ids["upos"]:
                     compat[class_ids["upos"][u], ids[v]] = 1
         names = [rule_class(r) for r in classes] if c == "lemma" else classes
-        column_models.append(ColumnModel(c, names, FeatureTable.empty(), ptr, cand, compat))
+        column_models.append(ColumnModel(c, names, template_array(TEMPLATES[c], c),
+                                         FeatureTable.empty(), ptr, cand, compat))
     lexicon: dict[tuple[str, str], str] = {}
     if tc.lexicon and "lemma" in columns:
         lemma_counts = Counter((f, u, lm) for s in train
