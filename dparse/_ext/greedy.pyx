@@ -18,11 +18,11 @@ offered (``completable`` in the reference), checked only for arcs that would ent
 only on graphs with disallowed arcs. First by a witness, kept per partial tree: a tree of
 allowed arcs (single-rooted under single_root) that contains the partial tree, built in O(|E|)
 from a search of the component graph and kept as arcs are added. (u, v) is completable if the
-witness has it, or if moving v below u leaves one (v is not an ancestor of u, by preorder
-numbers: O(1); and under single_root neither a new root arc nor the witness's own root arc);
-a root arc (0, v) before any root arc if the witness's root word s has a possible arc from v's
-witness subtree (v to the root, s below it: O(in-degree of s)). When adding an arc keeps the
-witness a tree, only its numbering is redone (O(n)); otherwise it is rebuilt when next needed.
+witness has it, or if moving v below u leaves one (v is not an ancestor of u: up the
+witness's heads from u, O(depth); and under single_root neither a new root arc nor the
+witness's own root arc); a root arc (0, v) before any root arc if the witness's root word s has
+a possible arc from v's witness subtree (v to the root, s below it). When adding an arc keeps
+the witness a tree, one of its heads changes; otherwise it is rebuilt when next needed.
 What the witness does not settle is found per tree and iteration on the graph of its
 components (nodes the tops, an edge per possible arc) by dominators (find_safe): with the root
 fixed (the root's component, or under single_root before any root arc a virtual root whose edges
@@ -152,8 +152,7 @@ cdef struct Graph:
     double* rootw                # [E]
     # one partial tree's block of arrays: byte offsets and size
     Py_ssize_t off_G, off_F, off_H, off_Gb, off_pend, off_Groot
-    Py_ssize_t off_heads, off_top, off_wit, off_tin, off_tout, off_alist, off_nB, off_dead
-    Py_ssize_t off_lost, block_size
+    Py_ssize_t off_heads, off_top, off_wit, off_alist, off_nB, off_dead, off_lost, block_size
 
 
 cdef struct State:
@@ -178,8 +177,6 @@ cdef struct State:
     int32_t* top
     int32_t* wit                 # [N] a witness: a tree of allowed arcs (single-rooted under
                                  # single_root) containing the partial tree's arcs
-    int32_t* tin                 # [N] the witness's preorder from 0; tout = tin + subtree size
-    int32_t* tout
     int32_t* alist
     int32_t* nB
     uint8_t* dead                # [E] 1 once the arc is in the tree or impossible
@@ -207,8 +204,6 @@ cdef struct Scratch:
     # arcs top(x) -> y, out-edges of t: cadj[cstart[t] .. cstart[t+1]-1]
     int32_t* cstart              # [N+1]
     int32_t* cadj                # [E] the arc ids
-    int32_t* wfirst              # [N+1] the witness's children of h: wkids[wfirst[h] ..]
-    int32_t* wkids               # [N]
     int32_t* po                  # [N] postorder number in a search from the root
     int32_t* idom                # [N] immediate dominator (the root's: itself)
     int32_t* order               # [N] the tops by postorder
@@ -307,8 +302,6 @@ cdef inline void state_bind(const Graph* g, State* st, char* block) noexcept nog
     st.heads = <int32_t*>(block + g.off_heads)
     st.top = <int32_t*>(block + g.off_top)
     st.wit = <int32_t*>(block + g.off_wit)
-    st.tin = <int32_t*>(block + g.off_tin)
-    st.tout = <int32_t*>(block + g.off_tout)
     st.alist = <int32_t*>(block + g.off_alist)
     st.nB = <int32_t*>(block + g.off_nB)
     st.dead = <uint8_t*>(block + g.off_dead)
@@ -972,40 +965,13 @@ cdef Py_ssize_t mark_good(const Graph* g, const State* st, Scratch* sc, Py_ssize
     return -1 if first else count
 
 
-cdef void witness_order(const Graph* g, State* st, Scratch* sc) noexcept nogil:
-    """tin and tout of the witness st.wit: a preorder from 0 and tin + subtree size, so that v
-    is u or one of its ancestors iff tin[v] <= tin[u] < tout[v]."""
-    cdef Py_ssize_t N = g.N, h, m, t, c, sp = 1, clock = 1
-    cdef int32_t* first = sc.wfirst
-    cdef int32_t* cursor = sc.cursor
-    for h in range(N + 1):
-        first[h] = 0
-    for m in range(1, N):
-        first[st.wit[m] + 1] += 1
-    for h in range(N):
-        first[h + 1] += first[h]
-    for h in range(N):
-        cursor[h] = first[h]
-    for m in range(1, N):
-        h = st.wit[m]
-        sc.wkids[cursor[h]] = <int32_t>m
-        cursor[h] += 1
-    for h in range(N):
-        cursor[h] = first[h]
-    sc.stack[0] = 0
-    st.tin[0] = 0
-    while sp > 0:
-        t = sc.stack[sp - 1]
-        if cursor[t] < first[t + 1]:
-            c = sc.wkids[cursor[t]]
-            cursor[t] += 1
-            st.tin[c] = <int32_t>clock
-            clock += 1
-            sc.stack[sp] = <int32_t>c
-            sp += 1
-        else:
-            st.tout[t] = <int32_t>clock
-            sp -= 1
+cdef inline bint witness_below(const State* st, Py_ssize_t x, Py_ssize_t v) noexcept nogil:
+    """Whether x is v or below v in the witness (up its heads from x: O(depth))."""
+    while x > 0:
+        if x == v:
+            return True
+        x = st.wit[x]
+    return x == v
 
 
 cdef void witness_build(const Graph* g, State* st, Scratch* sc) noexcept nogil:
@@ -1029,11 +995,7 @@ cdef void witness_build(const Graph* g, State* st, Scratch* sc) noexcept nogil:
         ntops -= 1                                 # (0 is reached through the root arc)
     for t in range(N):
         sc.seen[t] = 0
-    if reach(g, sc, s, st.wit) != ntops:
-        st.wstate = -1
-        return
-    witness_order(g, st, sc)
-    st.wstate = 1
+    st.wstate = 1 if reach(g, sc, s, st.wit) == ntops else -1
 
 
 cdef inline bint witness_takes(const Graph* g, const State* st, Py_ssize_t u,
@@ -1043,7 +1005,7 @@ cdef inline bint witness_takes(const Graph* g, const State* st, Py_ssize_t u,
     takes away the witness's."""
     if g.sr and (u == 0 or st.wit[v] == 0):
         return False
-    return not (st.tin[v] <= st.tin[u] < st.tout[v])
+    return not witness_below(st, u, v)
 
 
 cdef bint witness_reroots(const Graph* g, const State* st, Py_ssize_t v) noexcept nogil:
@@ -1054,20 +1016,18 @@ cdef bint witness_reroots(const Graph* g, const State* st, Py_ssize_t v) noexcep
     for k in range(g.in_start[s], g.in_start[s + 1]):
         a = g.in_arcs[k]
         x = g.ah[a]
-        if not st.dead[a] and st.tin[v] <= st.tin[x] < st.tout[v]:
+        if not st.dead[a] and witness_below(st, x, v):
             return True
     return False
 
 
-cdef void witness_add(const Graph* g, State* st, Scratch* sc, Py_ssize_t u,
-                      Py_ssize_t v) noexcept nogil:
+cdef void witness_add(const Graph* g, State* st, Py_ssize_t u, Py_ssize_t v) noexcept nogil:
     """Keeps st's witness after the arc (u, v) is added: unchanged if it has the arc, moved
     to it if :func:`witness_takes`, else rebuilt when next needed."""
     if st.wstate != 1 or st.wit[v] == u:
         return
     if witness_takes(g, st, u, v):
         st.wit[v] = <int32_t>u
-        witness_order(g, st, sc)
     else:
         st.wstate = 0
 
@@ -1382,7 +1342,7 @@ cdef int search(Graph* g, double alpha, Py_ssize_t width, head_t* out,
         g.safe = <void*>arc_safe
     # one allocation for the lists, the scratch and the beam's bookkeeping (8-byte pieces first)
     size = (E * (3 * sizeof(double) + 8 * sizeof(int32_t) + 1) + (N + 1) * 3 * sizeof(double)
-            + (N + 1) * 4 * sizeof(int32_t) + N * (8 * sizeof(int32_t) + 3)
+            + (N + 1) * 3 * sizeof(int32_t) + N * (7 * sizeof(int32_t) + 3)
             + N * N * sizeof(Pair)
             + n_pool * (sizeof(State) + 3 * sizeof(State*) + 1)
             + width * (sizeof(Cand) + sizeof(int32_t)))
@@ -1411,8 +1371,6 @@ cdef int search(Graph* g, double alpha, Py_ssize_t width, head_t* out,
     sc.cgtop = <int32_t*>carve(mem, &off, E * sizeof(int32_t))
     g.gbase = <int32_t*>carve(mem, &off, E * sizeof(int32_t))
     sc.cadj = <int32_t*>carve(mem, &off, E * sizeof(int32_t))
-    sc.wfirst = <int32_t*>carve(mem, &off, (N + 1) * sizeof(int32_t))
-    sc.wkids = <int32_t*>carve(mem, &off, N * sizeof(int32_t))
     sc.cstart = <int32_t*>carve(mem, &off, (N + 1) * sizeof(int32_t))
     sc.po = <int32_t*>carve(mem, &off, N * sizeof(int32_t))
     sc.idom = <int32_t*>carve(mem, &off, N * sizeof(int32_t))
@@ -1459,8 +1417,6 @@ cdef int search(Graph* g, double alpha, Py_ssize_t width, head_t* out,
     g.off_heads = reserve(&off, N * sizeof(int32_t))
     g.off_top = reserve(&off, N * sizeof(int32_t))
     g.off_wit = reserve(&off, N * sizeof(int32_t))
-    g.off_tin = reserve(&off, N * sizeof(int32_t))
-    g.off_tout = reserve(&off, N * sizeof(int32_t))
     g.off_alist = reserve(&off, E * sizeof(int32_t))
     g.off_nB = reserve(&off, (g.S if g.bgi else 0) * sizeof(int32_t))
     g.off_dead = reserve(&off, E)
@@ -1510,7 +1466,7 @@ cdef int search(Graph* g, double alpha, Py_ssize_t width, head_t* out,
             if cands[k].arc >= 0:
                 add_arc(g, dst, &sc, cands[k].arc)
                 if g.pruned:
-                    witness_add(g, dst, &sc, cands[k].u, cands[k].v)
+                    witness_add(g, dst, cands[k].u, cands[k].v)
             else:                                  # disallowed: no part holds it, none is lost
                 dst.wstate = 0
                 m = dst.top[cands[k].u]
