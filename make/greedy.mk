@@ -77,7 +77,7 @@ greedy-scaling:  ## greedy decoding time against sentence length, fitted exponen
 		--treebank $(DPARSE_DATA)/en_ewt/test.conllu)
 
 GREEDY_SPEED_TREEBANKS ?= el_gdt sl_ssj
-GREEDY_SPEED_ROUNDS ?= 3
+GREEDY_SPEED_ROUNDS ?= 11
 
 # $(call greedy_files,TREEBANK): --set overrides pointing a config at the treebank's files
 # (train on dev, no dev file, when it has no train file) and naming the model TREEBANK-...
