@@ -18,7 +18,6 @@ column; ``dparse parse`` warns when its input fills a column the model reads far
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Iterable, Iterator, Sequence
 
 from dparse.conll import Sentence
@@ -107,13 +106,7 @@ def blank_columns(sentences: Sequence[Sentence], columns: Sequence[str]) -> list
     objects when ``columns`` is empty); the sentences' lines, as written out, are kept."""
     if not columns:
         return list(sentences)
-    out = []
-    for s in sentences:
-        c = copy.copy(s)
-        for column in columns:
-            setattr(c, column, ["_"] * len(s))
-        out.append(c)
-    return out
+    return [s.with_blanks(columns) for s in sentences]
 
 
 def input_gaps(trained: dict[str, float] | None, unread: Sequence[str],

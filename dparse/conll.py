@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import codecs
 import contextlib
+import copy
 import gzip
 import io
 import itertools
@@ -334,6 +335,16 @@ class Sentence:
         return Sentence(self.fmt, self.form, cols["lemma"], cols["upos"], cols["xpos"],
                         cols["feats"], self.heads, self.deprels, None, self._word_idx, self._sep,
                         self.source, self.lineno, base=self._lines_base)
+
+    def with_blanks(self, columns: Iterable[str]) -> Sentence:
+        """A copy whose ``columns`` (names of LEMMA, UPOS, XPOS, FEATS) read ``_`` to whoever
+        reads its columns (a model that does not read them), while its lines, as written out,
+        stay this sentence's."""
+        blanked = copy.copy(self)
+        blanked._stored, blanked._base = self._lines, None
+        for column in columns:
+            setattr(blanked, column, ["_"] * len(self))
+        return blanked
 
     def words_only(self) -> Sentence:
         """A copy with LEMMA, UPOS, XPOS and FEATS blanked (``_``): the words alone, as a

@@ -61,10 +61,10 @@ data-ptb:  ## convert WSJ (WSJ=.../parsed/mrg/wsj) -> DATA/ptb/{train,dev,test}.
 			-o $(DPARSE_DATA)/ptb/$$split.conll || exit $$?; \
 	done
 
-data-ptb-jackknife:  ## 10-way jackknife POS tags on PTB train (TAGGER_TRAIN=..., TAGGER_TAG=...)
-	@if [ -z "$(TAGGER_TRAIN)" ] || [ -z "$(TAGGER_TAG)" ]; then \
-		echo "data-ptb-jackknife: set TAGGER_TRAIN='cmd {train} {model}' and" \
-			"TAGGER_TAG='cmd {model} {input} {output}'"; exit 2; fi
+# data-ptb-jackknife: dparse's tagger (configs/ptb/tagger.yaml, dev chooses its epochs), or
+# yours with TAGGER_TRAIN='cmd {train} {model}' and TAGGER_TAG='cmd {model} {input} {output}'.
+data-ptb-jackknife:  ## 10-way jackknife POS tags on PTB train -> DATA/ptb/train.jackknife.conll
 	$(PYTHON) -m dparse data jackknife $(DPARSE_DATA)/ptb/train.conll \
 		-o $(DPARSE_DATA)/ptb/train.jackknife.conll \
-		--train-cmd '$(TAGGER_TRAIN)' --tag-cmd '$(TAGGER_TAG)'
+		$(if $(TAGGER_TRAIN)$(TAGGER_TAG),--train-cmd '$(TAGGER_TRAIN)' --tag-cmd '$(TAGGER_TAG)',\
+		--tagger-config configs/ptb/tagger.yaml --dev $(DPARSE_DATA)/ptb/dev.conll --jobs $(or $(JOBS),2))

@@ -5,13 +5,20 @@
 #       trains the models missing from MODELS (the tagged parsers share the jackknife kept in
 #       $(MODELS)/en_ewt.tagged), then writes results/tagging-en_ewt.md
 #       (benchmarks/tagging_bench.py: accuracies, and speeds in rounds alternated with o1-cle's).
+#   make ptb-sample-jackknife [JOBS=2]
+#       the built-in 10-fold jackknife of PTB tags (configs/ptb/tagger.yaml) on ptb_sample/dep
+#       -> results/ptb-sample-jackknife.md (benchmarks/ptb_jackknife.py); on the full WSJ,
+#       make data-ptb-jackknife.
 
 TABLES += tagging-en-ewt
 tagging-en-ewt_DATA := en_ewt
 TAGGING_PARSERS := o1-cle o2-eisner
 TAGGING_JOBS := $(or $(JOBS),2)
 
-.PHONY: tagging-en-ewt
+TABLES += ptb-sample-jackknife
+ptb-sample-jackknife_DATA := ptb_sample
+
+.PHONY: tagging-en-ewt ptb-sample-jackknife
 
 tagging-en-ewt:  ## en_ewt tagger and parsers on predicted tags -> results/tagging-en_ewt.md
 	@mkdir -p $(RESULTS)
@@ -27,3 +34,8 @@ tagging-en-ewt:  ## en_ewt tagger and parsers on predicted tags -> results/taggi
 	$(PYTHON) benchmarks/tagging_bench.py --models $(MODELS) --treebank en_ewt \
 		--test $(DPARSE_DATA)/en_ewt/test.conllu --parsers $(subst $(eval) ,$(comma),$(TAGGING_PARSERS)) \
 		--udpipe $(RESULTS)/udpipe1-figures.json --out $(RESULTS)/tagging-en_ewt.md
+
+ptb-sample-jackknife:  ## built-in jackknife of PTB tags on ptb_sample -> results/ptb-sample-jackknife.md
+	@mkdir -p $(RESULTS)
+	$(PYTHON) benchmarks/ptb_jackknife.py --data $(DPARSE_DATA) --work $(MODELS)/ptb_sample.jackknife \
+		--jobs $(TAGGING_JOBS) --out $(RESULTS)/ptb-sample-jackknife.md

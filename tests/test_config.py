@@ -304,11 +304,15 @@ def test_shipped_configs_load(monkeypatch: pytest.MonkeyPatch) -> None:
                                                       eisner.training)
 
 
+# Treebanks a user makes from data we cannot ship (a make target converts their copy).
+MADE_BY_USERS = {"ptb": "make data-ptb WSJ=..."}
+
+
 def test_shipped_configs_name_existing_treebanks(data: Path) -> None:
     for path in SHIPPED:
         cfg = load_config(path, data_root=str(data))
         for split in (cfg.data.train, cfg.data.dev, cfg.data.test):
-            if split:
+            if split and Path(split).parts[0] not in MADE_BY_USERS:
                 assert cfg.data_path(split).is_file(), (path, split)
 
 
