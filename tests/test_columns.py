@@ -90,6 +90,18 @@ def test_blanking_copies_and_keeps_the_written_lines() -> None:
     assert blank_columns(sents, ())[0] is sents[0]
 
 
+def test_blanking_keeps_the_lines_of_a_tagged_copy() -> None:
+    """A sentence tagged (its lines made later), its XPOS blanked for a model that does not
+    read it, then parsed: the lines written out carry the tagger's XPOS and the new heads."""
+    tagged = sentence().with_tags(xpos=["T"] * 6)
+    blanked = blank_columns([tagged], ("xpos",))[0]
+    assert blanked.xpos == ["_"] * 6
+    parsed = blanked.with_parse([-1, 0, 1, 1, 1, 1, 1], ["", "root"] + ["dep"] * 5)
+    rows = [line.split("\t") for line in parsed.to_conll().splitlines() if line]
+    assert [r[4] for r in rows] == ["T"] * 6
+    assert [r[6] for r in rows] == ["0", "1", "1", "1", "1", "1"]
+
+
 def test_vocabulary_encodes_unread_columns_as_blank_and_keeps_them(tmp_path: Path) -> None:
     train = blank_columns([sentence()], ("xpos", "feats"))
     vocab = Vocabulary.build(train, ("xpos", "feats"))
