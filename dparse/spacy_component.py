@@ -27,13 +27,14 @@ from __future__ import annotations
 
 import re
 import shutil
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from spacy.attrs import DEP, HEAD, IS_SPACE, LEMMA, MORPH, ORTH, POS, SENT_START, TAG
 from spacy.language import Language
+from spacy.parts_of_speech import IDS as UNIVERSAL_POS
 from spacy.tokens import Doc
 from spacy.util import minibatch
 
@@ -83,7 +84,8 @@ class DparseComponent:
         self.tags = tags
         self.batch_size = batch_size
         self._parser: Parser | None = None
-        self._label_ids = _LabelIds(nlp.vocab.strings)
+        self._label_ids = _Ids(nlp.vocab.strings.add)  # labels, tags and lemmas
+        self._morph_ids = _Ids(nlp.vocab.morphology.add)  # FEATS
 
     @property
     def parser(self) -> Parser:
@@ -126,12 +128,30 @@ class DparseComponent:
                 heads[i] = words[h - 1] if h else i
                 labels[i] = ids[label]
         found.attach_spaces(heads)
-        rows = np.array([heads, labels], dtype=np.uint64).T
-        rows[:, 0] -= np.arange(len(doc), dtype=np.uint64)  # HEAD is relative (mod 2**64)
-        doc.from_array([HEAD, DEP], rows)
+        columns = [heads, labels]
+        attrs = [HEAD, DEP]
         if self.parser.tagging:
-            for words, sentence in zip(found.sentences, parses, strict=True):
-                _set_tags(doc, words, sentence)
+            columns += self._tag_ids(len(doc), found, parses)
+            attrs += [POS, TAG, MORPH, LEMMA]
+        rows = np.array(columns, dtype=np.uint64).T
+        rows[:, 0] -= np.arange(len(doc), dtype=np.uint64)  # HEAD is relative (mod 2**64)
+        doc.from_array(attrs, rows)
+
+    def _tag_ids(self, n: int, found: _DocWords, parses: list[Sentence]) -> list[list[int]]:
+        """The POS, TAG, MORPH and LEMMA ids of a Doc of ``n`` tokens from its sentences'
+        UPOS, XPOS, FEATS and LEMMA columns (0, unset, for ``_``, a UPOS that is not a
+        universal tag, and white space)."""
+        ids, morphs = self._label_ids, self._morph_ids
+        pos, tag, morph, lemma = ([0] * n for _ in range(4))
+        for words, sentence in zip(found.sentences, parses, strict=True):
+            columns = zip(words, sentence.upos, sentence.xpos, sentence.feats, sentence.lemma,
+                          strict=True)
+            for i, u, x, f, lm in columns:
+                pos[i] = UNIVERSAL_POS.get(u, 0)
+                tag[i] = ids[x] if x != "_" else 0
+                morph[i] = morphs[f] if f != "_" else 0
+                lemma[i] = ids[lm] if lm != "_" else 0
+        return [pos, tag, morph, lemma]
 
     def to_disk(self, path: str | Path, *, exclude: Iterable[str] = ()) -> None:
         """Copy the model directory into ``path`` (``nlp.to_disk`` calls it)."""
@@ -155,16 +175,17 @@ class DparseComponent:
         return {**self.__dict__, "_parser": None}
 
 
-class _LabelIds(dict):
-    """Label -> its id in the vocabulary's strings, added on first use."""
+class _Ids(dict):
+    """A string -> its id in the vocabulary (``add``: the StringStore's, or the
+    morphology's for FEATS), added on first use."""
 
-    def __init__(self, strings: Any) -> None:
+    def __init__(self, add: Callable[[str], int]) -> None:
         super().__init__()
-        self.strings = strings
+        self.add = add
 
-    def __missing__(self, label: str) -> int:
-        self[label] = self.strings.add(label)
-        return self[label]
+    def __missing__(self, text: str) -> int:
+        self[text] = self.add(text)
+        return self[text]
 
 
 class _DocWords:
@@ -233,21 +254,6 @@ class _DocWords:
                     heads[i] = previous
                 else:
                     previous = i
-
-
-def _set_tags(doc: Doc, words: list[int], sentence: Sentence) -> None:
-    """The UPOS, XPOS, FEATS and LEMMA columns of ``sentence`` on its words in ``doc``."""
-    columns = zip(words, sentence.upos, sentence.xpos, sentence.feats, sentence.lemma,
-                  strict=True)
-    for i, upos, xpos, feats, lemma in columns:
-        token = doc[i]
-        if upos != "_":
-            token.pos_ = upos
-        if xpos != "_":
-            token.tag_ = xpos
-        token.set_morph(None if feats == "_" else feats)
-        if lemma != "_":
-            token.lemma_ = lemma
 
 
 def doc_to_conllu(doc: Doc) -> str:
