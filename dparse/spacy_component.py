@@ -49,7 +49,7 @@ _WHITE_SPACE = re.compile(r"\s")
 
 @Language.factory(
     "dparse",
-    default_config={"model": None, "decoder": None, "tags": "auto", "batch_size": 256},
+    default_config={"model": None, "decoder": None, "tags": "auto", "batch_size": 1000},
     assigns=["token.head", "token.dep", "token.is_sent_start", "token.pos", "token.tag",
              "token.morph", "token.lemma"],
 )
@@ -60,14 +60,15 @@ def make_dparse(nlp: Language, name: str, model: str | None, decoder: str | None
 
     Example::
 
-        nlp.add_pipe("dparse", config={"model": "models/en_ewt-o1-cle", "batch_size": 256})
+        nlp.add_pipe("dparse", config={"model": "models/en_ewt-o1-cle", "batch_size": 1000})
     """
     return DparseComponent(nlp, name, model, decoder, tags, batch_size)
 
 
 class DparseComponent:
     """A spaCy component that parses (and, with a model that tags, tags) each sentence of a
-    Doc with a dparse model (module doc); ``batch_size`` Docs are parsed at a time.
+    Doc with a dparse model (module doc); ``batch_size`` Docs are parsed at a time (as many
+    as ``nlp.pipe``'s default: a model that tags tags up to 1,024 sentences at a time).
 
     Example::
 
@@ -76,7 +77,7 @@ class DparseComponent:
     """
 
     def __init__(self, nlp: Language, name: str, model: str | None, decoder: str | None = None,
-                 tags: str = "auto", batch_size: int = 256) -> None:
+                 tags: str = "auto", batch_size: int = 1000) -> None:
         self.name = name
         self.vocab = nlp.vocab
         self.model = None if model is None else Path(model)
