@@ -48,7 +48,9 @@ TAGGER_JSON = "tagger.json"
 TAGGER_ARRAYS = "tagger.bin"
 FORMAT_VERSION = 2  # 2: exact feature tables (1: hashed weight vectors)
 UPOS = COLUMNS.index("upos")
-BATCH_SENTENCES = 1024  # sentences tagged in one call of the extension
+BATCH_SENTENCES = 4096  # sentences tagged in one call of the extension (the probe cache of
+# one-word features is per call: a larger batch reuses it more; 4096 tags en_ewt test about 15%
+# faster than 1024, in CPU time)
 TAG_MODES = ("auto", "predict", "keep")
 APPLICABLE_CACHE = 100_000  # forms whose applicable lemma rules a tagger remembers
 
