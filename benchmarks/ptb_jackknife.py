@@ -40,9 +40,9 @@ def main() -> None:
         sys.exit(f"{args.data / 'ptb_sample' / 'dep'}: no .dp files")
     args.work.mkdir(parents=True, exist_ok=True)
     gold_file = args.work / "ptb_sample.malttab"
-    # each file ends with its last sentence's blank line: joined, they are one Malt-TAB file
-    gold_file.write_text("".join(f.read_text(encoding="utf-8") for f in files),
-                         encoding="utf-8")
+    # a file's last sentence ends without a blank line: one goes between files
+    gold_file.write_text("".join(f.read_text(encoding="utf-8").rstrip("\n") + "\n\n"
+                                 for f in files), encoding="utf-8")
     tagged_file = args.work / "ptb_sample.jackknife.malttab"
     start = time.perf_counter()
     subprocess.run([sys.executable, "-m", "dparse", "data", "jackknife", str(gold_file),
@@ -59,7 +59,7 @@ def main() -> None:
         f"ptb_sample/dep ({len(files)} files, {len(gold)} sentences, {tokens} tokens) tagged by "
         f"a {args.folds}-fold jackknife with configs/ptb/tagger.yaml (each fold's tagger "
         "trained on the other folds, no dev file), `dparse data jackknife --tagger-config`, "
-        f"{args.jobs} folds at a time on {platform.machine()} ({platform.node()}).", "",
+        f"folds trained {args.jobs} at a time, on {platform.machine()}.", "",
         "| POS accuracy of the jackknifed tags | wall time |", "|---:|---:|",
         f"| {scores['xpos']:.2f} | {seconds:.0f} s |", "",
         "Heads and words are kept; only the POS column is replaced. On the full WSJ, "
