@@ -16,10 +16,10 @@ from itertools import islice
 from pathlib import Path
 
 import pytest
+from conftest import DATA
 
 import dparse
 from dparse.conll import read_treebank, write_conll
-from conftest import DATA
 
 REPO = Path(__file__).resolve().parents[1]
 
