@@ -58,7 +58,7 @@ def _pair(report: object) -> str:
 def accuracy_section(models: Path, tb: str, parsers: list[str], gold: list[Sentence],
                      words: list[Sentence], udpipe: dict | None) -> list[str]:
     """The tagger's scores and each parser's UAS / LAS on gold, tagger and pipeline tags."""
-    _, tagged = run(models / f"{tb}-tagger", words, "predict", tag_only=True)
+    tagged = run(models / f"{tb}-tagger", words, "predict", tag_only=True)[1]
     tags = score_tags(gold, tagged).as_dict()
     header = "| tagger | " + " | ".join(k for k in TAG_KEYS) + " |"
     lines = ["## Tags of the test file's words alone", "", header,
