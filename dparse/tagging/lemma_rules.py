@@ -76,15 +76,18 @@ def apply_rule(rule: Rule, form: str) -> str:
 
 
 class RuleIndex:
-    """The rules of a model, indexed to find those that apply to a form quickly."""
+    """The rules of a model, indexed to find those that apply to a form quickly: by case and
+    front strip, then by back strip."""
 
     def __init__(self, rules: Iterable[Rule]) -> None:
         self.rules: list[Rule] = [tuple(r) for r in rules]  # type: ignore[misc]
-        self._by_strips: dict[tuple[str, str, str], list[int]] = {}
+        self._by_front: dict[tuple[str, str], dict[str, list[int]]] = {}
         for k, (case, front_strip, _, back_strip, _) in enumerate(self.rules):
-            self._by_strips.setdefault((case, front_strip, back_strip), []).append(k)
+            backs = self._by_front.setdefault((case, front_strip), {})
+            backs.setdefault(back_strip, []).append(k)
         self._front_lengths = sorted({len(r[1]) for r in self.rules})
-        self._back_lengths = sorted({len(r[3]) for r in self.rules})
+        self._back_lengths = {front: sorted({len(b) for b in backs})
+                              for front, backs in self._by_front.items()}
 
     def applicable(self, form: str) -> list[int]:
         """The ids of the rules that apply to ``form``, ascending."""
@@ -95,10 +98,12 @@ class RuleIndex:
             for f in self._front_lengths:
                 if f > n:
                     break
-                front = source[:f]
-                for b in self._back_lengths:
+                backs = self._by_front.get((case, source[:f]))
+                if backs is None:
+                    continue
+                for b in self._back_lengths[(case, source[:f])]:
                     if f + b > n:
                         break
-                    found.extend(self._by_strips.get((case, front, source[n - b:]), ()))
+                    found.extend(backs.get(source[n - b:], ()))
         found.sort()
         return found
