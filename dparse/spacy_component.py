@@ -68,7 +68,7 @@ def make_dparse(nlp: Language, name: str, model: str | None, decoder: str | None
 class DparseComponent:
     """A spaCy component that parses (and, with a model that tags, tags) each sentence of a
     Doc with a dparse model (module doc); ``batch_size`` Docs are parsed at a time (as many
-    as ``nlp.pipe``'s default: a model that tags tags up to 1,024 sentences at a time).
+    as ``nlp.pipe``'s default: a model that tags tags up to 4,096 sentences at a time).
 
     Example::
 

@@ -286,6 +286,24 @@ def test_saved_tagger_tags_alike_and_training_is_deterministic(small_tagger, ewt
         [s.to_conll() for s in small_tagger.tag(words)]
 
 
+@needs_en_ewt
+def test_a_tagger_of_another_format_asks_to_be_retrained(small_tagger, tmp_path: Path) -> None:
+    from dparse.errors import DparseError
+    from dparse.modeldir import load_arrays, save_arrays
+
+    small_tagger.write_files(tmp_path)
+    meta = json.loads((tmp_path / "tagger.json").read_text(encoding="utf-8"))
+    arrays = dict(load_arrays(tmp_path / "tagger.bin"))
+    del arrays["upos.templates"]
+    save_arrays(tmp_path / "tagger.bin", **arrays)
+    with pytest.raises(DparseError, match="upos.templates.*retrain it"):
+        TaggerModel.load(tmp_path, checked=True)
+    meta["format_version"] = 1
+    (tmp_path / "tagger.json").write_text(json.dumps(meta), encoding="utf-8")
+    with pytest.raises(DparseError, match="tagger format 1 .*retrain it"):
+        TaggerModel.load(tmp_path, checked=True)
+
+
 def test_jackknife_folds_are_disjoint_and_cover_the_file(monkeypatch) -> None:
     """Each fold is tagged by a tagger trained on the other folds only."""
     sents = [Sentence.build([f"w{i}"], upos=["X"]) for i in range(23)]

@@ -409,14 +409,18 @@ class TaggerModel:
             raise DparseError(f"{directory}: tagger format {meta.get('format_version')} is "
                               f"not the one this dparse reads ({FORMAT_VERSION}); retrain it")
         arrays = load_arrays(directory / TAGGER_ARRAYS)
-        columns = [
-            ColumnModel(c["name"], c["classes"], arrays[f"{c['name']}.templates"],
-                        FeatureTable(*(arrays[f"{c['name']}.{part}"]
-                                       for part in FeatureTable._fields)),
-                        arrays[f"{c['name']}.known_ptr"], arrays[f"{c['name']}.known_ids"],
-                        arrays[f"{c['name']}.compat"])
-            for c in meta["columns"]
-        ]
+        try:
+            columns = [
+                ColumnModel(c["name"], c["classes"], arrays[f"{c['name']}.templates"],
+                            FeatureTable(*(arrays[f"{c['name']}.{part}"]
+                                           for part in FeatureTable._fields)),
+                            arrays[f"{c['name']}.known_ptr"], arrays[f"{c['name']}.known_ids"],
+                            arrays[f"{c['name']}.compat"])
+                for c in meta["columns"]
+            ]
+            atoms = arrays["atoms"]
+        except KeyError as exc:  # a model of a development build between two formats
+            raise DparseError(f"{directory}: tagger arrays {exc} missing: a model saved by "
+                              "another version of dparse; retrain it") from None
         lexicon = {(f, u): lemma for f, u, lemma in meta["lexicon"]}
-        return cls(meta["forms"], arrays["atoms"], columns, lexicon,
-                   meta["dictionary_min_count"])
+        return cls(meta["forms"], atoms, columns, lexicon, meta["dictionary_min_count"])
