@@ -12,7 +12,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from dparse._ext.tagger import feature_slots, hash_strings, tag_column, word_features
+from dparse._ext.tagger import (
+    CheckedTable,
+    feature_slots,
+    hash_strings,
+    tag_column,
+    word_features,
+)
 
 from dparse.config import load_config
 from dparse.conll import Sentence, read_treebank, write_conll
@@ -154,12 +160,12 @@ def test_tag_column_picks_the_highest_scoring_candidate() -> None:
     table = table_of({int(keys[0]): {0: 5.0, 2: 1.0}, int(keys[1]): {0: 9.0, 2: -1.0}})
     values[2, upos] = 1  # given
     tag_column(atoms, empty, tok_type, sent_ptr, values, upos, templates, cand_ptr, cand_ids,
-               compat, -1, 3, *table)
+               compat, -1, 3, CheckedTable(*table, 3))
     # word 1: class 0 is no candidate, 1 (no weight: 0) beats 2 (-1)
     assert values[:, upos].tolist() == [0, 1, 1, 1]
     values[:, upos] = -1
     tag_column(atoms, empty, tok_type, sent_ptr, values, upos, templates, cand_ptr, cand_ids,
-               compat, -1, 3, *table_of({}))
+               compat, -1, 3, CheckedTable(*table_of({}), 3))
     assert values[:, upos].tolist() == [0, 1, 0, 1]  # all tied at 0: the first candidate
 
 
@@ -171,18 +177,18 @@ def test_tag_column_rejects_bad_arrays() -> None:
     with pytest.raises(ValueError, match="tok_type"):
         tag_column(atoms, np.zeros((0, 14), np.uint64), args["tok_type"],
                    np.array([0, 1], np.int32), values, 1, templates, args["cand_ptr"],
-                   np.zeros(0, np.int32), np.zeros((0, 2), np.uint8), -1, 2, *table_of({}))
-    slots, _, _ = table_of({7: {0: 1.0, 1: 2.0}})
-    with pytest.raises(ValueError, match="entries outside"):
-        tag_column(atoms, np.zeros((0, 14), np.uint64), np.array([0], np.int32),
-                   np.array([0, 1], np.int32), values, 1, templates, args["cand_ptr"],
-                   np.zeros(0, np.int32), np.zeros((0, 2), np.uint8), -1, 2, slots,
-                   np.zeros(1, np.int32), np.zeros(1, np.float32))
-    with pytest.raises(ValueError, match="outside 0..1"):
+                   np.zeros(0, np.int32), np.zeros((0, 2), np.uint8), -1, 2,
+                   CheckedTable(*table_of({}), 2))
+    with pytest.raises(ValueError, match="a table of 3 classes for 2"):
         tag_column(atoms, np.zeros((0, 14), np.uint64), np.array([0], np.int32),
                    np.array([0, 1], np.int32), values, 1, templates, args["cand_ptr"],
                    np.zeros(0, np.int32), np.zeros((0, 2), np.uint8), -1, 2,
-                   *table_of({7: {0: 1.0, 5: 2.0}}))
+                   CheckedTable(*table_of({}), 3))
+    slots, _, _ = table_of({7: {0: 1.0, 1: 2.0}})
+    with pytest.raises(ValueError, match="entries outside"):
+        CheckedTable(slots, np.zeros(1, np.int32), np.zeros(1, np.float32), 2)
+    with pytest.raises(ValueError, match="outside 0..1"):
+        CheckedTable(*table_of({7: {0: 1.0, 5: 2.0}}), 2)
     with pytest.raises(ValueError, match="listed twice"):
         feature_slots(np.array([3, 3], np.uint64), np.zeros(2, np.int64), np.ones(2, np.int64))
 

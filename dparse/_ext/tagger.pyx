@@ -415,6 +415,22 @@ cdef FeatureTable make_table(const uint64_t[:, ::1] slots, const int32_t[::1] en
     return t
 
 
+cdef class CheckedTable:
+    """A feature table ``(slots, entry_class, entry_weight)`` of a column of ``n_classes``
+    classes (module doc), checked once when made: what :func:`tag_column` reads (checking
+    the whole table at every call would cost more than tagging one sentence)."""
+
+    cdef FeatureTable t
+    cdef object arrays  # the arrays t points into, kept alive
+    cdef readonly int n_classes
+
+    def __cinit__(self, const uint64_t[:, ::1] slots, const int32_t[::1] entry_class,
+                  const float[::1] entry_weight, int n_classes) -> None:
+        self.t = make_table(slots, entry_class, entry_weight, n_classes)
+        self.arrays = (slots, entry_class, entry_weight)
+        self.n_classes = n_classes
+
+
 cdef void add_features(const FeatureTable* t, const Batch* b, Py_ssize_t start, Py_ssize_t end,
                        Py_ssize_t i, Buffers buf) noexcept nogil:
     """buf.scores[c] += the weight of (key, c) for every feature of word i of the sentence
@@ -542,13 +558,14 @@ def tag_column(const uint64_t[:, ::1] atoms_known, const uint64_t[:, ::1] atoms_
                int32_t[:, ::1] values, int col, const int32_t[:, ::1] templates,
                const int32_t[::1] cand_ptr, const int32_t[::1] cand_ids,
                const uint8_t[:, ::1] compat, int cond, int n_classes,
-               const uint64_t[:, ::1] slots, const int32_t[::1] entry_class,
-               const float[::1] entry_weight) -> None:
+               CheckedTable table not None) -> None:
     """Predict column ``col`` of every word of the batch whose ``values[:, col]`` is -1, with
-    the feature table ``(slots, entry_class, entry_weight)`` (see the module docstring)."""
+    the feature ``table`` (see the module docstring)."""
     cdef Batch b = make_batch(atoms_known, atoms_extra, tok_type, values, col, templates,
                               cand_ptr, cand_ids, compat, cond, n_classes)
-    cdef FeatureTable t = make_table(slots, entry_class, entry_weight, n_classes)
+    if table.n_classes != n_classes:
+        raise ValueError(f"a table of {table.n_classes} classes for {n_classes}")
+    cdef FeatureTable t = table.t
     cdef Py_ssize_t s, i, S = sent_ptr.shape[0] - 1
     cdef int n, k
     check_sentences(sent_ptr, tok_type.shape[0])

@@ -32,7 +32,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from dparse._ext.tagger import tag_column
+from dparse._ext.tagger import CheckedTable, tag_column
 from dparse.conll import Sentence
 from dparse.errors import DparseError
 from dparse.modeldir import check_model_dir, load_arrays, save_arrays
@@ -168,6 +168,7 @@ class TaggerModel:
         self.class_ids = [{c: k for k, c in enumerate(col.classes)} for col in columns]
         self._applicable: dict[str, np.ndarray] = {}
         self.templates = [col.templates for col in columns]  # int32 [F, 7] each
+        self._checked: dict[int, tuple[FeatureTable, CheckedTable]] = {}
 
     @property
     def predicted(self) -> tuple[str, ...]:
@@ -258,7 +259,18 @@ class TaggerModel:
         cand_ptr, cand_ids = self.candidates(col, batch)
         tag_column(self.atoms, batch.atoms_extra, batch.tok_type, batch.sent_ptr, values,
                    col.index, self.templates[c], cand_ptr, cand_ids, col.compat, col.cond,
-                   len(col.classes), *(col.weights if weights is None else weights))
+                   len(col.classes), self.checked_table(c, weights))
+
+    def checked_table(self, c: int, weights: FeatureTable | None = None) -> CheckedTable:
+        """Column c's weights (or ``weights``) checked for the extension: once for the
+        column's own, whose check is kept while they stay the column's."""
+        if weights is not None:
+            return CheckedTable(*weights, len(self.columns[c].classes))
+        own = self.columns[c].weights
+        kept = self._checked.get(c)
+        if kept is None or kept[0] is not own:
+            kept = self._checked[c] = (own, CheckedTable(*own, len(self.columns[c].classes)))
+        return kept[1]
 
     def tag_batch(self, sentences: Sequence[Sentence], mode: str = "auto") -> list[Sentence]:
         """Tagged copies of ``sentences``: ``mode`` ``predict`` predicts every column of the
