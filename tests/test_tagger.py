@@ -184,6 +184,15 @@ def test_tag_column_rejects_bad_arrays() -> None:
                    np.array([0, 1], np.int32), values, 1, templates, args["cand_ptr"],
                    np.zeros(0, np.int32), np.zeros((0, 2), np.uint8), -1, 2,
                    CheckedTable(*table_of({}), 3))
+    two_types = np.zeros((2, 14), dtype=np.uint64)
+    bad_list = (np.array([0, 1, 2], np.int32), np.array([1, 9], np.int32))  # type 1: class 9
+    tag_column(two_types, np.zeros((0, 14), np.uint64), np.array([0], np.int32),
+               np.array([0, 1], np.int32), values, 1, templates, *bad_list,
+               np.zeros((0, 2), np.uint8), -1, 2, CheckedTable(*table_of({}), 2))
+    with pytest.raises(ValueError, match="cand_ids\\[1\\] = 9 outside 0..1"):
+        tag_column(two_types, np.zeros((0, 14), np.uint64), np.array([1], np.int32),
+                   np.array([0, 1], np.int32), values, 1, templates, *bad_list,
+                   np.zeros((0, 2), np.uint8), -1, 2, CheckedTable(*table_of({}), 2))
     slots, _, _ = table_of({7: {0: 1.0, 1: 2.0}})
     with pytest.raises(ValueError, match="entries outside"):
         CheckedTable(slots, np.zeros(1, np.int32), np.zeros(1, np.float32), 2)

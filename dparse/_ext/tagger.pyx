@@ -531,11 +531,36 @@ cdef Batch make_batch(const uint64_t[:, ::1] atoms_known, const uint64_t[:, ::1]
     b.compat = &compat[0, 0] if cond >= 0 and compat.shape[0] > 0 else NULL
     b.cond = cond if cond >= 0 and compat.shape[0] > 0 else -1
     b.C = n_classes
-    for i in range(cand_ids.shape[0]):
-        if not 0 <= cand_ids[i] < n_classes:
-            raise ValueError(f"cand_ids[{i}] = {cand_ids[i]} outside 0..{n_classes - 1}")
+    check_candidates(tok_type, cand_ptr, cand_ids, n_classes)
     check_templates(templates, b.A, values.shape[1], col)
     return b
+
+
+cdef int check_candidates(const int32_t[::1] tok_type, const int32_t[::1] cand_ptr,
+                          const int32_t[::1] cand_ids, int n_classes) except -1:
+    """The candidate lists of the types the words take lie in ``cand_ids`` and name classes
+    (each type checked once: not the lists of every type, which for lemma rules run to
+    millions, at every call)."""
+    cdef Py_ssize_t i, k, E = cand_ids.shape[0]
+    cdef int32_t t
+    cdef uint8_t* seen = <uint8_t*>calloc(max(cand_ptr.shape[0], 1), 1)
+    if seen == NULL:
+        raise MemoryError("tagger buffers")
+    try:
+        for i in range(tok_type.shape[0]):
+            t = tok_type[i]
+            if seen[t]:
+                continue
+            seen[t] = 1
+            if not 0 <= cand_ptr[t] <= cand_ptr[t + 1] <= E:
+                raise ValueError(f"cand_ptr: type {t}'s list outside the {E} candidates")
+            for k in range(cand_ptr[t], cand_ptr[t + 1]):
+                if not 0 <= cand_ids[k] < n_classes:
+                    raise ValueError(f"cand_ids[{k}] = {cand_ids[k]} outside "
+                                     f"0..{n_classes - 1}")
+    finally:
+        free(seen)
+    return 0
 
 
 cdef int check_templates(const int32_t[:, ::1] templates, int A, int K, int col) except -1:
