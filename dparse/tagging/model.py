@@ -166,6 +166,7 @@ class TaggerModel:
         self._index_lexicon()
         self.dictionary_min_count = dictionary_min_count
         self.class_ids = [{c: k for k, c in enumerate(col.classes)} for col in columns]
+        self.class_strings = [np.array(col.classes, dtype=object) for col in columns]
         self._applicable: dict[str, np.ndarray] = {}
         self.templates = [col.templates for col in columns]  # int32 [F, 7] each
         self._checked: dict[int, tuple[FeatureTable, CheckedTable]] = {}
@@ -191,6 +192,7 @@ class TaggerModel:
             self.lexicon_table[self.type_ids[form], upos_ids[u]] = \
                 lemma_ids.setdefault(lemma, len(lemma_ids))
         self.lexicon_lemmas = list(lemma_ids)
+        self._lemma_strings = np.array([*lemma_ids, ""], dtype=object)  # "" for index -1
 
     def encode(self, sentences: Sequence[Sentence]) -> EncodedBatch:
         """``sentences`` as the extension reads them (see :class:`EncodedBatch`)."""
@@ -295,11 +297,11 @@ class TaggerModel:
                 given = np.where(lemmas >= 0, 0, -1).astype(np.int32)
             self.predict_column(c, batch, values, given=given)
         flat: dict[str, list[str]] = {}
-        for col in self.columns:
+        for c, col in enumerate(self.columns):
             if col.name in predict and col.name != DRAFT:
                 flat[col.name] = (self._lemmas(batch, values[:, col.index], lemmas)
-                                  if col.name == "lemma" else np.array(col.classes, dtype=object)[
-                                      values[:, col.index]].tolist())
+                                  if col.name == "lemma"
+                                  else self.class_strings[c][values[:, col.index]].tolist())
         ptr = batch.sent_ptr.tolist()
         return [sent.with_tags(**{name: tags[ptr[s]:ptr[s + 1]] for name, tags in flat.items()})
                 for s, sent in enumerate(sentences)]
@@ -343,7 +345,7 @@ class TaggerModel:
                 ) -> list[str]:
         """The lemma of every word: its lexicon lemma (``lexicon_ids`` >= 0), else its rule
         applied to its form (once per distinct form and rule)."""
-        lemmas = np.array(self.lexicon_lemmas + [""], dtype=object)[lexicon_ids]
+        lemmas = self._lemma_strings[lexicon_ids]
         ruled = np.flatnonzero(lexicon_ids < 0)
         if ruled.size:
             pairs = batch.tok_type[ruled].astype(np.int64) * len(self.rule_index.rules) + \
