@@ -159,13 +159,14 @@ def test_tag_column_picks_the_highest_scoring_candidate() -> None:
     assert keys[0] == keys[2] != keys[1] == keys[3] and keys.all()
     table = table_of({int(keys[0]): {0: 5.0, 2: 1.0}, int(keys[1]): {0: 9.0, 2: -1.0}})
     values[2, upos] = 1  # given
+    no_extra = (np.zeros(1, np.int32), np.zeros(0, np.int32))
     tag_column(atoms, empty, tok_type, sent_ptr, values, upos, templates, cand_ptr, cand_ids,
-               compat, -1, 3, CheckedTable(*table, 3))
+               *no_extra, compat, -1, 3, CheckedTable(*table, 3))
     # word 1: class 0 is no candidate, 1 (no weight: 0) beats 2 (-1)
     assert values[:, upos].tolist() == [0, 1, 1, 1]
     values[:, upos] = -1
     tag_column(atoms, empty, tok_type, sent_ptr, values, upos, templates, cand_ptr, cand_ids,
-               compat, -1, 3, CheckedTable(*table_of({}), 3))
+               *no_extra, compat, -1, 3, CheckedTable(*table_of({}), 3))
     assert values[:, upos].tolist() == [0, 1, 0, 1]  # all tied at 0: the first candidate
 
 
@@ -174,22 +175,24 @@ def test_tag_column_rejects_bad_arrays() -> None:
     atoms = np.zeros((1, 14), dtype=np.uint64)
     values = np.full((1, len(COLUMNS)), -1, dtype=np.int32)
     args = dict(tok_type=np.array([5], dtype=np.int32), cand_ptr=np.zeros(2, dtype=np.int32))
+    no_extra = (np.zeros(1, np.int32), np.zeros(0, np.int32))
     with pytest.raises(ValueError, match="tok_type"):
         tag_column(atoms, np.zeros((0, 14), np.uint64), args["tok_type"],
                    np.array([0, 1], np.int32), values, 1, templates, args["cand_ptr"],
-                   np.zeros(0, np.int32), np.zeros((0, 2), np.uint8), -1, 2,
+                   np.zeros(0, np.int32), *no_extra, np.zeros((0, 2), np.uint8), -1, 2,
                    CheckedTable(*table_of({}), 2))
     with pytest.raises(ValueError, match="a table of 3 classes for 2"):
         tag_column(atoms, np.zeros((0, 14), np.uint64), np.array([0], np.int32),
                    np.array([0, 1], np.int32), values, 1, templates, args["cand_ptr"],
-                   np.zeros(0, np.int32), np.zeros((0, 2), np.uint8), -1, 2,
+                   np.zeros(0, np.int32), *no_extra, np.zeros((0, 2), np.uint8), -1, 2,
                    CheckedTable(*table_of({}), 3))
     two_types = np.zeros((2, 14), dtype=np.uint64)
-    bad_list = (np.array([0, 1, 2], np.int32), np.array([1, 9], np.int32))  # type 1: class 9
+    bad_list = (np.array([0, 1, 2], np.int32), np.array([1, 9], np.int32),  # type 1: class 9
+                *no_extra)
     tag_column(two_types, np.zeros((0, 14), np.uint64), np.array([0], np.int32),
                np.array([0, 1], np.int32), values, 1, templates, *bad_list,
                np.zeros((0, 2), np.uint8), -1, 2, CheckedTable(*table_of({}), 2))
-    with pytest.raises(ValueError, match="cand_ids\\[1\\] = 9 outside 0..1"):
+    with pytest.raises(ValueError, match="type 1: candidate 9 outside 0..1"):
         tag_column(two_types, np.zeros((0, 14), np.uint64), np.array([1], np.int32),
                    np.array([0, 1], np.int32), values, 1, templates, *bad_list,
                    np.zeros((0, 2), np.uint8), -1, 2, CheckedTable(*table_of({}), 2))
@@ -252,7 +255,9 @@ def test_each_word_takes_the_best_class_of_the_feature_table(small_tagger, ewt_s
                  for key, packed in slots.tolist() if key}
         keys = word_features(model.atoms, batch.atoms_extra, batch.tok_type, batch.sent_ptr,
                              values, col.index, model.templates[c])
-        ptr, ids = model.candidates(col, batch)
+        known_ptr, known_ids, extra_ptr, extra_ids = model.candidates(col, batch)
+        ptr = np.r_[known_ptr, known_ptr[-1] + extra_ptr[1:]]
+        ids = np.r_[known_ids, extra_ids]
         for i, t in enumerate(batch.tok_type.tolist()):
             cands = ids[ptr[t]:ptr[t + 1]].tolist() or list(range(len(col.classes)))
             if col.cond >= 0 and values[i, col.cond] >= 0:
@@ -480,8 +485,10 @@ def test_ambiguity_classes_and_their_jackknife() -> None:
     expected = ["?", "VERB", "VERB", "ADJ", "NOUN+VERB", "ADJ", "ADJ"]
     assert read == ambiguity_atoms(expected).tolist()
     col = model.columns[0]
-    ptr, ids = model.candidates(col, batch)
-    assert len(ptr) == 3 * len(model.forms) + 1 and len(ids) == 3 * len(col.known_ids)
+    known_ptr, known_ids, extra_ptr, extra_ids = model.candidates(col, batch)
+    assert known_ptr is col.known_ptr and known_ids is col.known_ids
+    assert len(extra_ptr) == 2 * len(model.forms) + 1 and len(extra_ids) == 2 * len(known_ids)
+    assert extra_ids[:len(known_ids)].tolist() == known_ids.tolist()
 
 
 @needs_en_ewt

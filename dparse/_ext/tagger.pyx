@@ -14,8 +14,9 @@ Conventions of every function here (the arrays are validated by the Python calle
 - A batch holds T words; sentence s is words ``sent_ptr[s]`` .. ``sent_ptr[s + 1] - 1``.
 - ``tok_type[T]`` int32: the word's row in the type tables: rows ``0 .. V-1`` of
   ``atoms_known`` [V, A] (types seen in training) or rows ``V ..`` of ``atoms_extra`` (the other
-  forms of the batch). ``cand_ptr`` [types + 1] / ``cand_ids``: per type (known, then extra), the
-  classes allowed for the word (none listed: every class).
+  forms of the batch). ``cand_ptr`` [V + 1] / ``cand_ids`` (CSR) list, for each known type, the
+  classes allowed for the word (none listed: every class), and ``extra_ptr`` / ``extra_ids``
+  the same for the rows of ``atoms_extra``: the known lists are the model's, passed as they are.
 - ``values[T, K]`` int32: the class of every column of every word (-1: none). The column
   ``col`` is written where it is -1 (a class already there is given, and kept: a word the
   tagger's lexicon lemmatizes); the others are read (predicted earlier, or gold in training).
@@ -71,6 +72,8 @@ cdef struct Batch:
     int F
     const int32_t* cand_ptr
     const int32_t* cand_ids
+    const int32_t* extra_ptr
+    const int32_t* extra_ids
     const uint8_t* compat
     int cond
     int C
@@ -116,20 +119,24 @@ cdef void feature_keys(const Batch* b, Py_ssize_t start, Py_ssize_t end, Py_ssiz
 
 cdef int candidates(const Batch* b, Py_ssize_t i, int32_t* out) noexcept nogil:
     """The classes allowed for word i into ``out`` (at most C); returns how many (>= 1)."""
-    cdef int32_t t = b.tok_type[i], c, cv = -1
-    cdef int32_t lo = b.cand_ptr[t], hi = b.cand_ptr[t + 1], k
+    cdef int32_t t = b.tok_type[i], c, cv = -1, lo, hi, k
+    cdef const int32_t* ids = b.cand_ids
     cdef int n = 0
+    if t < b.n_known:
+        lo, hi = b.cand_ptr[t], b.cand_ptr[t + 1]
+    else:
+        lo, hi, ids = b.extra_ptr[t - b.n_known], b.extra_ptr[t - b.n_known + 1], b.extra_ids
     if b.cond >= 0:
         cv = b.values[i * b.K + b.cond]
     if hi > lo:
         for k in range(lo, hi):
-            c = b.cand_ids[k]
+            c = ids[k]
             if cv < 0 or b.compat[cv * b.C + c]:
                 out[n] = c
                 n += 1
         if n == 0:
             for k in range(lo, hi):
-                out[n] = b.cand_ids[k]
+                out[n] = ids[k]
                 n += 1
         return n
     for c in range(b.C):
@@ -494,18 +501,22 @@ cdef inline int32_t best_of(const double* scores, const int32_t* cands, int n) n
 cdef Batch make_batch(const uint64_t[:, ::1] atoms_known, const uint64_t[:, ::1] atoms_extra,
                       const int32_t[::1] tok_type, int32_t[:, ::1] values, int col,
                       const int32_t[:, ::1] templates, const int32_t[::1] cand_ptr,
-                      const int32_t[::1] cand_ids, const uint8_t[:, ::1] compat, int cond,
+                      const int32_t[::1] cand_ids, const int32_t[::1] extra_ptr,
+                      const int32_t[::1] extra_ids, const uint8_t[:, ::1] compat, int cond,
                       int n_classes) except *:
     cdef Batch b
-    cdef Py_ssize_t T = tok_type.shape[0], n_types = cand_ptr.shape[0] - 1, i
+    cdef Py_ssize_t T = tok_type.shape[0], i
+    cdef Py_ssize_t n_types = atoms_known.shape[0] + atoms_extra.shape[0]
     if atoms_known.shape[1] != atoms_extra.shape[1] and atoms_extra.shape[0] > 0:
         raise ValueError("atoms_known and atoms_extra must have the same number of atoms")
     if values.shape[0] != T or not 0 <= col < values.shape[1]:
         raise ValueError(f"values must be [{T}, K] with column {col} in it")
     if templates.shape[1] != 7 or templates.shape[0] > 512:
         raise ValueError("templates must be [F <= 512, 7]")
-    if n_types != atoms_known.shape[0] + atoms_extra.shape[0]:
-        raise ValueError("cand_ptr must have one entry per type, plus one")
+    if (cand_ptr.shape[0] != atoms_known.shape[0] + 1
+            or extra_ptr.shape[0] != atoms_extra.shape[0] + 1):
+        raise ValueError("cand_ptr and extra_ptr must have one entry per known and extra type, "
+                         "plus one")
     if not 1 <= n_classes <= 65536:
         raise ValueError("n_classes in 1..65536")
     if cond >= 0 and (cond >= values.shape[1] or cond == col or compat.shape[1] != n_classes):
@@ -528,22 +539,27 @@ cdef Batch make_batch(const uint64_t[:, ::1] atoms_known, const uint64_t[:, ::1]
     b.F = templates.shape[0]
     b.cand_ptr = &cand_ptr[0]
     b.cand_ids = &cand_ids[0] if cand_ids.shape[0] > 0 else NULL
+    b.extra_ptr = &extra_ptr[0]
+    b.extra_ids = &extra_ids[0] if extra_ids.shape[0] > 0 else NULL
     b.compat = &compat[0, 0] if cond >= 0 and compat.shape[0] > 0 else NULL
     b.cond = cond if cond >= 0 and compat.shape[0] > 0 else -1
     b.C = n_classes
-    check_candidates(tok_type, cand_ptr, cand_ids, n_classes)
+    check_candidates(tok_type, cand_ptr, cand_ids, extra_ptr, extra_ids, n_classes)
     check_templates(templates, b.A, values.shape[1], col)
     return b
 
 
 cdef int check_candidates(const int32_t[::1] tok_type, const int32_t[::1] cand_ptr,
-                          const int32_t[::1] cand_ids, int n_classes) except -1:
-    """The candidate lists of the types the words take lie in ``cand_ids`` and name classes
-    (each type checked once: not the lists of every type, which for lemma rules run to
+                          const int32_t[::1] cand_ids, const int32_t[::1] extra_ptr,
+                          const int32_t[::1] extra_ids, int n_classes) except -1:
+    """The candidate lists of the types the words take lie in their ids and name classes
+    (each type checked once: not the lists of every known type, which for lemma rules run to
     millions, at every call)."""
-    cdef Py_ssize_t i, k, E = cand_ids.shape[0]
-    cdef int32_t t
-    cdef uint8_t* seen = <uint8_t*>calloc(max(cand_ptr.shape[0], 1), 1)
+    cdef Py_ssize_t i, k, V = cand_ptr.shape[0] - 1
+    cdef int32_t t, u
+    cdef const int32_t[::1] ptr
+    cdef const int32_t[::1] ids
+    cdef uint8_t* seen = <uint8_t*>calloc(max(V + extra_ptr.shape[0], 1), 1)
     if seen == NULL:
         raise MemoryError("tagger buffers")
     try:
@@ -552,12 +568,12 @@ cdef int check_candidates(const int32_t[::1] tok_type, const int32_t[::1] cand_p
             if seen[t]:
                 continue
             seen[t] = 1
-            if not 0 <= cand_ptr[t] <= cand_ptr[t + 1] <= E:
-                raise ValueError(f"cand_ptr: type {t}'s list outside the {E} candidates")
-            for k in range(cand_ptr[t], cand_ptr[t + 1]):
-                if not 0 <= cand_ids[k] < n_classes:
-                    raise ValueError(f"cand_ids[{k}] = {cand_ids[k]} outside "
-                                     f"0..{n_classes - 1}")
+            ptr, ids, u = (cand_ptr, cand_ids, t) if t < V else (extra_ptr, extra_ids, t - V)
+            if not 0 <= ptr[u] <= ptr[u + 1] <= ids.shape[0]:
+                raise ValueError(f"type {t}'s candidate list outside its {ids.shape[0]} ids")
+            for k in range(ptr[u], ptr[u + 1]):
+                if not 0 <= ids[k] < n_classes:
+                    raise ValueError(f"type {t}: candidate {ids[k]} outside 0..{n_classes - 1}")
     finally:
         free(seen)
     return 0
@@ -582,12 +598,14 @@ def tag_column(const uint64_t[:, ::1] atoms_known, const uint64_t[:, ::1] atoms_
                const int32_t[::1] tok_type, const int32_t[::1] sent_ptr,
                int32_t[:, ::1] values, int col, const int32_t[:, ::1] templates,
                const int32_t[::1] cand_ptr, const int32_t[::1] cand_ids,
+               const int32_t[::1] extra_ptr, const int32_t[::1] extra_ids,
                const uint8_t[:, ::1] compat, int cond, int n_classes,
                CheckedTable table not None) -> None:
     """Predict column ``col`` of every word of the batch whose ``values[:, col]`` is -1, with
     the feature ``table`` (see the module docstring)."""
     cdef Batch b = make_batch(atoms_known, atoms_extra, tok_type, values, col, templates,
-                              cand_ptr, cand_ids, compat, cond, n_classes)
+                              cand_ptr, cand_ids, extra_ptr, extra_ids, compat, cond,
+                              n_classes)
     if table.n_classes != n_classes:
         raise ValueError(f"a table of {table.n_classes} classes for {n_classes}")
     cdef FeatureTable t = table.t
@@ -595,7 +613,7 @@ def tag_column(const uint64_t[:, ::1] atoms_known, const uint64_t[:, ::1] atoms_
     cdef int n, k
     check_sentences(sent_ptr, tok_type.shape[0])
     cdef Buffers buf = Buffers(b.F, n_classes)
-    buf.cache_types(&b, cand_ptr.shape[0] - 1)
+    buf.cache_types(&b, atoms_known.shape[0] + atoms_extra.shape[0])
     with nogil:
         for s in range(S):
             for i in range(sent_ptr[s], sent_ptr[s + 1]):
@@ -617,9 +635,10 @@ def word_features(const uint64_t[:, ::1] atoms_known, const uint64_t[:, ::1] ato
     classes; for tests and inspection)."""
     import numpy as np
 
-    empty_ptr = np.zeros(atoms_known.shape[0] + atoms_extra.shape[0] + 1, dtype=np.int32)
+    none = np.zeros(0, dtype=np.int32)
     cdef Batch b = make_batch(atoms_known, atoms_extra, tok_type, values, col, templates,
-                              empty_ptr, np.zeros(0, dtype=np.int32),
+                              np.zeros(atoms_known.shape[0] + 1, dtype=np.int32), none,
+                              np.zeros(atoms_extra.shape[0] + 1, dtype=np.int32), none,
                               np.zeros((0, 1), dtype=np.uint8), -1, 1)
     check_sentences(sent_ptr, tok_type.shape[0])
     out = np.zeros((tok_type.shape[0], b.F), dtype=np.uint64)
@@ -646,6 +665,7 @@ def train_column_epoch(const uint64_t[:, ::1] atoms_known, const uint64_t[:, ::1
                        const int32_t[::1] tok_type, const int32_t[::1] sent_ptr,
                        int32_t[:, ::1] values, int col, const int32_t[:, ::1] templates,
                        const int32_t[::1] cand_ptr, const int32_t[::1] cand_ids,
+                       const int32_t[::1] extra_ptr, const int32_t[::1] extra_ids,
                        const uint8_t[:, ::1] compat, int cond, int n_classes,
                        const int32_t[::1] gold, const int32_t[::1] order,
                        ColumnWeights weights not None, double[::1] counter) -> int:
@@ -657,7 +677,8 @@ def train_column_epoch(const uint64_t[:, ::1] atoms_known, const uint64_t[:, ::1
     counts the words seen (the averaged weights: :meth:`ColumnWeights.averaged`). Returns
     the number of words predicted right."""
     cdef Batch b = make_batch(atoms_known, atoms_extra, tok_type, values, col, templates,
-                              cand_ptr, cand_ids, compat, cond, n_classes)
+                              cand_ptr, cand_ids, extra_ptr, extra_ids, compat, cond,
+                              n_classes)
     cdef Py_ssize_t k, s, i, S = sent_ptr.shape[0] - 1
     cdef int32_t pred, g
     cdef int n, j, right = 0, failed = 0

@@ -222,22 +222,21 @@ class TaggerModel:
         return rules
 
     def candidates(self, col: ColumnModel, batch: EncodedBatch
-                   ) -> tuple[np.ndarray, np.ndarray]:
-        """CSR candidates over the batch's known and extra types: the extra forms' lemma rules
-        are those that apply to them, their other columns' lists are empty (every class); a
-        copy of the known types has their lists."""
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """CSR candidates of the batch's known types (the column's own lists) and of its extra
+        types: the extra forms' lemma rules are those that apply to them, their other columns'
+        lists are empty (every class); a copy of the known types has their lists."""
         if batch.copies:
             size = col.known_ptr[-1]
-            return (np.concatenate([col.known_ptr] + [k * size + col.known_ptr[1:]
-                                                      for k in range(1, batch.copies + 1)]),
-                    np.tile(col.known_ids, batch.copies + 1))
+            return (col.known_ptr, col.known_ids,
+                    np.concatenate([col.known_ptr] + [k * size + col.known_ptr[1:]
+                                                      for k in range(1, batch.copies)]),
+                    np.tile(col.known_ids, batch.copies))
         if col.name == "lemma":
             lists = [self.applicable(form) for form in batch.extra]
         else:
             lists = [[] for _ in batch.extra]
-        ptr, ids = csr(lists)
-        return (np.concatenate([col.known_ptr, col.known_ptr[-1] + ptr[1:]]),
-                np.concatenate([col.known_ids, ids]))
+        return (col.known_ptr, col.known_ids, *csr(lists))
 
     def predict_column(self, c: int, batch: EncodedBatch, values: np.ndarray,
                        weights: FeatureTable | None = None, given: np.ndarray | None = None
@@ -258,10 +257,9 @@ class TaggerModel:
     def _tag_column(self, c: int, batch: EncodedBatch, values: np.ndarray,
                     weights: FeatureTable | None) -> None:
         col = self.columns[c]
-        cand_ptr, cand_ids = self.candidates(col, batch)
         tag_column(self.atoms, batch.atoms_extra, batch.tok_type, batch.sent_ptr, values,
-                   col.index, self.templates[c], cand_ptr, cand_ids, col.compat, col.cond,
-                   len(col.classes), self.checked_table(c, weights))
+                   col.index, self.templates[c], *self.candidates(col, batch), col.compat,
+                   col.cond, len(col.classes), self.checked_table(c, weights))
 
     def checked_table(self, c: int, weights: FeatureTable | None = None) -> CheckedTable:
         """Column c's weights (or ``weights``) checked for the extension: once for the
