@@ -285,7 +285,7 @@ class Sentence:
     def _lines_base(self) -> Sentence:
         """The sentence whose lines a copy's are made from: this one, or the one this one's
         are still to be made from (so that a tagged, then parsed copy rewrites a line once)."""
-        return self._base if self._stored is None and self._base is not None else self
+        return self._base if self._base is not None else self
 
     def _patched(self, target: Sentence) -> list[str]:
         """This sentence's lines with the word lines whose LEMMA, UPOS, XPOS, FEATS, HEAD or

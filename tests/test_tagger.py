@@ -254,7 +254,7 @@ def test_each_word_takes_the_best_class_of_the_feature_table(small_tagger, ewt_s
                                strict=True))
                  for key, packed in slots.tolist() if key}
         keys = word_features(model.atoms, batch.atoms_extra, batch.tok_type, batch.sent_ptr,
-                             values, col.index, model.templates[c])
+                             values, col.index, col.templates)
         known_ptr, known_ids, extra_ptr, extra_ids = model.candidates(col, batch)
         ptr = np.r_[known_ptr, known_ptr[-1] + extra_ptr[1:]]
         ids = np.r_[known_ids, extra_ids]

@@ -362,7 +362,7 @@ cdef class Buffers:
         offset), and an index for each type of the batch's words."""
         cdef int f, p
         cdef const int32_t* row
-        cdef Py_ssize_t i, T = 0, k
+        cdef Py_ssize_t i, k
         for f in range(b.F):
             row = b.templates + f * 7
             self.type_offset[f] = row[2]
@@ -374,11 +374,10 @@ cdef class Buffers:
             raise MemoryError("tagger buffers")
         for i in range(n_types):
             self.local[i] = -1
-        while b.tok_type != NULL and T < b.T:
-            if self.local[b.tok_type[T]] < 0:
-                self.local[b.tok_type[T]] = self.n_local
+        for i in range(b.T):
+            if self.local[b.tok_type[i]] < 0:
+                self.local[b.tok_type[i]] = self.n_local
                 self.n_local += 1
-            T += 1
         self.probes = <uint64_t*>malloc(max(b.F * self.n_local, 1) * sizeof(uint64_t))
         if self.probes == NULL:
             raise MemoryError("tagger buffers")
@@ -393,7 +392,6 @@ cdef struct FeatureTable:
     int shift
     const int32_t* entry_class
     const float* entry_weight
-    Py_ssize_t entries
 
 
 cdef FeatureTable make_table(const uint64_t[:, ::1] slots, const int32_t[::1] entry_class,
@@ -418,7 +416,6 @@ cdef FeatureTable make_table(const uint64_t[:, ::1] slots, const int32_t[::1] en
     t.shift = 64 - bits
     t.entry_class = &entry_class[0] if E > 0 else NULL
     t.entry_weight = &entry_weight[0] if E > 0 else NULL
-    t.entries = E
     return t
 
 
@@ -555,10 +552,12 @@ cdef int check_candidates(const int32_t[::1] tok_type, const int32_t[::1] cand_p
     """The candidate lists of the types the words take lie in their ids and name classes
     (each type checked once: not the lists of every known type, which for lemma rules run to
     millions, at every call)."""
-    cdef Py_ssize_t i, k, V = cand_ptr.shape[0] - 1
+    cdef Py_ssize_t i, k, V = cand_ptr.shape[0] - 1, n_ids
     cdef int32_t t, u
-    cdef const int32_t[::1] ptr
-    cdef const int32_t[::1] ids
+    cdef const int32_t* ptr
+    cdef const int32_t* ids
+    cdef const int32_t* known = &cand_ids[0] if cand_ids.shape[0] > 0 else NULL
+    cdef const int32_t* extra = &extra_ids[0] if extra_ids.shape[0] > 0 else NULL
     cdef uint8_t* seen = <uint8_t*>calloc(max(V + extra_ptr.shape[0], 1), 1)
     if seen == NULL:
         raise MemoryError("tagger buffers")
@@ -568,9 +567,12 @@ cdef int check_candidates(const int32_t[::1] tok_type, const int32_t[::1] cand_p
             if seen[t]:
                 continue
             seen[t] = 1
-            ptr, ids, u = (cand_ptr, cand_ids, t) if t < V else (extra_ptr, extra_ids, t - V)
-            if not 0 <= ptr[u] <= ptr[u + 1] <= ids.shape[0]:
-                raise ValueError(f"type {t}'s candidate list outside its {ids.shape[0]} ids")
+            if t < V:
+                ptr, ids, u, n_ids = &cand_ptr[0], known, t, cand_ids.shape[0]
+            else:
+                ptr, ids, u, n_ids = &extra_ptr[0], extra, t - V, extra_ids.shape[0]
+            if not 0 <= ptr[u] <= ptr[u + 1] <= n_ids:
+                raise ValueError(f"type {t}'s candidate list outside its {n_ids} ids")
             for k in range(ptr[u], ptr[u + 1]):
                 if not 0 <= ids[k] < n_classes:
                     raise ValueError(f"type {t}: candidate {ids[k]} outside 0..{n_classes - 1}")
@@ -730,6 +732,14 @@ def train_column_epoch(const uint64_t[:, ::1] atoms_known, const uint64_t[:, ::1
     return right
 
 
+cdef inline uint64_t fnv_bytes(uint64_t h, const unsigned char* p, Py_ssize_t n) noexcept nogil:
+    """FNV-1a over n bytes, from state h."""
+    cdef Py_ssize_t j
+    for j in range(n):
+        h = (h ^ p[j]) * FNV_PRIME
+    return h
+
+
 @cython.boundscheck(False)
 @cython.wraparound(False)
 def hash_strings(list strings) -> object:
@@ -737,28 +747,14 @@ def hash_strings(list strings) -> object:
     same on every run and machine, unlike Python's ``hash``. Returns a uint64 numpy array."""
     import numpy as np
 
-    cdef Py_ssize_t i, j, n = len(strings)
+    cdef Py_ssize_t i, n = len(strings)
     out = np.empty(n, dtype=np.uint64)
     cdef uint64_t[::1] o = out
     cdef bytes data
-    cdef const unsigned char* p
-    cdef uint64_t h
     for i in range(n):
         data = (<str>strings[i]).encode("utf-8", "surrogatepass")
-        p = data
-        h = FNV_OFFSET
-        for j in range(len(data)):
-            h = (h ^ p[j]) * FNV_PRIME
-        o[i] = fmix(h)
+        o[i] = fmix(fnv_bytes(FNV_OFFSET, data, len(data)))
     return out
-
-
-cdef inline uint64_t fnv_bytes(uint64_t h, const unsigned char* p, Py_ssize_t n) noexcept nogil:
-    """FNV-1a over n bytes, from state h."""
-    cdef Py_ssize_t j
-    for j in range(n):
-        h = (h ^ p[j]) * FNV_PRIME
-    return h
 
 
 cdef inline uint64_t tagged_hash(const unsigned char* tag, Py_ssize_t n_tag,
@@ -782,8 +778,9 @@ def form_atoms(list forms, list shapes, list ambiguity) -> object:
     cdef uint64_t[:, ::1] o = out
     cdef bytes form_b, lower_b, shape_b, amb_b
     cdef const unsigned char* lp
-    cdef Py_ssize_t starts[6]  # byte offsets where the lower-cased form's characters 1-5 start
+    cdef Py_ssize_t starts[6]  # byte offsets where the lower-cased form's characters 0-5 start
     cdef Py_ssize_t ends[6]    # ... and where its last 1-5 characters start
+    cdef Py_ssize_t last[6]    # the byte offsets of its last 6 characters, by index mod 6
     cdef uint64_t bias = tagged_hash(<const unsigned char*>b"b", 1, NULL, 0)
     for i in range(n):
         form_b = (<str>forms[i]).encode("utf-8", "surrogatepass")
@@ -792,17 +789,17 @@ def form_atoms(list forms, list shapes, list ambiguity) -> object:
         amb_b = (<str>ambiguity[i]).encode("utf-8", "surrogatepass")
         lp = lower_b
         nb = len(lower_b)
-        nc = 0  # characters seen; starts[c] = byte offset of character c (c <= 5)
+        nc = 0  # characters seen
         for k in range(nb):
-            if (lp[k] & 0xC0) != 0x80:
+            if (lp[k] & 0xC0) != 0x80:  # a character starts
                 if nc <= 5:
                     starts[nc] = k
+                last[nc % 6] = k
                 nc += 1
         for k in range(nc, 6):
             starts[k] = nb
-        # the last c characters begin at character max(nc - c, 0)
-        for k in range(1, 6):
-            ends[k] = char_offset(lp, nb, nc - k if nc > k else 0)
+        for k in range(1, 6):  # the last k characters begin at character max(nc - k, 0)
+            ends[k] = last[(nc - k) % 6] if nc > k else 0
         o[i, 0] = bias
         o[i, 1] = tagged_hash(<const unsigned char*>b"f", 1, form_b, len(form_b))
         o[i, 2] = tagged_hash(<const unsigned char*>b"l", 1, lp, nb)
@@ -818,14 +815,3 @@ def form_atoms(list forms, list shapes, list ambiguity) -> object:
         o[i, 12] = tagged_hash(<const unsigned char*>b"h", 1, shape_b, len(shape_b))
         o[i, 13] = tagged_hash(<const unsigned char*>b"a", 1, amb_b, len(amb_b))
     return out
-
-
-cdef Py_ssize_t char_offset(const unsigned char* p, Py_ssize_t nb, Py_ssize_t c) noexcept:
-    """The byte offset of character c of the UTF-8 text p[:nb]."""
-    cdef Py_ssize_t k, seen = 0
-    for k in range(nb):
-        if (p[k] & 0xC0) != 0x80:
-            if seen == c:
-                return k
-            seen += 1
-    return nb

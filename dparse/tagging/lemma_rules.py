@@ -81,13 +81,13 @@ class RuleIndex:
 
     def __init__(self, rules: Iterable[Rule]) -> None:
         self.rules: list[Rule] = [tuple(r) for r in rules]  # type: ignore[misc]
-        self._by_front: dict[tuple[str, str], dict[str, list[int]]] = {}
+        backs: dict[tuple[str, str], dict[str, list[int]]] = {}
         for k, (case, front_strip, _, back_strip, _) in enumerate(self.rules):
-            backs = self._by_front.setdefault((case, front_strip), {})
-            backs.setdefault(back_strip, []).append(k)
+            backs.setdefault((case, front_strip), {}).setdefault(back_strip, []).append(k)
         self._front_lengths = sorted({len(r[1]) for r in self.rules})
-        self._back_lengths = {front: sorted({len(b) for b in backs})
-                              for front, backs in self._by_front.items()}
+        # (case, front strip) -> (the lengths of its back strips, ascending; back strip -> ids)
+        self._by_front = {front: (sorted({len(b) for b in by_back}), by_back)
+                          for front, by_back in backs.items()}
 
     def applicable(self, form: str) -> list[int]:
         """The ids of the rules that apply to ``form``, ascending."""
@@ -98,12 +98,13 @@ class RuleIndex:
             for f in self._front_lengths:
                 if f > n:
                     break
-                backs = self._by_front.get((case, source[:f]))
-                if backs is None:
+                entry = self._by_front.get((case, source[:f]))
+                if entry is None:
                     continue
-                for b in self._back_lengths[(case, source[:f])]:
+                lengths, by_back = entry
+                for b in lengths:
                     if f + b > n:
                         break
-                    found.extend(backs.get(source[n - b:], ()))
+                    found.extend(by_back.get(source[n - b:], ()))
         found.sort()
         return found

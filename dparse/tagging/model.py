@@ -168,7 +168,6 @@ class TaggerModel:
         self.class_ids = [{c: k for k, c in enumerate(col.classes)} for col in columns]
         self.class_strings = [np.array(col.classes, dtype=object) for col in columns]
         self._applicable: dict[str, np.ndarray] = {}
-        self.templates = [col.templates for col in columns]  # int32 [F, 7] each
         self._checked: dict[int, tuple[FeatureTable, CheckedTable]] = {}
 
     @property
@@ -180,9 +179,9 @@ class TaggerModel:
 
     def _index_lexicon(self) -> None:
         """The lexicon as arrays: ``lexicon_table`` int32 [known types, len(lexicon_upos)],
-        the index in ``lexicon_lemmas`` of the lemma of (type, UPOS), -1 for none;
-        ``lexicon_upos``: the UPOS classes (those of the lexicon where the tagger predicts
-        none)."""
+        the index in ``_lemma_strings`` of the lemma of (type, UPOS), -1 for none (whose
+        entry, the last, is ""); ``lexicon_upos``: the UPOS classes (those of the lexicon where
+        the tagger predicts none)."""
         upos = [col for col in self.columns if col.name == "upos"]
         self.lexicon_upos = upos[0].classes if upos else sorted({u for _, u in self.lexicon})
         upos_ids = {u: k for k, u in enumerate(self.lexicon_upos)}
@@ -191,8 +190,7 @@ class TaggerModel:
         for (form, u), lemma in self.lexicon.items():
             self.lexicon_table[self.type_ids[form], upos_ids[u]] = \
                 lemma_ids.setdefault(lemma, len(lemma_ids))
-        self.lexicon_lemmas = list(lemma_ids)
-        self._lemma_strings = np.array([*lemma_ids, ""], dtype=object)  # "" for index -1
+        self._lemma_strings = np.array([*lemma_ids, ""], dtype=object)
 
     def encode(self, sentences: Sequence[Sentence]) -> EncodedBatch:
         """``sentences`` as the extension reads them (see :class:`EncodedBatch`)."""
@@ -258,7 +256,7 @@ class TaggerModel:
                     weights: FeatureTable | None) -> None:
         col = self.columns[c]
         tag_column(self.atoms, batch.atoms_extra, batch.tok_type, batch.sent_ptr, values,
-                   col.index, self.templates[c], *self.candidates(col, batch), col.compat,
+                   col.index, col.templates, *self.candidates(col, batch), col.compat,
                    col.cond, len(col.classes), self.checked_table(c, weights))
 
     def checked_table(self, c: int, weights: FeatureTable | None = None) -> CheckedTable:
@@ -327,7 +325,7 @@ class TaggerModel:
     def _lexicon_lemma_ids(self, batch: EncodedBatch, values: np.ndarray,
                            sentences: Sequence[Sentence]) -> np.ndarray:
         """int32 [T]: for a word whose (form, UPOS) the lexicon lemmatizes, the index of its
-        lemma in ``lexicon_lemmas``, else -1; UPOS as ``values`` holds it (predicted or
+        lemma in ``_lemma_strings``, else -1; UPOS as ``values`` holds it (predicted or
         kept), or, for a tagger that predicts none, as the sentences give it."""
         if "upos" in self.predicted:
             upos = values[:, UPOS]
@@ -346,17 +344,13 @@ class TaggerModel:
         lemmas = self._lemma_strings[lexicon_ids]
         ruled = np.flatnonzero(lexicon_ids < 0)
         if ruled.size:
-            pairs = batch.tok_type[ruled].astype(np.int64) * len(self.rule_index.rules) + \
-                rule_ids[ruled]
+            rules, V = self.rule_index.rules, len(self.forms)
+            pairs = batch.tok_type[ruled].astype(np.int64) * len(rules) + rule_ids[ruled]
             unique, inverse = np.unique(pairs, return_inverse=True)
-            rules = self.rule_index.rules
-            forms = self.forms
-            extra = batch.extra
-            made = []
-            for t, k in zip((unique // len(rules)).tolist(), (unique % len(rules)).tolist(),
-                            strict=True):
-                form = forms[t] if t < len(forms) else extra[t - len(forms)]
-                made.append(apply_rule(rules[k], form) or form)
+            forms = [self.forms[t] if t < V else batch.extra[t - V]
+                     for t in (unique // len(rules)).tolist()]
+            made = [apply_rule(rules[k], form) or form
+                    for form, k in zip(forms, (unique % len(rules)).tolist(), strict=True)]
             lemmas[ruled] = np.array(made, dtype=object)[inverse]
         return lemmas.tolist()
 

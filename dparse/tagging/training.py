@@ -254,7 +254,7 @@ def train_column(model: TaggerModel, c: int, batch: EncodedBatch, values: np.nda
         order = (rng.permutation(n_sentences) if shuffle else np.arange(n_sentences))
         right = train_column_epoch(
             model.atoms, batch.atoms_extra, batch.tok_type, batch.sent_ptr, values, k,
-            model.templates[c], *candidates, col.compat, col.cond, len(col.classes),
+            col.templates, *candidates, col.compat, col.cond, len(col.classes),
             gold, order.astype(np.int32), weights, counter)
         if dev is None and epoch < epochs:  # only the last epoch's average is kept
             averaged = None
