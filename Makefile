@@ -9,6 +9,11 @@ export DPARSE_DATA := $(abspath $(DATA))
 # from here), installed or not. ($(shell) sees no exported variable before make 4.4: pass it.)
 export PYTHONPATH := $(CURDIR)$(if $(PYTHONPATH),:$(PYTHONPATH))
 RESULTS ?= results
+# TRAIN_WORKERS=N: every `dparse train` that a target runs trains a graph parser on N local
+# workers (dparse train --workers, iterative parameter mixing); other parsers on one core.
+ifdef TRAIN_WORKERS
+export DPARSE_TRAIN_WORKERS := $(TRAIN_WORKERS)
+endif
 comma := ,
 MODELS ?= models
 

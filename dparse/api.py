@@ -473,7 +473,8 @@ class TrainedModel:
 
 def train(config: PathLike, out: PathLike | None = None,
           overrides: Mapping[str, Any] | Sequence[str] = (), *, data_root: PathLike | None = None,
-          jobs: int = 1, work: PathLike | None = None, progress: bool = False,
+          jobs: int = 1, work: PathLike | None = None, workers: int = 1,
+          cluster: str = "local", mixing: str = "uniform", progress: bool = False,
           on_epoch: Callable[[Any], None] | None = None) -> TrainedModel:
     """Train the model of the YAML ``config`` and save it in ``out`` (default
     ``models/<config name>``), as ``dparse train`` does: the same model, byte for byte.
@@ -481,7 +482,10 @@ def train(config: PathLike, out: PathLike | None = None,
     ``overrides``: config values, ``{"training.epochs": 2}`` or ``["training.epochs=2"]``;
     ``data_root``: where the config's treebank paths start (default ``$DPARSE_DATA`` or
     ``../shared/data``); ``jobs`` and ``work``: a forest reranker's or a tagging pipeline's
-    jackknife folds at a time and work directory; ``progress``: progress bars on stderr;
+    jackknife folds at a time and work directory; ``workers``: train a graph parser on that
+    many workers by iterative parameter mixing (``cluster`` local, slurm, pbs or inline,
+    ``mixing`` uniform or updates: ``dparse train --workers``); ``progress``: progress bars on
+    stderr;
     ``on_epoch``: called with each epoch's :class:`dparse.epochs.EpochReport`.
 
     Example::
@@ -494,8 +498,23 @@ def train(config: PathLike, out: PathLike | None = None,
     cfg = load_config(config, override_strings(overrides),
                       None if data_root is None else os.fspath(data_root))
     out_dir = Path(out) if out is not None else Path("models") / cfg.name
-    options = train_options(cfg, out_dir, None if work is None else os.fspath(work), jobs)
+    options = train_options(cfg, out_dir, None if work is None else os.fspath(work), jobs,
+                            workers=worker_options(workers, cluster, mixing))
     return train_model(cfg, out_dir, options, progress, on_epoch)
+
+
+def worker_options(workers: int, cluster: str, mixing: str, **batch: Any) -> Any:
+    """The :class:`dparse.batch.engines.WorkerOptions` of ``workers`` on ``cluster`` (None for
+    one worker); ``batch``: :class:`dparse.batch.cluster.ClusterOptions` values and
+    ``scheduler``."""
+    if workers == 1:
+        return None
+    from dparse.batch.cluster import ClusterOptions
+    from dparse.batch.engines import WorkerOptions
+
+    scheduler = batch.pop("scheduler", None)
+    return WorkerOptions(workers, cluster, mixing,
+                         ClusterOptions().merged(batch, "worker options"), scheduler)
 
 
 def train_model(cfg: Any, out_dir: Path, options: dict[str, Any], progress: bool,
@@ -522,13 +541,19 @@ def override_strings(overrides: Mapping[str, Any] | Sequence[str]) -> list[str]:
 
 
 def train_options(cfg: Any, out_dir: Path, work: str | None, jobs: int,
-                  fold: int | None = None) -> dict[str, Any]:
+                  fold: int | None = None, workers: Any = None) -> dict[str, Any]:
     """The options of :func:`dparse.parsers.train_parser` for ``cfg``: ``jobs`` and ``work``
     for a forest reranker (its work directory set in ``cfg``) and a tagging pipeline (default
-    ``<out_dir>.work``); ConfigError where they (or a reranker's ``fold``) do not apply."""
+    ``<out_dir>.work``), ``workers`` (WorkerOptions, or None for one) for a graph parser;
+    ConfigError where they (or a reranker's ``fold``) do not apply."""
     from dparse.tagging.pipeline import has_tagger
 
     options: dict[str, Any] = {}
+    if workers is not None:
+        if cfg.parser != "graph":
+            raise ConfigError("--workers trains graph parsers (parser: graph) for now; a "
+                              f"{cfg.parser} config trains on one core")
+        options["workers"] = workers
     if cfg.parser == "rerank":
         if work is not None or cfg.rerank.work is None:
             cfg.rerank.work = work or f"{out_dir}.work"

@@ -126,6 +126,7 @@ class TrainResult:
     best_epoch: int
     epochs: list[EpochReport] = field(default_factory=list)
     seconds: float = 0.0
+    mixing: Any = None  # trained on several workers: the dparse.mixing.MixingLog
 
 
 @dataclass

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dparse._ext.sparsevec import gather_dot, squared_norm
+from dparse._ext.sparsevec import add_update, gather_dot, squared_norm
 from dparse.aligned import aligned_empty, aligned_zeros
 
 LEARNERS = ("perceptron", "pa")
@@ -46,6 +46,7 @@ class AveragedLearner:
         self.w = aligned_zeros(size, np.float64)  # aligned for the blocked feature layout
         self.u = aligned_zeros(size, np.float64)
         self.c = 1
+        self.touched: np.ndarray | None = None  # uint8 [size]: marks updated weights if set
 
     @property
     def cost_augmented(self) -> bool:
@@ -64,8 +65,7 @@ class AveragedLearner:
             if loss <= 0.0:
                 return 0.0
             step = min(self.C, loss / squared_norm(val))
-        self.w[idx] += step * val
-        self.u[idx] += (self.c * step) * val
+        add_update(self.w, self.u, idx, val, step, float(self.c), self.touched)
         return step
 
     def score(self, idx: np.ndarray, val: np.ndarray) -> float:
@@ -78,10 +78,15 @@ class AveragedLearner:
         self.c += 1
 
     def averaged(self) -> np.ndarray:
-        """The averaged weights as float32 (what a saved model holds), 64-byte aligned;
-        computed a chunk at a time, so that no float64 copy of the weights is made."""
-        out = aligned_empty(self.w.size, np.float32)
-        for start in range(0, self.w.size, AVERAGE_CHUNK):
-            stop = start + AVERAGE_CHUNK
-            out[start:stop] = self.w[start:stop] - self.u[start:stop] / self.c
-        return out
+        """The averaged weights as float32 (what a saved model holds): :func:`average`."""
+        return average(self.w, self.u, self.c)
+
+
+def average(w: np.ndarray, u: np.ndarray, c: int) -> np.ndarray:
+    """``w - u / c`` (float64 [size] each) as float32, 64-byte aligned; computed a chunk at a
+    time, so that no float64 copy of the weights is made."""
+    out = aligned_empty(w.size, np.float32)
+    for start in range(0, w.size, AVERAGE_CHUNK):
+        stop = start + AVERAGE_CHUNK
+        out[start:stop] = w[start:stop] - u[start:stop] / c
+    return out

@@ -23,6 +23,7 @@ from dparse.errors import ConfigError
 from dparse.timer import ParseTimer
 
 if TYPE_CHECKING:  # training's module: not imported to parse
+    from dparse.batch.engines import WorkerOptions
     from dparse.epochs import EpochReport, TrainResult
 
 
@@ -41,10 +42,11 @@ class LoadedParser:
 
 
 def _train_graph(cfg: ExperimentConfig, progress: bool,
-                 on_epoch: Callable[[EpochReport], None] | None) -> TrainResult:
+                 on_epoch: Callable[[EpochReport], None] | None,
+                 workers: WorkerOptions | None = None) -> TrainResult:
     from dparse.graph.training import train
 
-    return train(cfg, progress=progress, on_epoch=on_epoch)
+    return train(cfg, progress=progress, on_epoch=on_epoch, workers=workers)
 
 
 def _load_graph(directory: Path, cfg: ExperimentConfig, name: str) -> LoadedParser:

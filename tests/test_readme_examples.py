@@ -52,6 +52,8 @@ NOT_RUN = {
     "dparse grid configs/grids/smoke.yaml --cluster slurm": "needs a SLURM cluster (make "
     "slurm-check starts one)",
     "dparse grid configs/grids/smoke.yaml --scheduler": "needs a running Dask scheduler",
+    "dparse train configs/en_ewt/o2-eisner.yaml --workers 8 --cluster slurm": "needs a SLURM "
+    "cluster (make mixing-slurm starts one)",
 }
 # The miniature data root: every CoNLL-U file cut to its first sentences (the CoNLL 2007 files
 # stay whole: dparse data conll-layout samples 500 sentences of them).

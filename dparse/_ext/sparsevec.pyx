@@ -42,3 +42,29 @@ def squared_norm(const double[::1] val) -> float:
         for i in range(val.shape[0]):
             total += val[i] * val[i]
     return total
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def add_update(double[::1] w, double[::1] u, const int64_t[::1] idx, const double[::1] val,
+               double step, double c, unsigned char[::1] touched=None) -> None:
+    """The learner's update at distinct indices ``idx``: w[idx] += step * val and
+    u[idx] += (c * step) * val (rounded as numpy rounds those expressions); marks
+    touched[idx] = 1 when ``touched`` (uint8, as long as w) is given."""
+    cdef Py_ssize_t n = idx.shape[0], i, size = w.shape[0]
+    cdef double cstep = c * step
+    cdef int64_t j
+    if val.shape[0] != n or u.shape[0] != size or (touched is not None
+                                                   and touched.shape[0] != size):
+        raise ValueError("add_update: arrays of different lengths")
+    with nogil:
+        for i in range(n):
+            j = idx[i]
+            if j < 0 or j >= size:
+                with gil:
+                    raise IndexError(f"add_update: index {j} outside 0..{size - 1}")
+            w[j] += step * val[i]
+            u[j] += cstep * val[i]
+        if touched is not None:
+            for i in range(n):
+                touched[idx[i]] = 1

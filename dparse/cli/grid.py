@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from dparse.cli.options import (
+    batch_job_options,
     data_root_option,
     progress_option,
     quiet_option,
@@ -23,18 +24,10 @@ from dparse.cli.options import (
               default="local", show_default=True,
               help="local: worker processes on this machine; slurm, pbs: batch jobs "
               "(dask-jobqueue, pip install 'dparse[cluster]').")
-@click.option("--scheduler", default=None, metavar="ADDRESS",
-              help="Use the running Dask scheduler at ADDRESS (tcp://host:8786) instead.")
 @click.option("--workers", "-j", type=click.IntRange(min=1), default=None,
               help="Workers (local processes, or batch jobs) [default: the grid file's "
               "cluster.workers, else 2].")
-@click.option("--queue", default=None, help="Batch queue / partition (slurm, pbs).")
-@click.option("--account", default=None, help="Batch account (slurm, pbs).")
-@click.option("--walltime", default=None, help="Wall-clock limit of a worker job, HH:MM:SS.")
-@click.option("--memory", default=None, help="Memory of a worker job, e.g. 4GB.")
-@click.option("--scheduler-host", default=None, metavar="HOST",
-              help="Address the scheduler listens on, that batch jobs reach it at (slurm, "
-              "pbs) [default: this host's].")
+@batch_job_options
 @click.option("--models", type=click.Path(file_okay=False), default=None,
               help="Also link each finished cell's model as MODELS/<config name>.")
 @click.option("--missing-only", is_flag=True,
@@ -47,8 +40,8 @@ from dparse.cli.options import (
 @data_root_option
 @quiet_option
 @progress_option
-def grid(grid_file: str, out: str | None, kind: str, scheduler: str | None,
-         workers: int | None, queue: str | None, account: str | None, walltime: str | None,
+def grid(grid_file: str, out: str | None, kind: str, workers: int | None,
+         scheduler: str | None, queue: str | None, account: str | None, walltime: str | None,
          memory: str | None, scheduler_host: str | None, models: str | None,
          missing_only: bool, only: tuple[str, ...], overrides: tuple[str, ...],
          data_root: str | None, quiet: bool, progress: bool) -> None:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
+from typing import Any
 
 import click
 
@@ -35,6 +37,29 @@ skip_invalid_trees_option = click.option(
     help="Leave out gold sentences whose heads are not a tree (a cycle, a self-loop, several "
     "root words in CoNLL-U) and report how many on stderr, instead of stopping with an error.",
 )
+
+
+def batch_job_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """The options of a Dask cluster's batch jobs and of a running scheduler (``dparse grid``,
+    ``dparse train --workers``): ``queue``, ``account``, ``walltime``, ``memory``,
+    ``scheduler_host`` and ``scheduler``."""
+    for option in reversed((
+        click.option("--scheduler", default=None, metavar="ADDRESS",
+                     help="Use the running Dask scheduler at ADDRESS (tcp://host:8786) "
+                     "instead of starting a cluster."),
+        click.option("--queue", default=None, help="Batch queue / partition (slurm, pbs)."),
+        click.option("--account", default=None, help="Batch account (slurm, pbs)."),
+        click.option("--walltime", default=None,
+                     help="Wall-clock limit of a worker job, HH:MM:SS."),
+        click.option("--memory", default=None, help="Memory of a worker job, e.g. 4GB."),
+        click.option("--scheduler-host", default=None, metavar="HOST",
+                     help="Address the scheduler listens on, that batch jobs reach it at "
+                     "(slurm, pbs) [default: this host's]."),
+    )):
+        command = option(command)
+    return command
+
+
 quiet_option = click.option(
     "--quiet", "-q", is_flag=True, help="Nothing on stderr but errors and the final summary: "
     "no progress bars, no per-epoch lines."

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import click
 
-from dparse.api import train_model, train_options
+from dparse.api import train_model, train_options, worker_options
 from dparse.cli.options import (
+    batch_job_options,
     data_root_option,
     progress_option,
     quiet_option,
@@ -42,13 +43,36 @@ from dparse.errors import ConfigError
     help="Forest reranker: make only this fold's jackknifed forests and stop (one fold per "
          "job of a cluster array); a later run without --fold trains the reranker.",
 )
+@click.option(
+    "--workers", type=click.IntRange(min=1), default=1, show_default=True,
+    envvar="DPARSE_TRAIN_WORKERS",
+    help="Graph parsers: train one model on this many workers by iterative parameter mixing "
+         "(the training file cut into as many shards; the pruner's folds run on them too) "
+         "[env DPARSE_TRAIN_WORKERS, which other parsers ignore].",
+)
+@click.option(
+    "--cluster", type=click.Choice(["local", "slurm", "pbs", "inline"]), default="local",
+    show_default=True,
+    help="Where --workers run: local processes, slurm or pbs batch jobs (pip install "
+         "'dparse[cluster]'), or inline: the shards one after another in this process (a "
+         "simulation of N workers on one core).",
+)
+@click.option(
+    "--mixing", type=click.Choice(["uniform", "updates"]), default="uniform",
+    show_default=True,
+    help="How the shards' weights are mixed after each epoch: uniformly, or each by its "
+         "share of the epoch's updates.",
+)
+@batch_job_options
 @set_option
 @data_root_option
 @quiet_option
 @progress_option
 def train(config: str, out: str | None, work: str | None, jobs: int, fold: int | None,
-          overrides: tuple[str, ...], data_root: str | None, quiet: bool,
-          progress: bool) -> None:
+          workers: int, cluster: str, mixing: str, scheduler: str | None, queue: str | None,
+          account: str | None, walltime: str | None, memory: str | None,
+          scheduler_host: str | None, overrides: tuple[str, ...], data_root: str | None,
+          quiet: bool, progress: bool) -> None:
     """Train a parser or a tagger from the YAML experiment CONFIG.
 
     Reads the training and dev treebanks named in the config, trains for the configured
@@ -69,13 +93,20 @@ def train(config: str, out: str | None, work: str | None, jobs: int, fold: int |
       dparse train configs/en_ewt/rerank-local.yaml --work models/rerank.work --fold 3
       dparse train configs/en_ewt/tagger.yaml --out models/en_ewt-tagger
       dparse train configs/en_ewt/o1-cle-tagged.yaml --jobs 2 --work models/en_ewt.tagged
+      dparse train configs/en_ewt/o2-eisner.yaml --workers 2
+      dparse train configs/en_ewt/o2-eisner.yaml --workers 8 --cluster slurm --queue debug
     """
     cfg = load_config(config, overrides, data_root)
     if not quiet:
         logging.basicConfig(level=logging.INFO, format="%(message)s")
     out_dir = Path(out) if out else Path("models") / cfg.name
+    source = click.get_current_context().get_parameter_source("workers")
+    if cfg.parser != "graph" and source == click.core.ParameterSource.ENVIRONMENT:
+        workers = 1  # DPARSE_TRAIN_WORKERS (make TRAIN_WORKERS=N) is for the parsers it can train
     try:
-        options = train_options(cfg, out_dir, work, jobs, fold)
+        options = train_options(cfg, out_dir, work, jobs, fold, worker_options(
+            workers, cluster, mixing, scheduler=scheduler, queue=queue, account=account,
+            walltime=walltime, memory=memory, scheduler_host=scheduler_host))
     except ConfigError as exc:
         raise click.UsageError(f"{exc} ({config})") from None
     if fold is not None:

@@ -9,6 +9,7 @@ order.
 
 from __future__ import annotations
 
+import copy
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -93,6 +94,13 @@ class GraphModel(SavedModel):
     ) -> tuple[np.ndarray, np.ndarray]:
         """phi(gold) - phi(predicted) as a sparse vector (indices int64, values float64)."""
         raise NotImplementedError
+
+    def with_weights(self, weights: np.ndarray) -> GraphModel:
+        """A copy with ``weights`` instead of the model's, sharing everything else (an empty
+        vector: what a training worker is sent, scoring with its learner's weights)."""
+        other = copy.copy(self)
+        other.weights = weights
+        return other
 
     def parse(
         self,

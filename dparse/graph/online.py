@@ -5,7 +5,9 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from dparse.decoders import Decoder
+import numpy as np
+
+from dparse.decoders import Decoder, configured_decoder
 from dparse.graph.model import GraphModel
 from dparse.learning import AveragedLearner, combine
 from dparse.timer import ParseTimer
@@ -29,6 +31,48 @@ class EpochStats:
     @property
     def las(self) -> float:
         return 100.0 * self.correct_labeled / max(self.tokens, 1)
+
+    @classmethod
+    def merged(cls, parts: list[EpochStats]) -> EpochStats:
+        """The statistics of shards' epochs as one (counts and seconds summed)."""
+        total = cls()
+        for part in parts:
+            total.tokens += part.tokens
+            total.correct_heads += part.correct_heads
+            total.correct_labeled += part.correct_labeled
+            total.update_seconds += part.update_seconds
+            total.timer.score += part.timer.score
+            total.timer.decode += part.timer.decode
+        return total
+
+
+@dataclass
+class GraphShard:
+    """One shard of a graph model's training (a :class:`dparse.mixing.ShardJob`): the model
+    (its weights unused: the learner's are), the shard's sentences with their pruned arcs, and
+    how the trainer predicts them."""
+
+    model: GraphModel
+    sentences: list[EncodedSentence]
+    decoder_name: str
+    decoder_options: dict
+    single_root: bool
+    keep_invalid: bool
+    method: str
+    C: float
+
+    @property
+    def size(self) -> int:
+        return self.model.size
+
+    def __len__(self) -> int:
+        return len(self.sentences)
+
+    def epoch(self, learner: AveragedLearner, order: np.ndarray) -> EpochStats:
+        decoder = configured_decoder(self.decoder_name, self.decoder_options)
+        return run_epoch(self.model, learner, [self.sentences[i] for i in order], decoder,
+                         self.single_root, "shard", progress=False,
+                         keep_invalid=self.keep_invalid)
 
 
 def run_epoch(

@@ -16,6 +16,7 @@ import json
 import logging
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -32,6 +33,9 @@ from dparse.modeldir import check_model_dir
 from dparse.outputs import write_text
 from dparse.prune import EncodedPruner, head_softmax, keep_heads, tree_marginals
 from dparse.vocab import EncodedSentence, Vocabulary
+
+if TYPE_CHECKING:
+    from dparse.mixing import Engine
 
 log = logging.getLogger(__name__)
 PRUNER_DIR = "pruner"
@@ -183,28 +187,47 @@ def fit_pruner(
 
 
 def train_pruner(
-    cfg: ExperimentConfig, vocab: Vocabulary, encoded: list[EncodedSentence], progress: bool
+    cfg: ExperimentConfig, vocab: Vocabulary, encoded: list[EncodedSentence], progress: bool,
+    engine: Engine | None = None,
 ) -> Pruner:
     """Train the first-order pruner (:func:`fit_pruner`) and attach to every training sentence
     the arcs it keeps: those of the pruner itself, or with ``pruner.train_folds`` k >= 2 those
     of a pruner trained on the other k - 1 of k contiguous folds (a jackknife: the training
     graphs then look like those of unseen sentences, not like the far sparser graphs of a
-    pruner that has seen them)."""
-    pruner = fit_pruner(cfg, vocab, encoded, progress)
+    pruner that has seen them). With an ``engine`` (:mod:`dparse.batch.engines`) the pruner
+    and its folds train as tasks on its workers."""
     k = cfg.pruner.train_folds
-    if k < 2:
-        for enc in encoded:
-            enc.allowed = pruner.allowed(enc)
-    else:
-        fold_of = fold_of_sentences(len(encoded), k)
+    calls: list[tuple[Any, ...]] = [(cfg, vocab, encoded, progress and engine is None,
+                                     "pruner", k < 2)]
+    fold_of = fold_of_sentences(len(encoded), k) if k >= 2 else None
+    if fold_of is not None:
         for f in range(1, k + 1):
-            other = fit_pruner(cfg, vocab, [e for e, g in zip(encoded, fold_of, strict=True)
-                                            if g != f], progress, f"pruner fold {f}/{k}")
-            for i in np.flatnonzero(fold_of == f):
-                encoded[i].allowed = other.allowed(encoded[i])
+            calls.append((cfg, vocab, [e for e, g in zip(encoded, fold_of, strict=True)
+                                       if g != f], progress and engine is None,
+                          f"pruner fold {f}/{k}",
+                          [e for e, g in zip(encoded, fold_of, strict=True) if g == f]))
+    results = (engine.run_tasks(fit_and_prune, calls) if engine is not None
+               else [fit_and_prune(*call) for call in calls])
+    pruner, own = results[0]
+    if fold_of is None:
+        for enc, arcs in zip(encoded, own, strict=True):
+            enc.allowed = arcs
+    for f, (_, allowed) in enumerate(results[1:], start=1):
+        for i, arcs in zip(np.flatnonzero(fold_of == f), allowed, strict=True):
+            encoded[i].allowed = arcs
     recall, heads = pruning_recall(encoded)
     log.info("pruner keeps %.2f%% of gold training arcs, %.2f heads per word", recall, heads)
     return pruner
+
+
+def fit_and_prune(cfg: ExperimentConfig, vocab: Vocabulary, train: list[EncodedSentence],
+                  progress: bool, desc: str, prune: list[EncodedSentence] | bool
+                  ) -> tuple[Pruner, list[np.ndarray]]:
+    """A pruner fitted on ``train`` (:func:`fit_pruner`) and the arcs (``allowed``) it keeps
+    in the sentences ``prune`` (True: ``train`` itself; False: none)."""
+    pruner = fit_pruner(cfg, vocab, train, progress, desc)
+    sentences = train if prune is True else prune or []
+    return pruner, [pruner.allowed(enc) for enc in sentences]
 
 
 def pruning_recall(encoded: Iterable[EncodedSentence]) -> tuple[float, float]:

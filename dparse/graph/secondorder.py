@@ -69,6 +69,10 @@ class SecondOrderModel(GraphModel):
     def size(self) -> int:
         return self.space.size
 
+    def with_weights(self, weights: np.ndarray) -> SecondOrderModel:
+        return SecondOrderModel(self.vocab, self.space, weights, self.pruner, self.grandparents,
+                                self.siblings)
+
     def score_parts(
         self, enc: EncodedSentence, weights: np.ndarray | None, cost_augmented: bool
     ) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:

@@ -19,16 +19,18 @@ import numpy as np
 
 from dparse._ext.arcfeatures import FeatureSpace
 from dparse.aligned import aligned_zeros
+from dparse.batch.engines import WorkerOptions, training_engine
 from dparse.config import ExperimentConfig
 from dparse.decoders import Decoder, configured_decoder
 from dparse.epochs import BestEpoch, EpochReport, TrainResult, read_split, training_vocabulary
 from dparse.graph.model import ArcFactoredModel, GraphModel
-from dparse.graph.online import run_epoch
+from dparse.graph.online import EpochStats, GraphShard, run_epoch
 from dparse.graph.pruner import pruning_recall, train_pruner
 from dparse.graph.secondorder import SecondOrderModel
 from dparse.graph.thirdorder import ThirdOrderModel
 from dparse.learning import AveragedLearner
 from dparse.metrics import evaluate
+from dparse.mixing import Engine, MixedTraining, run_mixed_epochs, shards
 from dparse.timer import ParseTimer
 from dparse.vocab import EncodedSentence, Vocabulary
 
@@ -36,10 +38,11 @@ log = logging.getLogger(__name__)
 
 
 def new_model(
-    cfg: ExperimentConfig, vocab: Vocabulary, encoded: list[EncodedSentence], progress: bool
+    cfg: ExperimentConfig, vocab: Vocabulary, encoded: list[EncodedSentence], progress: bool,
+    engine: Engine | None = None,
 ) -> GraphModel:
     """An untrained model of the configured order (a second- or third-order model first
-    trains its first-order pruner on the same data)."""
+    trains its first-order pruner on the same data, its folds on ``engine``'s workers)."""
     if cfg.features.order == 1:
         # First-order models read their arc features in the blocked layout (one cache line
         # per template key); the higher-order models keep the hashed one, which their loaders
@@ -48,19 +51,25 @@ def new_model(
                              "blocked")
         return ArcFactoredModel(vocab, space, aligned_zeros(space.size, np.float32))
     space = FeatureSpace(cfg.features.arc_bits, cfg.features.label_bits, len(vocab.labels))
-    pruner = train_pruner(cfg, vocab, encoded, progress)
+    pruner = train_pruner(cfg, vocab, encoded, progress, engine)
     if cfg.features.order == 3:
         return ThirdOrderModel.untrained(vocab, cfg, pruner)
     return SecondOrderModel.untrained(vocab, space, cfg, pruner)
 
 
-def training_decoder(cfg: ExperimentConfig) -> Decoder:
-    """The decoder that predicts the training sentences: ``training.decoder`` with
-    ``training.decoder_options``, or when that is null the ``decoder`` section's."""
+def training_decoder_spec(cfg: ExperimentConfig) -> tuple[str, dict]:
+    """The name and options of the decoder that predicts the training sentences:
+    ``training.decoder`` with ``training.decoder_options``, or when that is null the
+    ``decoder`` section's."""
     tc = cfg.training
     if tc.decoder is None:
-        return parsing_decoder(cfg)
-    return configured_decoder(tc.decoder, tc.decoder_options)
+        return cfg.decoder.name, dict(cfg.decoder.options)
+    return tc.decoder, dict(tc.decoder_options)
+
+
+def training_decoder(cfg: ExperimentConfig) -> Decoder:
+    """The decoder that predicts the training sentences (:func:`training_decoder_spec`)."""
+    return configured_decoder(*training_decoder_spec(cfg))
 
 
 def parsing_decoder(cfg: ExperimentConfig) -> Decoder:
@@ -72,20 +81,29 @@ def train(
     cfg: ExperimentConfig,
     progress: bool = True,
     on_epoch: Callable[[EpochReport], None] | None = None,
+    workers: WorkerOptions | None = None,
 ) -> TrainResult:
-    """Train a model as the config says; returns the best epoch's averaged model."""
+    """Train a model as the config says; returns the best epoch's averaged model. With
+    ``workers`` of more than one worker the epochs are mixed from shards (:mod:`dparse.mixing`)
+    and the pruner's jackknife runs on the same workers."""
+    if workers is not None and workers.workers > 1:
+        with training_engine(workers, warm_up=[__name__]) as engine:
+            return _train(cfg, progress, on_epoch, engine, workers)
+    return _train(cfg, progress, on_epoch, None, None)
+
+
+def _train(cfg: ExperimentConfig, progress: bool,
+           on_epoch: Callable[[EpochReport], None] | None, engine: Engine | None,
+           workers: WorkerOptions | None) -> TrainResult:
     start = time.perf_counter()
     train_sents = read_split(cfg, cfg.data.train)
     dev_sents = read_split(cfg, cfg.data.dev) if cfg.data.dev else []
     train_sents, vocab = training_vocabulary(cfg, train_sents, dev_sents)
     encoded = [vocab.encode(s) for s in train_sents]
-    model = new_model(cfg, vocab, encoded, progress)
-    decoder = training_decoder(cfg)
+    model = new_model(cfg, vocab, encoded, progress, engine)
     dev_decoder = parsing_decoder(cfg)
     single_root = cfg.decoder.single_root
     tc = cfg.training
-    learner = AveragedLearner(model.size, tc.learner, tc.C)
-    rng = np.random.default_rng(tc.seed)
     best = BestEpoch()
     result = TrainResult(model=model, best_epoch=0)
     pruner = getattr(model, "pruner", None)
@@ -96,14 +114,10 @@ def train(
         recall, heads = pruning_recall(dev_encoded)
         log.info("pruner keeps %.2f%% of gold dev arcs, %.2f heads per word", recall, heads)
 
-    for epoch in range(1, tc.epochs + 1):
-        order = rng.permutation(len(encoded)) if tc.shuffle else np.arange(len(encoded))
-        stats = run_epoch(model, learner, [encoded[i] for i in order], decoder, single_root,
-                          desc=f"epoch {epoch}/{tc.epochs}", progress=progress,
-                          keep_invalid=tc.invalid_updates == "keep")
+    def close_epoch(epoch: int, stats: EpochStats, weights: np.ndarray) -> None:
         seconds = {"score": stats.timer.score, "decode": stats.timer.decode,
                    "update": stats.update_seconds}
-        model.weights = learner.averaged()
+        model.weights = weights
         dev_uas = dev_las = None
         if dev_sents:
             t0 = time.perf_counter()
@@ -114,4 +128,26 @@ def train(
         best.close_epoch(result, EpochReport(epoch, stats.uas, stats.las, dev_uas, dev_las,
                                              seconds), model.weights,
                          dev_las if tc.select_by == "las" else dev_uas, on_epoch)
+
+    if engine is None:
+        decoder = training_decoder(cfg)
+        learner = AveragedLearner(model.size, tc.learner, tc.C)
+        rng = np.random.default_rng(tc.seed)
+        for epoch in range(1, tc.epochs + 1):
+            order = rng.permutation(len(encoded)) if tc.shuffle else np.arange(len(encoded))
+            stats = run_epoch(model, learner, [encoded[i] for i in order], decoder, single_root,
+                              desc=f"epoch {epoch}/{tc.epochs}", progress=progress,
+                              keep_invalid=tc.invalid_updates == "keep")
+            close_epoch(epoch, stats, learner.averaged())
+    else:
+        assert workers is not None
+        name, options = training_decoder_spec(cfg)
+        shell = model.with_weights(np.zeros(0, dtype=np.float32))  # the workers' copy
+        jobs = [GraphShard(shell, [encoded[i] for i in part], name, options, single_root,
+                           tc.invalid_updates == "keep", tc.learner, tc.C)
+                for part in shards(len(encoded), workers.workers, tc.seed)]
+        mixed = MixedTraining(engine, jobs, tc.seed if tc.shuffle else None, workers.mixing)
+        run_mixed_epochs(mixed, tc.epochs, lambda epoch, parts, weights: close_epoch(
+            epoch, EpochStats.merged(parts), weights), progress)
+        result.mixing = mixed.log
     return best.finish(model, result, start)
