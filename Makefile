@@ -10,7 +10,7 @@ export DPARSE_DATA := $(abspath $(DATA))
 export PYTHONPATH := $(CURDIR)$(if $(PYTHONPATH),:$(PYTHONPATH))
 RESULTS ?= results
 # TRAIN_WORKERS=N: every `dparse train` that a target runs trains a graph parser on N local
-# workers (dparse train --workers, iterative parameter mixing); other parsers on one core.
+# workers (dparse train --workers, iterative parameter mixing); umst too, the others on one core.
 ifdef TRAIN_WORKERS
 export DPARSE_TRAIN_WORKERS := $(TRAIN_WORKERS)
 endif

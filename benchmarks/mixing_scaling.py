@@ -65,14 +65,18 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--config", required=True)
     ap.add_argument("--data", required=True, help="data root")
     ap.add_argument("--shards", default="1,2,4,8", help="shard counts, comma-separated")
-    ap.add_argument("--mixing", default="uniform", choices=["uniform", "updates"])
+    ap.add_argument("--mixing", default="uniform,updates",
+                    help="mixings to run, comma-separated (uniform, updates)")
     ap.add_argument("--set", dest="overrides", action="append", default=[])
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--plot", default=None, help="stem of the PNG/SVG figure")
     args = ap.parse_args(argv)
-    rows = [run(args.config, args.data, int(n), args.mixing, args.overrides)
-            for n in args.shards.split(",")]
+    counts = [int(n) for n in args.shards.split(",")]
+    mixings = args.mixing.split(",")
+    rows = [{**run(args.config, args.data, n, mixing, args.overrides), "mixing": mixing}
+            for mixing in mixings for n in counts if n > 1 or mixing == mixings[0]]
     serial = rows[0]
+    serial["mixing"] = "(serial)"
     for row in rows:
         traffic = (row["up"] + row["down"]) / NETWORK_BYTES_PER_SECOND
         row["projected"] = serial["epoch"] / (row["slowest"] + row["mix"] + traffic)
@@ -80,7 +84,7 @@ def main(argv: list[str] | None = None) -> None:
         f"# Iterative parameter mixing: scaling by simulation ({Path(args.config).name})",
         "",
         f"Measured {datetime.date.today()} by `benchmarks/mixing_scaling.py` (`make "
-        f"mixing-scaling`), {args.mixing} mixing, the shards of each epoch run one after "
+        "mixing-scaling`), uniform and by-updates mixing, the shards of each epoch run one after "
         "another on one core (`dparse train --workers N --cluster inline`). Epoch seconds: "
         "the shards' passes (mean over epochs); mixing: the driver's; traffic: bytes per "
         "epoch, workers to driver (touched indices with w and u) and driver to all workers "
@@ -88,27 +92,32 @@ def main(argv: list[str] | None = None) -> None:
         "workers: the one-shard epoch over the slowest shard + mixing + traffic at "
         f"{NETWORK_BYTES_PER_SECOND * 8 / 1e9:g} Gbit/s. Test scores: punctuation included.",
         "",
-        "| shards | epoch, all shards (s) | slowest shard (s) | mixing (s) | MB up / epoch "
-        "| MB down / epoch | projected speed-up | test UAS | test LAS | best epoch "
+        "| mixing | shards | epoch, all shards (s) | slowest shard (s) | mixing (s) "
+        "| MB up / epoch | MB down / epoch | projected speed-up | test UAS | test LAS | best epoch "
         "| train (s) |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
-        lines.append(f"| {r['shards']} | {r['epoch']:.2f} | {r['slowest']:.2f} | "
+        lines.append(f"| {r['mixing']} | {r['shards']} | {r['epoch']:.2f} | {r['slowest']:.2f} | "
                      f"{r['mix']:.2f} | {r['up'] / 1e6:.1f} | {r['down'] / 1e6:.1f} | "
                      f"{r['projected']:.2f}x | {r['uas']:.2f} | {r['las']:.2f} | "
                      f"{r['best_epoch']} | {r['seconds']:.0f} |")
-    last = rows[-1]
-    lines += ["", f"{last['shards']} shards against 1: UAS {last['uas'] - serial['uas']:+.2f}, "
-              f"LAS {last['las'] - serial['las']:+.2f}."]
+    lines.append("")
+    for r in rows[1:]:
+        lines.append(f"- {r['mixing']}, {r['shards']} shards against 1: UAS "
+                     f"{r['uas'] - serial['uas']:+.2f}, LAS {r['las'] - serial['las']:+.2f}.")
     write_text(args.out, "\n".join(lines) + "\n")
     write_text(args.out.with_suffix(".json"), json.dumps(rows, indent=1) + "\n")
     if args.plot:
         from dparse.reports.plots import plot_scaling
 
-        shards = [float(r["shards"]) for r in rows]
-        plot_scaling({"projected": (shards, [r["projected"] for r in rows]),
-                      "linear": (shards, shards)}, args.plot, xlabel="workers (shards)",
+        series = {}
+        for mixing in mixings:
+            mine = [serial] + [r for r in rows[1:] if r["mixing"] == mixing]
+            series[f"projected, {mixing}"] = ([float(r["shards"]) for r in mine],
+                                              [r["projected"] for r in mine])
+        series["linear"] = ([float(n) for n in counts], [float(n) for n in counts])
+        plot_scaling(series, args.plot, xlabel="workers (shards)",
                      ylabel="speed-up of an epoch", title="Iterative parameter mixing")
 
 

@@ -51,7 +51,7 @@ def score(config: str, overrides: list[str], data: str, model: Path, tmp: Path
     test = cfg.data_path(cfg.data.test)
     parsed = tmp / "parsed.conllu"
     subprocess.run([sys.executable, "-m", "dparse", "parse", str(model), str(test), "-o",
-                    str(parsed), "-q"], check=True)
+                    str(parsed)], check=True, capture_output=True)
     from dparse.conll import read_treebank
 
     report = evaluate(read_split(cfg, cfg.data.test), read_treebank(parsed), punct="include")

@@ -540,6 +540,9 @@ def override_strings(overrides: Mapping[str, Any] | Sequence[str]) -> list[str]:
     return list(overrides)
 
 
+MIXED_PARSERS = ("graph", "umst")  # the parser types that train on several workers
+
+
 def train_options(cfg: Any, out_dir: Path, work: str | None, jobs: int,
                   fold: int | None = None, workers: Any = None) -> dict[str, Any]:
     """The options of :func:`dparse.parsers.train_parser` for ``cfg``: ``jobs`` and ``work``
@@ -550,9 +553,9 @@ def train_options(cfg: Any, out_dir: Path, work: str | None, jobs: int,
 
     options: dict[str, Any] = {}
     if workers is not None:
-        if cfg.parser != "graph":
-            raise ConfigError("--workers trains graph parsers (parser: graph) for now; a "
-                              f"{cfg.parser} config trains on one core")
+        if cfg.parser not in MIXED_PARSERS:
+            raise ConfigError(f"--workers trains {' and '.join(MIXED_PARSERS)} parsers for "
+                              f"now; a {cfg.parser} config trains on one core")
         options["workers"] = workers
     if cfg.parser == "rerank":
         if work is not None or cfg.rerank.work is None:

@@ -34,6 +34,7 @@ engine (:mod:`dparse.batch.engines`).
 
 from __future__ import annotations
 
+import resource
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -121,6 +122,7 @@ class ShardResult:
     stats: Any
     seconds: float
     cpu_seconds: float
+    peak_rss: int  # the worker process's peak resident memory so far, bytes
 
     @property
     def nbytes(self) -> int:
@@ -177,7 +179,8 @@ def shard_epoch(run: str, shard: int, epoch: int, seed: int | None, mixed: Spars
     state.epoch = epoch
     return ShardResult(shard, epoch, index, learner.w[index], learner.u[index],
                        len(state.job), learner.updates, stats, time.perf_counter() - wall,
-                       time.process_time() - cpu)
+                       time.process_time() - cpu,
+                       resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
 
 
 def release(run: str) -> int:
@@ -233,6 +236,7 @@ class MixingLog:
     bytes_up: list[int] = field(default_factory=list)  # workers -> driver
     bytes_down: list[int] = field(default_factory=list)  # driver -> workers (the next epoch's)
     mix_seconds: list[float] = field(default_factory=list)
+    peak_rss: list[int] = field(default_factory=list)  # per shard: its worker's peak, bytes
     resent: int = 0  # shard tasks sent again with the whole state
 
 
@@ -286,6 +290,7 @@ class MixedTraining:
         self.log.shard_seconds.append([r.seconds for r in results])
         self.log.shard_cpu_seconds.append([r.cpu_seconds for r in results])
         self.log.bytes_up.append(sum(r.nbytes for r in results))
+        self.log.peak_rss = [r.peak_rss for r in results]
         return [r.stats for r in results]
 
     def _result(self, shard: int, handle: Any) -> ShardResult:

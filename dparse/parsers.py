@@ -78,10 +78,11 @@ def _load_easyfirst(directory: Path, cfg: ExperimentConfig, name: str) -> Loaded
 
 
 def _train_umst(cfg: ExperimentConfig, progress: bool,
-                on_epoch: Callable[[EpochReport], None] | None) -> TrainResult:
+                on_epoch: Callable[[EpochReport], None] | None,
+                workers: WorkerOptions | None = None) -> TrainResult:
     from dparse.undirected.parser import train_undirected
 
-    return train_undirected(cfg, progress=progress, on_epoch=on_epoch)
+    return train_undirected(cfg, progress=progress, on_epoch=on_epoch, workers=workers)
 
 
 def _load_umst(directory: Path, cfg: ExperimentConfig, name: str) -> LoadedParser:

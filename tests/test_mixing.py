@@ -186,18 +186,19 @@ def test_dask_workers_give_the_inline_weights_even_when_one_is_killed_mid_epoch(
     assert np.array_equal(mixed.averaged(), want_avg)
 
 
-def test_graph_parser_on_two_workers_learns_and_is_the_same_on_every_engine(
-        data: Path) -> None:
+@pytest.mark.parametrize("config", ["o1-cle", "o1-umst-uf"])
+def test_parser_on_two_workers_learns_and_is_the_same_on_every_engine(
+        data: Path, config: str) -> None:
     from dparse.config import load_config
     from dparse.parsers import train_parser
 
     overrides = ["data.train=en_ewt/dev.conllu", "data.dev=null", "training.epochs=2",
                  "features.arc_bits=18", "features.label_bits=12"]
-    cfg = load_config(str(CONFIGS / "en_ewt" / "o1-cle.yaml"), overrides, str(data))
+    cfg = load_config(str(CONFIGS / "en_ewt" / f"{config}.yaml"), overrides, str(data))
     inline = train_parser(cfg, progress=False, workers=WorkerOptions(2, "inline"))
     local = train_parser(cfg, progress=False, workers=WorkerOptions(2, "local"))
     assert np.array_equal(inline.model.weights, local.model.weights)
-    assert inline.epochs[-1].train_uas > 60.0  # learning from the mixed weights
+    assert inline.epochs[-1].train_uas > 50.0  # learning from the mixed weights
     assert inline.epochs[-1].train_uas > inline.epochs[0].train_uas + 5.0
     assert local.mixing.resent == 0 and len(local.mixing.bytes_up) == 2
 
@@ -216,7 +217,7 @@ def test_workers_are_for_graph_parsers_and_the_environment_default_skips_the_oth
                               env={**os.environ, **(env or {})})
 
     refused = train("--workers", "2")
-    assert refused.returncode == 2 and "--workers trains graph parsers" in refused.stderr
+    assert refused.returncode == 2 and "--workers trains graph and umst parsers" in refused.stderr
     assert not (tmp_path / "ef").exists()
     done = train(env={"DPARSE_TRAIN_WORKERS": "2"})
     assert done.returncode == 0, done.stderr

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from dparse.api import train_model, train_options, worker_options
+from dparse.api import MIXED_PARSERS, train_model, train_options, worker_options
 from dparse.cli.options import (
     batch_job_options,
     data_root_option,
@@ -46,9 +46,9 @@ from dparse.errors import ConfigError
 @click.option(
     "--workers", type=click.IntRange(min=1), default=1, show_default=True,
     envvar="DPARSE_TRAIN_WORKERS",
-    help="Graph parsers: train one model on this many workers by iterative parameter mixing "
-         "(the training file cut into as many shards; the pruner's folds run on them too) "
-         "[env DPARSE_TRAIN_WORKERS, which other parsers ignore].",
+    help="Graph and U-MST parsers: train one model on this many workers by iterative "
+         "parameter mixing (the training file cut into as many shards; a pruner's folds run "
+         "on them too) [env DPARSE_TRAIN_WORKERS, which other parsers ignore].",
 )
 @click.option(
     "--cluster", type=click.Choice(["local", "slurm", "pbs", "inline"]), default="local",
@@ -101,7 +101,7 @@ def train(config: str, out: str | None, work: str | None, jobs: int, fold: int |
         logging.basicConfig(level=logging.INFO, format="%(message)s")
     out_dir = Path(out) if out else Path("models") / cfg.name
     source = click.get_current_context().get_parameter_source("workers")
-    if cfg.parser != "graph" and source == click.core.ParameterSource.ENVIRONMENT:
+    if cfg.parser not in MIXED_PARSERS and source == click.core.ParameterSource.ENVIRONMENT:
         workers = 1  # DPARSE_TRAIN_WORKERS (make TRAIN_WORKERS=N) is for the parsers it can train
     try:
         options = train_options(cfg, out_dir, work, jobs, fold, worker_options(

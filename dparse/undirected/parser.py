@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import ClassVar
 
@@ -44,6 +44,7 @@ from dparse._ext.arcfeatures import (
     edge_list_scores,
 )
 from dparse._ext.umst import local_enhancement, tree_from_edges
+from dparse.batch.engines import WorkerOptions, training_engine
 from dparse.config import ExperimentConfig
 from dparse.conll import Sentence
 from dparse.epochs import BestEpoch, EpochReport, TrainResult, read_split, training_vocabulary
@@ -51,6 +52,7 @@ from dparse.errors import DparseError
 from dparse.graph.model import ArcFactoredModel
 from dparse.learning import AveragedLearner
 from dparse.metrics import evaluate
+from dparse.mixing import MixedTraining, run_mixed_epochs, shards
 from dparse.modeldir import (
     VOCAB_FILE,
     WEIGHTS_FILE,
@@ -215,12 +217,80 @@ class UndirectedEpoch(EpochReport):
                                "labels come from umst.directed_model when parsing")
 
 
+Instance = tuple[EncodedSentence, np.ndarray, np.ndarray, np.ndarray]  # sentence, I, J, gold
+
+
+def undirected_epoch(model: UndirectedModel, learner: AveragedLearner,
+                     instances: list[Instance], order: Iterable[int], method: str,
+                     desc: str = "", progress: bool = False) -> tuple[int, dict[str, float]]:
+    """One online pass over ``instances`` (each a sentence, its graph's edges I < J and which
+    are gold) in ``order``: the learner's weights score the edges (cost-augmented for pa), the
+    tree is decoded by ``method`` and every missed gold edge learned from. Returns the gold
+    edges found and the seconds of scoring, decoding and updating."""
+    seconds = {"score": 0.0, "decode": 0.0, "update": 0.0}
+    correct = 0
+    bar = tqdm(order, desc=desc, unit="sent", disable=not progress, leave=False,
+               dynamic_ncols=True)
+    for step, k in enumerate(bar):
+        enc, i, j, gold = instances[k]
+        t0 = time.perf_counter()
+        s = model.edge_scores(enc, i, j, learner.w)
+        if learner.cost_augmented:
+            s = s + (~gold)  # Hamming cost: 1 for every non-gold edge
+        t1 = time.perf_counter()
+        heads = tree_from_edges(len(enc) + 1, i, j, s, method, step)
+        t2 = time.perf_counter()
+        pred = edge_mask(heads, i, j)
+        missed = gold & ~pred
+        n_missed = int(missed.sum())
+        correct += len(enc) - n_missed
+        if n_missed:
+            extra = pred & ~gold
+            plus = model.edge_indices(enc, i[missed], j[missed])
+            minus = model.edge_indices(enc, i[extra], j[extra])
+            idx = np.concatenate([plus, minus])
+            val = np.concatenate([np.ones(len(plus)), -np.ones(len(minus))])
+            learner.update(idx, val, float(n_missed))
+        learner.tick()
+        seconds["score"] += t1 - t0
+        seconds["decode"] += t2 - t1
+        seconds["update"] += time.perf_counter() - t2
+    bar.close()
+    return correct, seconds
+
+
+@dataclass
+class UndirectedShard:
+    """One shard of U-MST training (a :class:`dparse.mixing.ShardJob`): the model (its weights
+    unused: the learner's are), the shard's instances and the tree method."""
+
+    model: UndirectedModel
+    instances: list[Instance]
+    tree_method: str
+    method: str
+    C: float
+
+    @property
+    def size(self) -> int:
+        return self.model.space.size
+
+    def __len__(self) -> int:
+        return len(self.instances)
+
+    def epoch(self, learner: AveragedLearner, order: np.ndarray
+              ) -> tuple[int, dict[str, float]]:
+        return undirected_epoch(self.model, learner, self.instances, order, self.tree_method)
+
+
 def train_undirected(
     cfg: ExperimentConfig,
     progress: bool = True,
     on_epoch: Callable[[UndirectedEpoch], None] | None = None,
+    workers: WorkerOptions | None = None,
 ) -> TrainResult:
-    """Trains U-MST-uf as the config says; returns the best epoch's averaged model."""
+    """Trains U-MST-uf as the config says; returns the best epoch's averaged model. With
+    ``workers`` of more than one worker the epochs are mixed from shards
+    (:mod:`dparse.mixing`)."""
     ucfg = cfg.umst
     start = time.perf_counter()
     train_sents = read_split(cfg, cfg.data.train)
@@ -232,11 +302,10 @@ def train_undirected(
         pruner = LengthDictionary.learn(train_sents, ucfg.prune_column, ucfg.prune_min_count,
                                         ucfg.prune_quantile)
     tc = cfg.training
-    learner = AveragedLearner(space.size, tc.learner, tc.C)
-    model = UndirectedModel(vocab, space, learner.averaged(), pruner,
+    model = UndirectedModel(vocab, space, np.zeros(space.size, dtype=np.float32), pruner,
                             ucfg.edge_features == "both",
                             sum(EDGE_GROUPS[g] for g in ucfg.edge_template_names()))
-    instances = []
+    instances: list[Instance] = []
     for sent in train_sents:
         i, j = model.edges(sent)
         gold_i = np.minimum(sent.heads[1:], np.arange(1, len(sent) + 1)).astype(np.int32)
@@ -246,43 +315,14 @@ def train_undirected(
                          gold_i.astype(np.int64) * (len(sent) + 1) + gold_j)
         i, j = (key // (len(sent) + 1)).astype(np.int32), (key % (len(sent) + 1)).astype(np.int32)
         instances.append((vocab.encode(sent), i, j, edge_mask(sent.heads, i, j)))
-    rng = np.random.default_rng(tc.seed)
     result = TrainResult(model=model, best_epoch=0)
     best = BestEpoch()
     n_tokens = sum(len(s) for s in train_sents)
     parser = UndirectedParser(model, single_root=False, method=ucfg.method)
-    for epoch in range(1, tc.epochs + 1):
-        order = rng.permutation(len(instances)) if tc.shuffle else np.arange(len(instances))
-        seconds = {"score": 0.0, "decode": 0.0, "update": 0.0}
-        correct = 0
-        bar = tqdm(order, desc=f"epoch {epoch}/{tc.epochs}", unit="sent", disable=not progress,
-                   leave=False, dynamic_ncols=True)
-        for step, k in enumerate(bar):
-            enc, i, j, gold = instances[k]
-            t0 = time.perf_counter()
-            s = model.edge_scores(enc, i, j, learner.w)
-            if learner.cost_augmented:
-                s = s + (~gold)  # Hamming cost: 1 for every non-gold edge
-            t1 = time.perf_counter()
-            heads = tree_from_edges(len(enc) + 1, i, j, s, ucfg.method, step)
-            t2 = time.perf_counter()
-            pred = edge_mask(heads, i, j)
-            missed = gold & ~pred
-            n_missed = int(missed.sum())
-            correct += len(enc) - n_missed
-            if n_missed:
-                extra = pred & ~gold
-                plus = model.edge_indices(enc, i[missed], j[missed])
-                minus = model.edge_indices(enc, i[extra], j[extra])
-                idx = np.concatenate([plus, minus])
-                val = np.concatenate([np.ones(len(plus)), -np.ones(len(minus))])
-                learner.update(idx, val, float(n_missed))
-            learner.tick()
-            seconds["score"] += t1 - t0
-            seconds["decode"] += t2 - t1
-            seconds["update"] += time.perf_counter() - t2
-        bar.close()
-        model.weights = learner.averaged()
+
+    def close_epoch(epoch: int, correct: int, seconds: dict[str, float],
+                    weights: np.ndarray) -> None:
+        model.weights = weights
         dev_u_uas = dev_uas = None
         if dev_sents:
             t0 = time.perf_counter()
@@ -292,6 +332,29 @@ def train_undirected(
         best.close_epoch(result, UndirectedEpoch(epoch, 100 * correct / n_tokens, None,
                                                  dev_uas, None, seconds, dev_u_uas),
                          model.weights, dev_u_uas, on_epoch)
+
+    if workers is None or workers.workers == 1:
+        learner = AveragedLearner(space.size, tc.learner, tc.C)
+        rng = np.random.default_rng(tc.seed)
+        for epoch in range(1, tc.epochs + 1):
+            order = rng.permutation(len(instances)) if tc.shuffle else np.arange(len(instances))
+            correct, seconds = undirected_epoch(model, learner, instances, order, ucfg.method,
+                                                f"epoch {epoch}/{tc.epochs}", progress)
+            close_epoch(epoch, correct, seconds, learner.averaged())
+        return best.finish(model, result, start)
+
+    def close_mixed(epoch: int, parts: list[tuple[int, dict[str, float]]],
+                    weights: np.ndarray) -> None:
+        seconds = {key: sum(part[1][key] for part in parts) for key in parts[0][1]}
+        close_epoch(epoch, sum(part[0] for part in parts), seconds, weights)
+
+    shell = replace(model, weights=np.zeros(0, dtype=np.float32))  # the workers' copy
+    jobs = [UndirectedShard(shell, [instances[k] for k in part], ucfg.method, tc.learner, tc.C)
+            for part in shards(len(instances), workers.workers, tc.seed)]
+    with training_engine(workers, warm_up=[__name__]) as engine:
+        mixed = MixedTraining(engine, jobs, tc.seed if tc.shuffle else None, workers.mixing)
+        run_mixed_epochs(mixed, tc.epochs, close_mixed, progress)
+    result.mixing = mixed.log
     return best.finish(model, result, start)
 
 
