@@ -239,6 +239,17 @@ class MixingLog:
     peak_rss: list[int] = field(default_factory=list)  # per shard: its worker's peak, bytes
     resent: int = 0  # shard tasks sent again with the whole state
 
+    def summary(self) -> str:
+        """One line: the mean slowest shard, traffic per epoch, workers' peak memory."""
+        epochs = max(len(self.shard_seconds), 1)
+        slowest = sum(max(e) for e in self.shard_seconds) / epochs
+        up = sum(self.bytes_up) / epochs / 1e6
+        down = sum(self.bytes_down) / max(len(self.bytes_down), 1) / 1e6
+        peaks = ", ".join(f"{p / 1e6:.0f}" for p in self.peak_rss)
+        return (f"{len(self.peak_rss)} shards: slowest shard {slowest:.1f}s per epoch; "
+                f"{up:.0f} MB up and {down:.0f} MB down per epoch; workers' peak memory "
+                f"{peaks} MB; {self.resent} shard tasks sent again")
+
 
 class MixedTraining:
     """The driver of iterative parameter mixing: one :class:`ShardJob` per shard, run through

@@ -150,4 +150,5 @@ def _train(cfg: ExperimentConfig, progress: bool,
         run_mixed_epochs(mixed, tc.epochs, lambda epoch, parts, weights: close_epoch(
             epoch, EpochStats.merged(parts), weights), progress)
         result.mixing = mixed.log
+        log.info("%s", mixed.log.summary())
     return best.finish(model, result, start)

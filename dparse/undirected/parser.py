@@ -26,6 +26,7 @@ decoder (dparse/undirected/decoders.py). Configs say ``parser: umst`` and hold a
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
@@ -67,6 +68,7 @@ from dparse.trees import root_words
 from dparse.undirected.decoders import single_root_repair
 from dparse.vocab import EncodedSentence, Vocabulary
 
+log = logging.getLogger(__name__)
 PRUNE_FILE = "prune.json"
 LABEL_BITS = 8  # the undirected model has no label weights: a minimal label block
 
@@ -355,6 +357,7 @@ def train_undirected(
         mixed = MixedTraining(engine, jobs, tc.seed if tc.shuffle else None, workers.mixing)
         run_mixed_epochs(mixed, tc.epochs, close_mixed, progress)
     result.mixing = mixed.log
+    log.info("%s", mixed.log.summary())
     return best.finish(model, result, start)
 
 
