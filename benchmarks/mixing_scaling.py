@@ -5,8 +5,9 @@ an epoch run one after another in this process, so that each is timed alone) and
 shard count: the mean over epochs of the slowest shard's epoch, the driver's mixing seconds,
 the bytes sent each way per epoch, test UAS / LAS of the selected model (punctuation included)
 and the projected speed-up of N workers, one epoch of one shard against the slowest shard plus
-mixing plus the traffic at an assumed network rate (one worker: the serial epoch). Writes a
-Markdown table, its JSON and, with ``--plot``, the projected speed-up against N (log-log).
+mixing plus the traffic at an assumed network rate (1 and 10 Gbit/s; one worker: the serial
+epoch). Writes a Markdown table, its JSON and, with ``--plot``, the projected speed-up against
+N (log-log); ``--rows JSON`` writes them again from an earlier run's JSON.
 Usage:
 
     PYTHONPATH=. python benchmarks/mixing_scaling.py --config configs/en_ewt/o1-cle.yaml \\
@@ -31,7 +32,7 @@ from dparse.metrics import evaluate
 from dparse.outputs import write_text
 from dparse.parsers import train_parser
 
-NETWORK_BYTES_PER_SECOND = 125e6  # 1 Gbit/s
+NETWORKS = {"1 Gbit/s": 125e6, "10 Gbit/s": 1.25e9}  # bytes per second
 
 
 def run(config: str, data: str, shards: int, mixing: str, overrides: list[str]) -> dict:
@@ -70,16 +71,22 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--set", dest="overrides", action="append", default=[])
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--plot", default=None, help="stem of the PNG/SVG figure")
+    ap.add_argument("--rows", type=Path, default=None,
+                    help="the JSON of an earlier run: write its table (and plot) again, "
+                    "training nothing")
     args = ap.parse_args(argv)
     counts = [int(n) for n in args.shards.split(",")]
     mixings = args.mixing.split(",")
-    rows = [{**run(args.config, args.data, n, mixing, args.overrides), "mixing": mixing}
-            for mixing in mixings for n in counts if n > 1 or mixing == mixings[0]]
+    if args.rows is not None:
+        rows = json.loads(args.rows.read_text(encoding="utf-8"))
+    else:
+        rows = [{**run(args.config, args.data, n, mixing, args.overrides), "mixing": mixing}
+                for mixing in mixings for n in counts if n > 1 or mixing == mixings[0]]
     serial = rows[0]
     serial["mixing"] = "(serial)"
     for row in rows:
-        traffic = (row["up"] + row["down"]) / NETWORK_BYTES_PER_SECOND
-        row["projected"] = serial["epoch"] / (row["slowest"] + row["mix"] + traffic)
+        row["projected"] = {name: serial["epoch"] / (row["slowest"] + row["mix"] + (
+            row["up"] + row["down"]) / rate) for name, rate in NETWORKS.items()}
     lines = [
         f"# Iterative parameter mixing: scaling by simulation ({Path(args.config).name})",
         "",
@@ -90,32 +97,37 @@ def main(argv: list[str] | None = None) -> None:
         "epoch, workers to driver (touched indices with w and u) and driver to all workers "
         "(mixed values at the union of the touched indices). Projected speed-up of N "
         "workers: the one-shard epoch over the slowest shard + mixing + traffic at "
-        f"{NETWORK_BYTES_PER_SECOND * 8 / 1e9:g} Gbit/s. Test scores: punctuation included.",
+        f"{' or '.join(NETWORKS)}. Test scores: punctuation included.",
         "",
         "| mixing | shards | epoch, all shards (s) | slowest shard (s) | mixing (s) "
-        "| MB up / epoch | MB down / epoch | projected speed-up | test UAS | test LAS | best epoch "
-        "| train (s) |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| MB up / epoch | MB down / epoch | "
+        + " | ".join(f"projected, {name}" for name in NETWORKS)
+        + " | test UAS | test LAS | best epoch | train (s) |",
+        "|---|---:|---:|---:|---:|---:|---:|" + "---:|" * len(NETWORKS) + "---:|---:|---:|---:|",
     ]
     for r in rows:
+        projected = " | ".join(f"{r['projected'][name]:.2f}x" for name in NETWORKS)
         lines.append(f"| {r['mixing']} | {r['shards']} | {r['epoch']:.2f} | {r['slowest']:.2f} | "
                      f"{r['mix']:.2f} | {r['up'] / 1e6:.1f} | {r['down'] / 1e6:.1f} | "
-                     f"{r['projected']:.2f}x | {r['uas']:.2f} | {r['las']:.2f} | "
+                     f"{projected} | {r['uas']:.2f} | {r['las']:.2f} | "
                      f"{r['best_epoch']} | {r['seconds']:.0f} |")
     lines.append("")
     for r in rows[1:]:
         lines.append(f"- {r['mixing']}, {r['shards']} shards against 1: UAS "
                      f"{r['uas'] - serial['uas']:+.2f}, LAS {r['las'] - serial['las']:+.2f}.")
     write_text(args.out, "\n".join(lines) + "\n")
-    write_text(args.out.with_suffix(".json"), json.dumps(rows, indent=1) + "\n")
+    if args.rows is None:
+        write_text(args.out.with_suffix(".json"), json.dumps(
+            [{k: v for k, v in r.items() if k != "projected"} for r in rows], indent=1) + "\n")
     if args.plot:
         from dparse.reports.plots import plot_scaling
 
         series = {}
         for mixing in mixings:
             mine = [serial] + [r for r in rows[1:] if r["mixing"] == mixing]
-            series[f"projected, {mixing}"] = ([float(r["shards"]) for r in mine],
-                                              [r["projected"] for r in mine])
+            for name in NETWORKS:
+                series[f"{mixing}, {name}"] = ([float(r["shards"]) for r in mine],
+                                               [r["projected"][name] for r in mine])
         series["linear"] = ([float(n) for n in counts], [float(n) for n in counts])
         plot_scaling(series, args.plot, xlabel="workers (shards)",
                      ylabel="speed-up of an epoch", title="Iterative parameter mixing")

@@ -16,6 +16,8 @@
 MIXING_ROUNDS ?= 2
 MIXING_TREEBANKS ?= el_gdt tr_imst
 MIXING_RUNS ?= $(MODELS)/mixing
+# memory of a SLURM worker job (a second-order worker holds about 1 GB)
+MIXING_SLURM_MEMORY ?= 4GB
 
 .PHONY: mixing-speed mixing-scaling mixing-slurm
 
@@ -29,6 +31,7 @@ mixing-speed: install  ## train with 1 and 2 workers alternated: time, test scor
 
 mixing-scaling: install  ## 1, 2, 4, 8 shards simulated on one core -> results/mixing-scaling.md
 	@mkdir -p $(RESULTS)/plots
+	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 \
 	$(PYTHON) benchmarks/mixing_scaling.py --config configs/en_ewt/o1-cle.yaml \
 		--data $(DPARSE_DATA) --shards 1,2,4,8 --out $(RESULTS)/mixing-scaling.md \
 		--plot $(RESULTS)/plots/mixing-scaling
@@ -41,7 +44,7 @@ mixing-slurm: install  ## o2-eisner on 2 SLURM workers and 2 local ones: the sam
 	$(SLURM_TOOLS)/slurm-local-start.sh
 	status=0; \
 	$(PYTHON) -m dparse train configs/en_ewt/o2-eisner.yaml --workers 2 -q --cluster slurm \
-		--queue $(SLURM_QUEUE) --walltime $(SLURM_WALLTIME) --memory $(SLURM_MEMORY) \
+		--queue $(SLURM_QUEUE) --walltime $(SLURM_WALLTIME) --memory $(MIXING_SLURM_MEMORY) \
 		--scheduler-host 127.0.0.1 --out $(MIXING_RUNS)/o2-eisner-slurm2 || status=$$?; \
 	$(SLURM_TOOLS)/slurm-local-stop.sh; test $$status -eq 0 || exit $$status
 	$(PYTHON) benchmarks/mixing_slurm.py $(MIXING_RUNS)/o2-eisner-local2 \
