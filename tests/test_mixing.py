@@ -186,6 +186,19 @@ def test_dask_workers_give_the_inline_weights_even_when_one_is_killed_mid_epoch(
     assert np.array_equal(mixed.averaged(), want_avg)
 
 
+def slow_square(x: int) -> int:
+    time.sleep(1.0)
+    return x * x
+
+
+def test_dask_tasks_lost_with_their_worker_are_run_again() -> None:
+    with training_engine(WorkerOptions(2)) as engine:
+        assert isinstance(engine, DaskEngine)
+        pids = list(engine.client.run(os.getpid).values())
+        threading.Timer(0.4, os.kill, (pids[0], signal.SIGKILL)).start()
+        assert engine.run_tasks(slow_square, [(k,) for k in range(4)]) == [0, 1, 4, 9]
+
+
 @pytest.mark.parametrize("config", ["o1-cle", "o1-umst-uf"])
 def test_parser_on_two_workers_learns_and_is_the_same_on_every_engine(
         data: Path, config: str) -> None:

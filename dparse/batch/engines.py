@@ -23,7 +23,7 @@ from typing import Any
 
 from dparse.batch.cluster import ClusterOptions, open_client, require_jobqueue
 from dparse.errors import DparseError
-from dparse.mixing import MIXINGS, LostTask, release, shard_epoch
+from dparse.mixing import MAX_ATTEMPTS, MIXINGS, LostTask, release, shard_epoch
 
 CLUSTERS = ("local", "slurm", "pbs", "inline")
 WORKER_TIMEOUT = 300  # seconds to wait for batch-job workers to join
@@ -127,11 +127,26 @@ class DaskEngine:
         self.client.run(release, run)
 
     def run_tasks(self, fn: Callable[..., Any], calls: Sequence[tuple[Any, ...]]) -> list[Any]:
-        """``[fn(*args) for args in calls]``, the calls spread over the workers (one lost
-        with its worker is run again by Dask)."""
-        futures = [self.client.submit(fn, *[self._sent(a, None) for a in args], pure=False)
-                   for args in calls]
-        return self.client.gather(futures)
+        """``[fn(*args) for args in calls]``, the calls spread over the workers; a call lost
+        with its worker (or its input with the worker that held it) is sent again."""
+        from distributed.scheduler import KilledWorker
+
+        def submit(args: tuple[Any, ...]) -> Any:
+            return self.client.submit(fn, *[self._sent(a, None) for a in args], pure=False)
+
+        futures = [submit(args) for args in calls]
+        results = []
+        for args, future in zip(calls, futures, strict=True):
+            for _ in range(MAX_ATTEMPTS):
+                try:
+                    results.append(future.result())
+                    break
+                except (KilledWorker, CancelledError):
+                    future = submit(args)
+            else:
+                raise DparseError(f"a task of {fn.__name__} failed {MAX_ATTEMPTS} times "
+                                  "(workers lost)")
+        return results
 
 
 def _import(modules: Sequence[str]) -> None:
