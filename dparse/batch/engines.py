@@ -171,12 +171,16 @@ def training_engine(options: WorkerOptions, warm_up: Sequence[str] = ()
     ready: Future = Future()
     done = threading.Event()
 
+    # Imported here, not in the thread: importing distributed from two threads at once (the
+    # block's first task imports distributed.scheduler) fails on its circular imports.
+    import distributed  # noqa: F401  (which sets its loggers' levels: then ours)
+    import distributed.scheduler  # noqa: F401
+
+    logging.getLogger("distributed").setLevel(logging.WARNING)  # no line per worker event
+
     def serve() -> None:
         """Start the cluster, hand its client over, and stop it (in this thread, where the
         client was entered) once the block is done."""
-        import distributed  # noqa: F401  (which sets its loggers' levels: then ours)
-
-        logging.getLogger("distributed").setLevel(logging.WARNING)  # no line per worker event
         try:
             with open_client(options.cluster, cluster_options, options.scheduler) as client:
                 try:
