@@ -34,6 +34,7 @@ engine (:mod:`dparse.batch.engines`).
 
 from __future__ import annotations
 
+import logging
 import resource
 import time
 from collections.abc import Callable, Sequence
@@ -45,6 +46,7 @@ import numpy as np
 from dparse.errors import DparseError
 from dparse.learning import AveragedLearner, average
 
+log = logging.getLogger(__name__)
 MIXINGS = ("uniform", "updates")
 MAX_ATTEMPTS = 3  # tries of one shard's epoch (workers lost, or states missing) before failing
 
@@ -221,6 +223,10 @@ class Engine(Protocol):
         """``[fn(*args) for args in calls]``, run on the engine's workers."""
         ...
 
+    def share(self, value: Any) -> Any:
+        """``value`` as an argument of several tasks (sent to the workers once)."""
+        ...
+
 
 class LostTask(Exception):
     """A shard task whose worker (or its input) was lost: the driver sends it again."""
@@ -229,7 +235,7 @@ class LostTask(Exception):
 @dataclass
 class MixingLog:
     """Per epoch: each shard's seconds (wall, CPU), the bytes sent to and from the workers and
-    the driver's mixing seconds (what the scaling table of ``make mixing-table`` reads)."""
+    the driver's mixing seconds (what ``make mixing-scaling`` reads)."""
 
     shard_seconds: list[list[float]] = field(default_factory=list)
     shard_cpu_seconds: list[list[float]] = field(default_factory=list)
@@ -284,8 +290,9 @@ class MixedTraining:
             raise DparseError(f"mixing: epoch {epoch} submitted out of turn")
         self._epoch = epoch
         first = epoch == 1
+        mixed = None if self._mixed is None else self.engine.share(self._mixed)
         self._handles = [self.engine.submit_shard(
-            shard, self.run, shard, epoch, self.seed, self._mixed, job if first else None)
+            shard, self.run, shard, epoch, self.seed, mixed, job if first else None)
             for shard, job in enumerate(self.jobs)]
         if self._mixed is not None:
             self.log.bytes_down.append(self._mixed.nbytes * len(self.jobs))
@@ -351,10 +358,10 @@ class MixedTraining:
 
 def run_mixed_epochs(training: MixedTraining, epochs: int,
                      after_epoch: Callable[[int, list[Any], np.ndarray], None],
-                     progress: bool = False) -> None:
+                     progress: bool = False) -> MixingLog:
     """Train ``epochs`` mixed epochs, calling ``after_epoch(epoch, shard_stats, averaged)``
     after each; the next epoch's shards already run while it does (a dev parse overlaps
-    them). ``progress``: a bar of the epochs."""
+    them). ``progress``: a bar of the epochs. Logs and returns the run's :class:`MixingLog`."""
     from tqdm import tqdm
 
     bar = tqdm(total=epochs, desc=f"epochs on {len(training.jobs)} shards", unit="epoch",
@@ -371,3 +378,5 @@ def run_mixed_epochs(training: MixedTraining, epochs: int,
     finally:
         bar.close()
         training.close()
+    log.info("%s", training.log.summary())
+    return training.log

@@ -21,11 +21,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from dparse.batch.cluster import ClusterOptions, open_client, require_jobqueue
+from dparse.batch.cluster import KINDS, ClusterOptions, open_client, require_jobqueue
 from dparse.errors import DparseError
 from dparse.mixing import MAX_ATTEMPTS, MIXINGS, LostTask, release, shard_epoch
 
-CLUSTERS = ("local", "slurm", "pbs", "inline")
+CLUSTERS = (*KINDS, "inline")
 WORKER_TIMEOUT = 300  # seconds to wait for batch-job workers to join
 
 
@@ -66,6 +66,16 @@ class InlineEngine:
         """``[fn(*args) for args in calls]``."""
         return [fn(*args) for args in calls]
 
+    def share(self, value: Any) -> Any:
+        return value
+
+
+def _lost_task_errors() -> tuple[type[BaseException], ...]:
+    """What a Dask future raises when its worker (or an input that lived there) was lost."""
+    from distributed.scheduler import KilledWorker
+
+    return KilledWorker, CancelledError
+
 
 def _located(*args: Any) -> tuple[str, Any]:
     """Run :func:`shard_epoch` on a Dask worker; returns the worker's address with its answer."""
@@ -98,9 +108,12 @@ class DaskEngine:
         return place if place in workers else workers[shard % len(workers)]
 
     def _sent(self, value: Any, where: str | None) -> Any:
-        """``value`` if a scalar, else its future on worker ``where`` (anywhere if None): a
-        task message stays small, the data travels once."""
-        if value is None or isinstance(value, str | int | float):
+        """``value`` if a scalar (or already on the cluster: :meth:`share`), else its future
+        on worker ``where`` (anywhere if None): a task message stays small, the data travels
+        once."""
+        from distributed import Future as DaskFuture
+
+        if value is None or isinstance(value, str | int | float | DaskFuture):
             return value
         return self.client.scatter([value], workers=None if where is None else [where],
                                    hash=False)[0]
@@ -113,12 +126,10 @@ class DaskEngine:
         return shard, future
 
     def result(self, handle: Any) -> Any:
-        from distributed.scheduler import KilledWorker
-
         shard, future = handle
         try:
             where, answer = future.result()
-        except (KilledWorker, CancelledError) as exc:
+        except _lost_task_errors() as exc:
             raise LostTask(str(exc)) from exc
         self.places[shard] = where
         return answer
@@ -126,11 +137,13 @@ class DaskEngine:
     def release(self, run: str) -> None:
         self.client.run(release, run)
 
+    def share(self, value: Any) -> Any:
+        """``value`` on every worker, sent once (its future)."""
+        return self.client.scatter([value], broadcast=True, hash=False)[0]
+
     def run_tasks(self, fn: Callable[..., Any], calls: Sequence[tuple[Any, ...]]) -> list[Any]:
         """``[fn(*args) for args in calls]``, the calls spread over the workers; a call lost
         with its worker (or its input with the worker that held it) is sent again."""
-        from distributed.scheduler import KilledWorker
-
         def submit(args: tuple[Any, ...]) -> Any:
             return self.client.submit(fn, *[self._sent(a, None) for a in args], pure=False)
 
@@ -141,7 +154,7 @@ class DaskEngine:
                 try:
                     results.append(future.result())
                     break
-                except (KilledWorker, CancelledError):
+                except _lost_task_errors():
                     future = submit(args)
             else:
                 raise DparseError(f"a task of {fn.__name__} failed {MAX_ATTEMPTS} times "

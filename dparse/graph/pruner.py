@@ -16,7 +16,7 @@ import json
 import logging
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -197,37 +197,40 @@ def train_pruner(
     pruner that has seen them). With an ``engine`` (:mod:`dparse.batch.engines`) the pruner
     and its folds train as tasks on its workers."""
     k = cfg.pruner.train_folds
-    calls: list[tuple[Any, ...]] = [(cfg, vocab, encoded, progress and engine is None,
-                                     "pruner", k < 2)]
-    fold_of = fold_of_sentences(len(encoded), k) if k >= 2 else None
-    if fold_of is not None:
-        for f in range(1, k + 1):
-            calls.append((cfg, vocab, [e for e, g in zip(encoded, fold_of, strict=True)
-                                       if g != f], progress and engine is None,
-                          f"pruner fold {f}/{k}",
-                          [e for e, g in zip(encoded, fold_of, strict=True) if g == f]))
-    results = (engine.run_tasks(fit_and_prune, calls) if engine is not None
-               else [fit_and_prune(*call) for call in calls])
-    pruner, own = results[0]
-    if fold_of is None:
-        for enc, arcs in zip(encoded, own, strict=True):
-            enc.allowed = arcs
-    for f, (_, allowed) in enumerate(results[1:], start=1):
-        for i, arcs in zip(np.flatnonzero(fold_of == f), allowed, strict=True):
+    serial = engine is None
+    everything = np.ones(len(encoded), dtype=bool)
+    # (sentences it trains on, sentences whose arcs it keeps, whether the pruner is kept)
+    plans = [(everything, everything if k < 2 else ~everything, True)]
+    if k >= 2:
+        fold_of = fold_of_sentences(len(encoded), k)
+        plans += [(fold_of != f, fold_of == f, False) for f in range(1, k + 1)]
+    shared = (cfg, vocab, encoded) if serial else tuple(
+        engine.share(value) for value in (cfg, vocab, encoded))
+    calls = [(*shared, train, prune, keep, progress and serial,
+              "pruner" if keep else f"pruner fold {f}/{k}")
+             for f, (train, prune, keep) in enumerate(plans)]
+    results = ([fit_and_prune(*call) for call in calls] if serial
+               else engine.run_tasks(fit_and_prune, calls))
+    for (_, prune, _), (_, allowed) in zip(plans, results, strict=True):
+        for i, arcs in zip(np.flatnonzero(prune), allowed, strict=True):
             encoded[i].allowed = arcs
     recall, heads = pruning_recall(encoded)
     log.info("pruner keeps %.2f%% of gold training arcs, %.2f heads per word", recall, heads)
+    pruner = results[0][0]
+    assert pruner is not None
     return pruner
 
 
-def fit_and_prune(cfg: ExperimentConfig, vocab: Vocabulary, train: list[EncodedSentence],
-                  progress: bool, desc: str, prune: list[EncodedSentence] | bool
-                  ) -> tuple[Pruner, list[np.ndarray]]:
-    """A pruner fitted on ``train`` (:func:`fit_pruner`) and the arcs (``allowed``) it keeps
-    in the sentences ``prune`` (True: ``train`` itself; False: none)."""
-    pruner = fit_pruner(cfg, vocab, train, progress, desc)
-    sentences = train if prune is True else prune or []
-    return pruner, [pruner.allowed(enc) for enc in sentences]
+def fit_and_prune(cfg: ExperimentConfig, vocab: Vocabulary, encoded: list[EncodedSentence],
+                  train: np.ndarray, prune: np.ndarray, keep: bool, progress: bool, desc: str
+                  ) -> tuple[Pruner | None, list[np.ndarray]]:
+    """A pruner fitted on the sentences of ``encoded`` that ``train`` (bool [len]) marks
+    (:func:`fit_pruner`), and the arcs (``allowed``) it keeps in those ``prune`` marks; the
+    pruner itself only if ``keep`` (a task then sends it back)."""
+    pruner = fit_pruner(cfg, vocab, [encoded[i] for i in np.flatnonzero(train)], progress,
+                        desc)
+    allowed = [pruner.allowed(encoded[i]) for i in np.flatnonzero(prune)]
+    return (pruner if keep else None), allowed
 
 
 def pruning_recall(encoded: Iterable[EncodedSentence]) -> tuple[float, float]:

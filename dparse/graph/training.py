@@ -146,9 +146,8 @@ def _train(cfg: ExperimentConfig, progress: bool,
         jobs = [GraphShard(shell, [encoded[i] for i in part], name, options, single_root,
                            tc.invalid_updates == "keep", tc.learner, tc.C)
                 for part in shards(len(encoded), workers.workers, tc.seed)]
-        mixed = MixedTraining(engine, jobs, tc.seed if tc.shuffle else None, workers.mixing)
-        run_mixed_epochs(mixed, tc.epochs, lambda epoch, parts, weights: close_epoch(
-            epoch, EpochStats.merged(parts), weights), progress)
-        result.mixing = mixed.log
-        log.info("%s", mixed.log.summary())
+        result.mixing = run_mixed_epochs(
+            MixedTraining(engine, jobs, tc.seed if tc.shuffle else None, workers.mixing),
+            tc.epochs, lambda epoch, parts, weights: close_epoch(
+                epoch, EpochStats.merged(parts), weights), progress)
     return best.finish(model, result, start)

@@ -26,7 +26,6 @@ decoder (dparse/undirected/decoders.py). Configs say ``parser: umst`` and hold a
 
 from __future__ import annotations
 
-import logging
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
@@ -68,7 +67,6 @@ from dparse.trees import root_words
 from dparse.undirected.decoders import single_root_repair
 from dparse.vocab import EncodedSentence, Vocabulary
 
-log = logging.getLogger(__name__)
 PRUNE_FILE = "prune.json"
 LABEL_BITS = 8  # the undirected model has no label weights: a minimal label block
 
@@ -354,10 +352,9 @@ def train_undirected(
     jobs = [UndirectedShard(shell, [instances[k] for k in part], ucfg.method, tc.learner, tc.C)
             for part in shards(len(instances), workers.workers, tc.seed)]
     with training_engine(workers, warm_up=[__name__]) as engine:
-        mixed = MixedTraining(engine, jobs, tc.seed if tc.shuffle else None, workers.mixing)
-        run_mixed_epochs(mixed, tc.epochs, close_mixed, progress)
-    result.mixing = mixed.log
-    log.info("%s", mixed.log.summary())
+        result.mixing = run_mixed_epochs(
+            MixedTraining(engine, jobs, tc.seed if tc.shuffle else None, workers.mixing),
+            tc.epochs, close_mixed, progress)
     return best.finish(model, result, start)
 
 
