@@ -28,6 +28,7 @@ import time
 from pathlib import Path
 
 from dparse.config import load_config
+from dparse.conll import read_treebank
 from dparse.epochs import read_split
 from dparse.metrics import evaluate
 from dparse.outputs import write_text
@@ -52,8 +53,6 @@ def score(config: str, overrides: list[str], data: str, model: Path, tmp: Path
     parsed = tmp / "parsed.conllu"
     subprocess.run([sys.executable, "-m", "dparse", "parse", str(model), str(test), "-o",
                     str(parsed)], check=True, capture_output=True)
-    from dparse.conll import read_treebank
-
     report = evaluate(read_split(cfg, cfg.data.test), read_treebank(parsed), punct="include")
     return report.uas, report.las
 

@@ -49,6 +49,11 @@ class WorkerOptions:
         if self.workers < 1:
             raise DparseError(f"workers must be at least 1, not {self.workers}")
 
+    @property
+    def parallel(self) -> bool:
+        """Whether training is mixed from shards (more than one worker)."""
+        return self.workers > 1
+
 
 class InlineEngine:
     """Every task at once, in this process (results kept until asked for)."""

@@ -333,7 +333,7 @@ def train_undirected(
                                                  dev_uas, None, seconds, dev_u_uas),
                          model.weights, dev_u_uas, on_epoch)
 
-    if workers is None or workers.workers == 1:
+    if workers is None or not workers.parallel:
         learner = AveragedLearner(space.size, tc.learner, tc.C)
         rng = np.random.default_rng(tc.seed)
         for epoch in range(1, tc.epochs + 1):
