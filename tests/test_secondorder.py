@@ -15,6 +15,7 @@ from dparse.config import load_config
 from dparse.conll import read_conll, write_conll
 from dparse.decoders import get_decoder
 from dparse.graph.load import load_model
+from dparse.graph.model import PartScratch
 from dparse.graph.pruner import pruning_recall
 from dparse.graph.secondorder import SecondOrderModel
 from dparse.graph.training import train
@@ -63,8 +64,8 @@ def test_scores_of_tree_parts_equal_weights_dot_delta(
         n = len(enc)
         allowed = np.ones((n + 1, n + 1), dtype=np.uint8)
         # a part family left out scores nothing: zeros in the expected sums below
-        sib = np.empty((n + 1,) * 3) if with_sib else np.zeros((n + 1,) * 3)
-        grand = np.empty((n + 1,) * 3) if with_grand else np.zeros((n + 1,) * 3)
+        sib = np.zeros((n + 1,) * 3)
+        grand = np.zeros((n + 1,) * 3)
         score_second_order(enc.tokens, w, space, allowed, sib if with_sib else None,
                            grand if with_grand else None)
         pred = rng.integers(0, n, size=n + 1).astype(np.int32)
@@ -90,7 +91,7 @@ def test_grandparent_scores_do_not_depend_on_sibling_scoring(vocab_and_sentences
     enc = vocab.encode(max(sents, key=len))
     n1 = len(enc) + 1
     allowed = np.ones((n1, n1), dtype=np.uint8)
-    sib, grand, alone = (np.empty((n1, n1, n1)) for _ in range(3))
+    sib, grand, alone = (np.zeros((n1, n1, n1)) for _ in range(3))
     score_second_order(enc.tokens, w, space, allowed, sib, grand)
     score_second_order(enc.tokens, w, space, allowed, None, alone)
     assert np.array_equal(grand, alone) and np.any(alone != 0.0)
@@ -103,8 +104,8 @@ def test_parts_over_pruned_arcs_are_zero(vocab_and_sentences) -> None:
     enc = vocab.encode(max(sents, key=len))
     n = len(enc)
     allowed = (np.random.default_rng(2).random((n + 1, n + 1)) < 0.3).astype(np.uint8)
-    sib = np.empty((n + 1,) * 3)
-    grand = np.empty((n + 1,) * 3)
+    sib = np.zeros((n + 1,) * 3)
+    grand = np.zeros((n + 1,) * 3)
     score_second_order(enc.tokens, w, space, allowed, sib, grand)
     h, m, s = np.nonzero(sib)
     assert np.all(allowed[h, s]) and np.all((m == h) | (allowed[h, m] == 1))
@@ -162,6 +163,33 @@ def test_second_order_model_round_trip_and_valid_trees(trained) -> None:
     for a, b in zip(first, again, strict=True):
         check_tree(a.heads, single_root=True)
         assert np.array_equal(a.heads, b.heads) and a.deprels == b.deprels
+
+
+def test_parts_in_a_reused_scratch_equal_fresh_ones(trained) -> None:
+    model, _, dev = trained
+    scratch = PartScratch()
+    # long and short sentences in turn: each take must be all zeros where nothing is scored
+    for sent in sorted(dev, key=len, reverse=True)[:6] + sorted(dev, key=len)[:6] * 2:
+        enc = model.vocab.encode(sent)
+        arc, label, fresh = model.score_parts(enc, None, False)
+        arc2, label2, reused = model.score_parts(enc, None, False, scratch)
+        assert fresh.keys() == reused.keys() == {"sib", "grand"}
+        for key in fresh:
+            assert np.array_equal(fresh[key], reused[key])
+        assert np.array_equal(arc, arc2) and np.array_equal(label, label2)
+
+
+def test_part_scratch_hands_out_zeros_and_allocates_past_its_limit(monkeypatch) -> None:
+    scratch = PartScratch()
+    first, second = scratch.take(4, 2)
+    first[...] = 1.0
+    second[1, 2, 3] = -np.inf
+    again = scratch.take(3, 2) + scratch.take(4, 1)
+    assert all(a.shape == (n, n, n) and not a.any() for a, n in zip(again, (3, 3, 4), strict=True))
+    monkeypatch.setattr(PartScratch, "LIMIT", 100)
+    big = scratch.take(5, 1)[0]
+    assert big.shape == (5, 5, 5) and not big.any()
+    assert not np.shares_memory(big, scratch.take(4, 1)[0])
 
 
 @pytest.mark.parametrize("name", ["eisner2-sib", "eisner2-sibgp", "dd2"])

@@ -204,12 +204,14 @@ def score_second_order(const int32_t[:, ::1] tokens, const floating[::1] weights
                        SecondOrderSpace space, const uint8_t[:, ::1] allowed,
                        double[:, :, ::1] sib_out=None, double[:, :, ::1] grand_out=None):
     """Score the sibling (given ``sib_out``) and grandparent (given ``grand_out``) parts over
-    allowed arcs.
+    allowed arcs, into zero-filled outputs.
 
     allowed: uint8 [n+1, n+1], allowed[h, m] != 0 when the arc h -> m survived pruning.
-    Writes sib_out[h, m, s] (float64 [n+1, n+1, n+1]) for h -> s allowed and, unless m == h,
-    h -> m allowed with m between h and s; grand_out[g, h, m] for g -> h and h -> m allowed,
-    h != 0. Every other entry is set to 0 (its arcs cannot be in a tree the decoder returns).
+    Writes sib_out[h, m, s] (float64 [n+1, n+1, n+1], all zeros on entry) for h -> s allowed
+    and, unless m == h, h -> m allowed with m between h and s; grand_out[g, h, m] (the same)
+    for g -> h and h -> m allowed, h != 0. Every other entry stays 0 (its arcs cannot be in a
+    tree the decoder returns): clearing arrays of n**3 entries is left to the caller, who can
+    do it once for many sentences (``dparse.graph.model.PartScratch``).
     """
     cdef int n = tokens.shape[0] - 1
     if allowed.shape[0] != n + 1 or allowed.shape[1] != n + 1:
@@ -240,13 +242,6 @@ def score_second_order(const int32_t[:, ::1] tokens, const floating[::1] weights
     cdef int sib_bits = space.sib_bits, grand_bits = space.grand_bits
     cdef int g, h, m, s, nf, step, prev_nf = 0
     with nogil:
-        for h in range(n + 1):
-            for m in range(n + 1):
-                for s in range(n + 1):
-                    if with_sib:
-                        sib_out[h, m, s] = 0.0
-                    if with_grand:
-                        grand_out[h, m, s] = 0.0
         for h in range(n + 1 if with_sib else 0):
             for s in range(1, n + 1):
                 if s == h or not allowed[h, s]:

@@ -20,7 +20,7 @@ from dparse._ext.arcfeatures import FeatureSpace
 from dparse._ext.o2features import SecondOrderSpace, score_second_order, second_order_delta
 from dparse.config import ExperimentConfig
 from dparse.errors import DparseError
-from dparse.graph.model import ArcFactoredModel, GraphModel
+from dparse.graph.model import ArcFactoredModel, GraphModel, PartScratch
 from dparse.graph.pruner import PRUNER_DIR, PRUNER_FILE, Pruner
 from dparse.modeldir import VOCAB_FILE, WEIGHTS_FILE, load_arrays, save_arrays
 from dparse.vocab import EncodedSentence, Vocabulary
@@ -74,17 +74,21 @@ class SecondOrderModel(GraphModel):
                                 self.siblings)
 
     def score_parts(
-        self, enc: EncodedSentence, weights: np.ndarray | None, cost_augmented: bool
+        self, enc: EncodedSentence, weights: np.ndarray | None, cost_augmented: bool,
+        scratch: PartScratch | None = None,
     ) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
         """Arc scores float64 [n+1, n+1] (-inf where pruned: the arcs ``enc.allowed`` keeps, or
         the pruner's), best labels int32 [n+1, n+1] and the second-order part arrays of the
-        decoder contract, {"sib": [n+1]^3, "grand": [n+1]^3}, each only if the model has it."""
+        decoder contract, {"sib": [n+1]^3, "grand": [n+1]^3}, each only if the model has it
+        (in ``scratch`` when given)."""
         w = self._weights if weights is None else weights
         allowed = enc.allowed if enc.allowed is not None else self.pruner.allowed(enc)
         arc, label = self.first.score(enc, w[: self.space.first.size], cost_augmented, allowed)
         n1 = len(enc) + 1
-        sib = np.empty((n1, n1, n1), dtype=np.float64) if self.siblings else None
-        grand = np.empty((n1, n1, n1), dtype=np.float64) if self.grandparents else None
+        arrays = (scratch.take(n1, self.siblings + self.grandparents) if scratch is not None
+                  else [np.zeros((n1, n1, n1)) for _ in range(self.siblings + self.grandparents)])
+        sib = arrays.pop(0) if self.siblings else None
+        grand = arrays.pop(0) if self.grandparents else None
         score_second_order(enc.tokens, w, self.space, allowed, sib, grand)
         parts = {name: value for name, value in (("sib", sib), ("grand", grand))
                  if value is not None}
