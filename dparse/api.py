@@ -106,7 +106,7 @@ class Parser:
     """
 
     def __init__(self, spec: ParserSpec) -> None:
-        from dparse.tagging.pipeline import TAGGER_DIR
+        from dparse.modeldir import TAGGER_DIR
 
         self._spec = spec
         self._loaded: LoadedParser = spec.load()

@@ -705,8 +705,9 @@ class _SentenceReader:
             self.start = lineno
         self.lines.append(line)
         text = line.rstrip("\r\n")
-        _check_no_bom(self.path, text, lineno)
-        if self.fmt != "malttab" and text[0] == "#":
+        if text[0] == _BOM:
+            _check_no_bom(self.path, text, lineno)
+        if text[0] == "#" and self.fmt != "malttab":
             return
         self.has_data = True
         cols = text.split("\t")
@@ -727,7 +728,8 @@ class _SentenceReader:
             raise self.error(
                 lineno, f"expected 10 tab-separated columns for {self.fmt}, found {len(cols)}"
             )
-        self._check_fields(cols, lineno)
+        if "" in cols:
+            self._check_fields(cols, lineno)
         tok = cols[0]
         n = len(self.rows)
         if tok == str(n + 1):

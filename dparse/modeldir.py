@@ -86,6 +86,7 @@ MANIFEST_FILE = "manifest.json"
 WEIGHTS_FILE = "weights.bin"
 VOCAB_FILE = "vocab.json"
 CONFIG_FILE = "config.yaml"
+TAGGER_DIR = "tagger"  # a pipeline model's tagger (dparse.tagging.pipeline)
 FORMAT = "dparse-model"
 FORMAT_VERSION = 1
 OLD_WEIGHTS_FILE = "weights.npz"  # the weights of models saved before aligned array files

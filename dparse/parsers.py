@@ -192,13 +192,17 @@ def load_parser(directory: Path, cfg: ExperimentConfig, decoder_name: str | None
     (default: the config's decoder). A pipeline model tags first (``tags``: the mode of
     :meth:`dparse.tagging.model.TaggerModel.tag_batch`); with ``tag_only`` the result only
     tags (a tagger model, or a pipeline model's tagger)."""
-    from dparse.tagging.pipeline import TAGGER_DIR, load_tagger, tagging_wrapper
+    from dparse.modeldir import TAGGER_DIR
 
     if tag_only:
+        from dparse.tagging.pipeline import load_tagger
+
         tagger = load_tagger(directory, cfg)
         return LoadedParser("tagger", lambda sents, timer: tagger.tag(sents, timer, tags))
     parser = _entry(LOADERS, cfg)(directory, cfg, decoder_name or cfg.decoder.name)
-    if (directory / TAGGER_DIR).is_dir():
+    if (directory / TAGGER_DIR).is_dir():  # the pipeline's modules only for a model that tags
+        from dparse.tagging.pipeline import load_tagger, tagging_wrapper
+
         tagger = load_tagger(directory, cfg)
         parser.parse_fn = tagging_wrapper(tagger, tags, parser.parse_fn)
         if parser.forest_fn is not None:

@@ -110,7 +110,7 @@ class ParserSpec:
     model_dir: str
     overrides: tuple[str, ...] = ()
     decoder_name: str | None = None
-    tags: str = "auto"  # a model that tags: dparse.tagging.model.TAG_MODES
+    tags: str = "auto"  # a model that tags: dparse.tagging.TAG_MODES
     tag_only: bool = False  # tag, do not parse (dparse tag)
 
     def load(self) -> LoadedParser:

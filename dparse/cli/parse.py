@@ -11,7 +11,7 @@ from dparse.api import load
 from dparse.batch.parallel_parse import DEFAULT_CHUNK, Shard
 from dparse.cli.options import model_set_option
 from dparse.conll import INPUT_FORMATS
-from dparse.tagging.model import TAG_MODES
+from dparse.tagging import TAG_MODES
 from dparse.timer import ParseTimer
 
 

@@ -9,3 +9,7 @@
   their tagger (a ``tagger:`` section in a parser's config);
 - :mod:`dparse.tagging.checks`: the config checks of both.
 """
+
+# How a model that tags treats the input's LEMMA, UPOS, XPOS and FEATS (TaggerModel.tag_batch):
+# auto predicts the columns the input leaves empty, predict all of them, keep none.
+TAG_MODES = ("auto", "predict", "keep")

@@ -36,6 +36,7 @@ from dparse._ext.tagger import CheckedTable, tag_column
 from dparse.conll import Sentence
 from dparse.errors import DparseError
 from dparse.modeldir import check_model_dir, load_arrays, save_arrays
+from dparse.tagging import TAG_MODES
 from dparse.tagging.features import (
     COLUMNS,
     DRAFT,
@@ -51,7 +52,6 @@ UPOS = COLUMNS.index("upos")
 BATCH_SENTENCES = 4096  # sentences tagged in one call of the extension (the probe cache of
 # one-word features is per call: a larger batch reuses it more; 4096 tags en_ewt test about 15%
 # faster than 1024, in CPU time)
-TAG_MODES = ("auto", "predict", "keep")
 APPLICABLE_CACHE = 100_000  # forms whose applicable lemma rules a tagger remembers
 
 

@@ -37,7 +37,7 @@ from dparse.conll import Sentence, write_conll
 from dparse.epochs import TrainResult
 from dparse.errors import ConfigError, DparseError
 from dparse.folds import jackknife_splits
-from dparse.modeldir import CONFIG_FILE, check_model_dir, file_sha256
+from dparse.modeldir import CONFIG_FILE, TAGGER_DIR, check_model_dir, file_sha256
 from dparse.outputs import write_text
 from dparse.tagging.model import TAGGER_ARRAYS, TAGGER_JSON, TaggerModel
 from dparse.tagging.training import read_tagged, train_tagger
@@ -45,7 +45,6 @@ from dparse.timer import ParseTimer
 
 log = logging.getLogger(__name__)
 
-TAGGER_DIR = "tagger"
 STAMP_FILE = "tagged.stamp.json"
 TAGGED_TRAIN = "train.tagged.conllu"
 TAGGED_DEV = "dev.tagged.conllu"
