@@ -34,7 +34,7 @@ TAG_COLUMNS = {"upos": COLUMNS["upos"], "xpos": COLUMNS["xpos"]}
 COLUMN_ORDER = sorted(COLUMNS, key=COLUMNS.__getitem__)
 UNREAD_KEY = "unread_columns"  # keys of the vocabulary file
 FILLED_KEY = "filled_shares"
-CACHE_ENTRIES = 1 << 16  # forms (FEATS values, tokens) whose ids a vocabulary keeps at most
+CACHE_ENTRIES = 1 << 16  # forms (and FEATS values) whose ids a vocabulary keeps at most
 
 
 def normalize(form: str) -> str:
@@ -81,7 +81,6 @@ class Vocabulary:
         self.label_index = _ids(labels, 0)
         self._forms: dict[str, tuple[int, int, int]] = {}
         self._feats: dict[str, list[int]] = {}
-        self._tokens: dict[tuple[str, ...], tuple[tuple[int, ...], tuple[int, ...]]] = {}
 
     @classmethod
     def build(cls, sentences: Iterable[Sentence], unread: tuple[str, ...] = ()) -> Vocabulary:
@@ -132,41 +131,33 @@ class Vocabulary:
         """The sentence's ``column`` values as the model reads them (all ``_`` if unread)."""
         return ["_"] * len(sent) if column in self.unread else getattr(sent, column)
 
-    def _token_entry(self, token: tuple[str, str, str, str, str]
-                     ) -> tuple[tuple[int, ...], tuple[int, ...]]:
-        """The ids of one token (FORM, LEMMA, UPOS, XPOS, FEATS as the model reads them): its
-        row of ``tokens`` (in COLUMN_ORDER) and its morphological feature ids (cached)."""
-        form, lemma, upos, xpos, feats = token
-        idx = self.index
-        word, prefix, suffix = self._form_ids(form)
-        ids = {"word": word, "lemma": idx["lemmas"].get(lemma, 0),
-               "upos": idx["upos"].get(upos, 0), "xpos": idx["xpos"].get(xpos, 0),
-               "prefix": prefix, "suffix": suffix}
-        entry = tuple(ids[name] for name in COLUMN_ORDER), tuple(self._morph_ids(feats))
-        if len(self._tokens) >= CACHE_ENTRIES:
-            self._tokens.clear()
-        self._tokens[token] = entry
-        return entry
-
     def encode(self, sent: Sentence) -> EncodedSentence:
         """Encode one sentence; unknown symbols get id 0 and unknown labels -1."""
         n = len(sent)
+        idx = self.index
         read = self._column
-        columns = (sent.form, read(sent, "lemma"), read(sent, "upos"), read(sent, "xpos"),
-                   read(sent, "feats"))
-        cached = self._tokens.get
-        rows = [SPECIAL_IDS["root"]] * N_COLS
+        tokens = np.empty((n + 1, N_COLS), dtype=np.int32)
+        tokens[0] = SPECIAL_IDS["root"]
+        if n:
+            word, prefix, suffix = zip(*[self._form_ids(f) for f in sent.form], strict=True)
+            columns = {
+                "word": word,
+                "lemma": [idx["lemmas"].get(x, 0) for x in read(sent, "lemma")],
+                "upos": [idx["upos"].get(x, 0) for x in read(sent, "upos")],
+                "xpos": [idx["xpos"].get(x, 0) for x in read(sent, "xpos")],
+                "prefix": prefix,
+                "suffix": suffix,
+            }
+            tokens[1:] = np.array([columns[name] for name in COLUMN_ORDER], dtype=np.int32).T
         morph_ids: list[int] = []
         morph_ptr = [0, 0]
-        for token in zip(*columns, strict=True):
-            row, morph = cached(token) or self._token_entry(token)
-            rows += row
-            if morph:
-                morph_ids += morph
+        morph = self._morph_ids
+        for feats in read(sent, "feats"):
+            morph_ids += morph(feats)
             morph_ptr.append(len(morph_ids))
         label_id = self.label_index.get
         return EncodedSentence(
-            tokens=np.array(rows, dtype=np.int32).reshape(n + 1, N_COLS),
+            tokens=tokens,
             morph_ptr=np.array(morph_ptr, dtype=np.int32),
             morph=np.array(morph_ids, dtype=np.int32),
             heads=np.asarray(sent.heads, dtype=np.int32),
