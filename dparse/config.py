@@ -172,6 +172,9 @@ def validate(cfg: ExperimentConfig, source: str) -> None:
     if not cfg.features.siblings and not cfg.features.grandparents:
         raise ConfigError(f"{source}: features.siblings and features.grandparents are both "
                           "false: a second-order model needs one of them")
+    if cfg.pruner.first_order and cfg.features.order != 1:
+        raise ConfigError(f"{source}: pruner.first_order is for first-order models (features."
+                          "order: 1); second- and third-order models always prune")
     if cfg.training.learner not in ("perceptron", "pa"):
         raise ConfigError(f"{source}: training.learner must be 'perceptron' or 'pa'")
     if cfg.training.epochs < 1:

@@ -82,9 +82,10 @@ class FeatureConfig:
 
 @dataclass
 class PrunerConfig:
-    """The first-order pruner of a second- or third-order model: for each word, keep its heads
-    whose probability is at least ``threshold`` (with ``relative``: ``threshold`` times the
-    probability of the word's best head), at most ``top_k`` of them.
+    """The first-order pruner of a second- or third-order model (and, with ``first_order``, of
+    a first-order one): for each word, keep its heads whose probability is at least
+    ``threshold`` (with ``relative``: ``threshold`` times the probability of the word's best
+    head), at most ``top_k`` of them. The model then scores and decodes only the arcs kept.
 
     ``objective`` says how the pruner is trained and what its probabilities are:
     ``perceptron`` (the ``training`` section's learner on labeled arcs, ``epochs`` epochs;
@@ -107,6 +108,7 @@ class PrunerConfig:
     epochs: int = 4
     arc_bits: int = 21
     label_bits: int = 15
+    first_order: bool = False  # a first-order model (features.order 1) prunes too
 
 
 @dataclass

@@ -315,3 +315,49 @@ def test_pruner_config_keys() -> None:
         load_config(raw={"data": {"train": "x"}, "decoder": {"name": "cube"},
                          "features": {"order": 3, "first_order_labels": True},
                          "pruner": {"objective": "local"}})
+    with pytest.raises(ConfigError, match="pruner.first_order is for first-order models"):
+        load_config(raw={**base, "pruner": {"first_order": True}})
+
+
+@requires_data
+def test_first_order_model_on_the_pruner(tmp_path) -> None:
+    """pruner.first_order: a first-order model trains its pruner (a jackknife on its training
+    sentences), scores only the arcs the pruner keeps, saves it in pruner/ and loads it back."""
+    from dparse.decoders import configured_decoder
+    from dparse.graph.load import load_model
+    from dparse.graph.training import train
+    from dparse.trees import check_tree
+
+    write_conll(islice(read_conll(DATA / "en_ewt" / "train.conllu"), 300),
+                tmp_path / "train.conllu")
+    options = {"alpha": 0.5, "beta": 0.8, "beam": 2}
+    cfg = load_config(raw={
+        "data": {"train": str(tmp_path / "train.conllu")},
+        "features": {"order": 1, "arc_bits": 16, "label_bits": 12},
+        "pruner": {"first_order": True, "objective": "crf", "relative": True, "top_k": 4,
+                   "threshold": 0.001, "train_folds": 2, "epochs": 2, "arc_bits": 16},
+        "decoder": {"name": "bgi-pp", "options": options},
+        "training": {"epochs": 1},
+    })
+    model = train(cfg, progress=False).model
+    assert isinstance(model, ArcFactoredModel) and isinstance(model.pruner, Pruner)
+    model.save(tmp_path / "model")
+    assert (tmp_path / "model" / "pruner" / "pruner.json").is_file()
+    loaded = load_model(tmp_path / "model")
+    assert isinstance(loaded, ArcFactoredModel) and isinstance(loaded.pruner, Pruner)
+    dev = list(islice(read_conll(DATA / "en_ewt" / "dev.conllu"), 40))
+    kept = 0
+    for sent in dev:
+        enc = loaded.vocab.encode(sent)
+        allowed = loaded.pruner.allowed(enc).astype(bool)
+        arc, _, parts = loaded.score_parts(enc, None, False)
+        assert parts == {} and np.all(np.isneginf(arc[~allowed]))
+        assert np.all(np.isfinite(arc[allowed])) and allowed[:, 1:].sum(axis=0).max() <= 4
+        kept += int(allowed[:, 1:].sum())
+    assert 1.0 <= kept / sum(len(s) for s in dev) < 4.0
+    decoder = configured_decoder("bgi-pp", options)
+    first = list(model.parse(dev, decoder))
+    again = list(loaded.parse(dev, decoder))
+    for a, b in zip(first, again, strict=True):
+        check_tree(a.heads, single_root=True)
+        assert np.array_equal(a.heads, b.heads) and a.deprels == b.deprels

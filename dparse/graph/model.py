@@ -14,6 +14,7 @@ import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -23,6 +24,8 @@ from dparse.conll import Sentence
 from dparse.decoders import Decoder
 from dparse.errors import DparseError
 from dparse.modeldir import (
+    PRUNER_DIR,
+    PRUNER_FILE,
     VOCAB_FILE,
     WEIGHTS_FILE,
     SavedModel,
@@ -32,6 +35,9 @@ from dparse.modeldir import (
 )
 from dparse.timer import ParseTimer
 from dparse.vocab import EncodedSentence, Vocabulary
+
+if TYPE_CHECKING:
+    from dparse.graph.pruner import Pruner
 
 
 def best_labels(label: np.ndarray, heads: np.ndarray) -> np.ndarray:
@@ -166,11 +172,14 @@ class GraphModel(SavedModel):
 
 @dataclass
 class ArcFactoredModel(GraphModel):
-    """Scores labeled arcs of a sentence with hashed first-order features."""
+    """Scores labeled arcs of a sentence with hashed first-order features (with a ``pruner``:
+    only the arcs it keeps, as the second-order model does; ``pruner.first_order``)."""
 
     vocab: Vocabulary
     space: FeatureSpace
     weights: np.ndarray = field(repr=False)
+    # scores and decodes only the arcs this pruner keeps (pruner.first_order); None: every arc
+    pruner: Pruner | None = field(default=None, repr=False)
 
     def score(
         self,
@@ -206,8 +215,12 @@ class ArcFactoredModel(GraphModel):
         self, enc: EncodedSentence, weights: np.ndarray | None, cost_augmented: bool,
         scratch: PartScratch | None = None,
     ) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
-        """``score`` with no higher-order parts."""
-        arc, label = self.score(enc, weights, cost_augmented)
+        """``score`` with no higher-order parts, over the arcs ``enc.allowed`` keeps, or the
+        model's pruner if it has one (-inf elsewhere)."""
+        allowed = enc.allowed
+        if allowed is None and self.pruner is not None:
+            allowed = self.pruner.allowed(enc)
+        arc, label = self.score(enc, weights, cost_augmented, allowed)
         return arc, label, {}
 
     def delta(
@@ -218,7 +231,8 @@ class ArcFactoredModel(GraphModel):
                              enc.heads, enc.labels, heads, labels)
 
     def write_files(self, directory: Path) -> None:
-        """Write the weights and the vocabulary into ``directory`` (created if needed)."""
+        """Write the weights and the vocabulary into ``directory`` (created if needed), and
+        the pruner, if any, into its ``pruner/``."""
         directory.mkdir(parents=True, exist_ok=True)
         save_arrays(
             directory / WEIGHTS_FILE,
@@ -228,6 +242,8 @@ class ArcFactoredModel(GraphModel):
             layout=self.space.layout,
         )
         self.vocab.save(directory / VOCAB_FILE)
+        if self.pruner is not None:
+            self.pruner.write_files(directory / PRUNER_DIR)
 
     @classmethod
     def read_files(cls, directory: Path) -> ArcFactoredModel:
@@ -245,4 +261,8 @@ class ArcFactoredModel(GraphModel):
             weights = aligned_copy(weights, np.float32)
         if weights.shape[0] != space.size:
             raise DparseError(f"{directory}: weights do not match the feature space")
-        return cls(vocab, space, weights)
+        if not (directory / PRUNER_DIR / PRUNER_FILE).is_file():
+            return cls(vocab, space, weights)
+        from dparse.graph.pruner import Pruner  # (its modules only for a pruned model)
+
+        return cls(vocab, space, weights, Pruner.read_files(directory / PRUNER_DIR))

@@ -29,7 +29,7 @@ from dparse.folds import fold_of_sentences
 from dparse.graph.model import ArcFactoredModel
 from dparse.graph.online import run_epoch
 from dparse.learning import AveragedLearner
-from dparse.modeldir import check_model_dir
+from dparse.modeldir import PRUNER_DIR, PRUNER_FILE, check_model_dir
 from dparse.outputs import write_text
 from dparse.prune import EncodedPruner, head_softmax, keep_heads, tree_marginals
 from dparse.vocab import EncodedSentence, Vocabulary
@@ -38,8 +38,6 @@ if TYPE_CHECKING:
     from dparse.mixing import Engine
 
 log = logging.getLogger(__name__)
-PRUNER_DIR = "pruner"
-PRUNER_FILE = "pruner.json"
 # AdaGrad skips the arcs whose loss gradient is at most this (probabilities far below any
 # pruning threshold): most arcs of a sentence after the first epoch.
 MIN_GRADIENT = 1e-4

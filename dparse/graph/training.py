@@ -41,15 +41,18 @@ def new_model(
     cfg: ExperimentConfig, vocab: Vocabulary, encoded: list[EncodedSentence], progress: bool,
     engine: Engine | None = None,
 ) -> GraphModel:
-    """An untrained model of the configured order (a second- or third-order model first
-    trains its first-order pruner on the same data, its folds on ``engine``'s workers)."""
+    """An untrained model of the configured order (a second- or third-order model, or a
+    first-order one with ``pruner.first_order``, first trains its first-order pruner on the
+    same data, its folds on ``engine``'s workers)."""
     if cfg.features.order == 1:
         # First-order models read their arc features in the blocked layout (one cache line
         # per template key); the higher-order models keep the hashed one, which their loaders
         # assume.
         space = FeatureSpace(cfg.features.arc_bits, cfg.features.label_bits, len(vocab.labels),
                              "blocked")
-        return ArcFactoredModel(vocab, space, aligned_zeros(space.size, np.float32))
+        pruner = (train_pruner(cfg, vocab, encoded, progress, engine)
+                  if cfg.pruner.first_order else None)
+        return ArcFactoredModel(vocab, space, aligned_zeros(space.size, np.float32), pruner)
     space = FeatureSpace(cfg.features.arc_bits, cfg.features.label_bits, len(vocab.labels))
     pruner = train_pruner(cfg, vocab, encoded, progress, engine)
     if cfg.features.order == 3:
