@@ -76,7 +76,7 @@ greedy-scaling:  ## greedy decoding time against sentence length, fitted exponen
 		$(if $(wildcard $(MODELS)/en_ewt-o2-dd/weights.bin),--model $(MODELS)/en_ewt-o2-dd \
 		--treebank $(DPARSE_DATA)/en_ewt/test.conllu)
 
-GREEDY_SPEED_TREEBANKS ?= el_gdt sl_ssj
+GREEDY_SPEED_TREEBANKS ?= el_gdt sl_ssj pt_bosque
 GREEDY_SPEED_ROUNDS ?= 11
 
 # $(call greedy_files,TREEBANK): --set overrides pointing a config at the treebank's files
@@ -94,7 +94,7 @@ greedy_ud_model = (test -f $(GREEDY_MODELS)/$(1)-$(3)/weights.bin || \
 greedy_speed = PYTHONPATH=. $(PYTHON) benchmarks/greedy_speed.py --rounds $(GREEDY_SPEED_ROUNDS)
 
 TABLES += greedy-speed
-greedy-speed_DATA := en_ewt el_gdt sl_ssj
+greedy-speed_DATA := en_ewt el_gdt sl_ssj pt_bosque
 greedy-speed:  ## o2-bgi-pp-ib against o2-dd, alternated, en_ewt + GREEDY_SPEED_TREEBANKS -> results/greedy-speed.md
 	mkdir -p $(GREEDY_OUT)
 	$(call greedy_model,$(MODELS),o2-dd)
