@@ -6,12 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from dparse.graph.model import ArcFactoredModel, GraphModel
-from dparse.modeldir import WEIGHTS_FILE, check_model_dir, load_arrays
+from dparse.modeldir import PRUNER_DIR, PRUNER_FILE, WEIGHTS_FILE, check_model_dir, load_arrays
 
 
 def load_model(directory: Path) -> GraphModel:
     """Load a first-, second- or third-order model directory (the weights file says which),
-    checked against its manifest."""
+    checked against its manifest, with its pruner (``pruner/``) if it has one."""
     check_model_dir(directory)
     data = load_arrays(directory / WEIGHTS_FILE)
     second_order = "sib_bits" in data
@@ -25,4 +25,9 @@ def load_model(directory: Path) -> GraphModel:
         from dparse.graph.secondorder import SecondOrderModel
 
         return SecondOrderModel.read_files(directory)
-    return ArcFactoredModel.read_files(directory)
+    model = ArcFactoredModel.read_files(directory)
+    if (directory / PRUNER_DIR / PRUNER_FILE).is_file():  # pruner.first_order
+        from dparse.graph.pruner import Pruner
+
+        model.pruner = Pruner.read_files(directory / PRUNER_DIR)
+    return model

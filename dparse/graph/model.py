@@ -14,7 +14,7 @@ import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 
@@ -25,7 +25,6 @@ from dparse.decoders import Decoder
 from dparse.errors import DparseError
 from dparse.modeldir import (
     PRUNER_DIR,
-    PRUNER_FILE,
     VOCAB_FILE,
     WEIGHTS_FILE,
     SavedModel,
@@ -36,15 +35,24 @@ from dparse.modeldir import (
 from dparse.timer import ParseTimer
 from dparse.vocab import EncodedSentence, Vocabulary
 
-if TYPE_CHECKING:
-    from dparse.graph.pruner import Pruner
-
 
 def best_labels(label: np.ndarray, heads: np.ndarray) -> np.ndarray:
     """The label ids int32 [n+1] of a tree's arcs from a label matrix int32 [n+1, n+1]."""
     labels = np.full(len(heads), -1, dtype=np.int32)
     labels[1:] = label[heads[1:], np.arange(1, len(heads))]
     return labels
+
+
+class ArcPruner(Protocol):
+    """What a first-order model asks of its pruner (:class:`dparse.graph.pruner.Pruner`)."""
+
+    def allowed(self, enc: EncodedSentence) -> np.ndarray:
+        """uint8 [n+1, n+1]: the arcs h -> m kept."""
+        ...
+
+    def write_files(self, directory: Path) -> None:
+        """Save the pruner into ``directory``."""
+        ...
 
 
 class PartScratch:
@@ -179,7 +187,7 @@ class ArcFactoredModel(GraphModel):
     space: FeatureSpace
     weights: np.ndarray = field(repr=False)
     # scores and decodes only the arcs this pruner keeps (pruner.first_order); None: every arc
-    pruner: Pruner | None = field(default=None, repr=False)
+    pruner: ArcPruner | None = field(default=None, repr=False)
 
     def score(
         self,
@@ -249,7 +257,7 @@ class ArcFactoredModel(GraphModel):
     def read_files(cls, directory: Path) -> ArcFactoredModel:
         """Read the files ``write_files`` wrote (a model without ``layout`` predates the
         blocked layout: hashed); the weights are float32, 64-byte aligned, memory-mapped
-        read-only."""
+        read-only. The pruner, if any, is left to :func:`dparse.graph.load.load_model`."""
         require_model_files(directory, VOCAB_FILE)
         vocab = Vocabulary.load(directory / VOCAB_FILE)
         data = load_arrays(directory / WEIGHTS_FILE)
@@ -261,8 +269,4 @@ class ArcFactoredModel(GraphModel):
             weights = aligned_copy(weights, np.float32)
         if weights.shape[0] != space.size:
             raise DparseError(f"{directory}: weights do not match the feature space")
-        if not (directory / PRUNER_DIR / PRUNER_FILE).is_file():
-            return cls(vocab, space, weights)
-        from dparse.graph.pruner import Pruner  # (its modules only for a pruned model)
-
-        return cls(vocab, space, weights, Pruner.read_files(directory / PRUNER_DIR))
+        return cls(vocab, space, weights)

@@ -40,7 +40,7 @@ from dparse.config import ExperimentConfig
 from dparse.decoders import ConfiguredDecoder, Decoder
 from dparse.errors import DparseError
 from dparse.graph.decoders import CubePruning
-from dparse.graph.model import GraphModel
+from dparse.graph.model import GraphModel, PartScratch
 from dparse.graph.pruner import PRUNER_DIR, PRUNER_FILE, Pruner
 from dparse.graph.thirdorder_settings import ThirdOrderSettings, check_decoder_fits, parse_groups
 from dparse.modeldir import (
@@ -169,9 +169,11 @@ class ThirdOrderModel(GraphModel):
         weights: np.ndarray | None = None,
         cost_augmented: bool = False,
         timer: ParseTimer | None = None,
+        scratch: PartScratch | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
         """Heads int32 [n+1] and label ids int32 [n+1] (entry 0: -1) by ``cube`` or
-        ``eisner3-outermost``; ``timer`` gets scoring (pruner, arcs, labels) and decoding time."""
+        ``eisner3-outermost``; ``timer`` gets scoring (pruner, arcs, labels) and decoding time.
+        ``scratch`` goes unused: the parts are scored on the fly, in no arrays."""
         t0 = time.perf_counter()
         sent = self.sentence(enc, weights, cost_augmented, single_root=single_root)
         self._last = (enc, sent)  # its feature core serves the training update (delta)
@@ -248,7 +250,8 @@ class ThirdOrderModel(GraphModel):
         return heads, same, float(w[gold_feats].sum()), score, scale, reachable
 
     def score_parts(
-        self, enc: EncodedSentence, weights: np.ndarray | None, cost_augmented: bool
+        self, enc: EncodedSentence, weights: np.ndarray | None, cost_augmented: bool,
+        scratch: PartScratch | None = None,
     ) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
         """Arc scores under each arc's best label and those labels; the higher-order parts are
         scored on the fly (no arrays): use :meth:`predict` and :meth:`tree_score`."""
