@@ -82,6 +82,23 @@ def test_docs_of_words_get_the_heads_and_labels_of_dparse_parse(model: Path, wor
         assert back.deprels == sent.deprels and doc._.conllu == text
 
 
+def test_pipe_pauses_the_collector_only_while_it_parses(model: Path, words: list) -> None:
+    import gc
+
+    nlp = blank_nlp(model)
+    component = nlp.get_pipe("dparse")
+    seen = []
+    for doc in component.pipe((Doc(nlp.vocab, words=s.words) for s in words[:5]), batch_size=2):
+        seen.append((doc.has_annotation("DEP"), gc.isenabled()))  # between the batches
+    assert seen == [(True, True)] * 5 and gc.isenabled()
+    gc.disable()
+    try:
+        list(component.pipe([Doc(nlp.vocab, words=words[0].words)]))
+        assert not gc.isenabled()  # left as the caller had it
+    finally:
+        gc.enable()
+
+
 def test_raw_text_through_sentencizer_pipes_in_processes_and_draws(model: Path,
                                                                     tmp_path: Path) -> None:
     """A few en_ewt documents as raw text (their # text lines), with spaces and line breaks
