@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from dparse.decoders import Decoder, configured_decoder
-from dparse.graph.model import GraphModel
+from dparse.graph.model import GraphModel, PartScratch
 from dparse.learning import AveragedLearner, combine
 from dparse.timer import ParseTimer
 from dparse.vocab import EncodedSentence
@@ -94,9 +94,10 @@ def run_epoch(
     stats = EpochStats()
     bar = tqdm(sentences, desc=desc, unit="sent", disable=not progress, leave=False,
                dynamic_ncols=True)
+    scratch = PartScratch()
     for step, enc in enumerate(bar):
         heads, labels = model.predict(enc, decoder, single_root, learner.w,
-                                      learner.cost_augmented, stats.timer)
+                                      learner.cost_augmented, stats.timer, scratch)
         t0 = time.perf_counter()
         right_head = heads[1:] == enc.heads[1:]
         n_right = int((right_head & (labels[1:] == enc.labels[1:])).sum())
