@@ -208,7 +208,7 @@ def test_search_errors_of_the_saved_model(trained, tmp_path: Path) -> None:
 class _WrongModel:
     """Predicts every word attached to the root; its delta is one feature, index 0."""
 
-    def predict(self, enc, decoder, single_root, weights, cost_augmented, timer):
+    def predict(self, enc, decoder, single_root, weights, cost_augmented, timer, scratch=None):
         heads = np.zeros(len(enc) + 1, dtype=np.int32)
         heads[0] = -1
         return heads, np.zeros(len(enc) + 1, dtype=np.int32)

@@ -97,7 +97,7 @@ def run_epoch(
     scratch = PartScratch()
     for step, enc in enumerate(bar):
         heads, labels = model.predict(enc, decoder, single_root, learner.w,
-                                      learner.cost_augmented, stats.timer, scratch)
+                                      learner.cost_augmented, stats.timer, scratch=scratch)
         t0 = time.perf_counter()
         right_head = heads[1:] == enc.heads[1:]
         n_right = int((right_head & (labels[1:] == enc.labels[1:])).sum())
