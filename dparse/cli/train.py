@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from dparse.api import MIXED_PARSERS, train_model, train_options, worker_options
-from dparse.batch.cluster import KINDS
+from dparse.batch.engines import CLUSTERS
 from dparse.cli.options import (
     batch_job_options,
     data_root_option,
@@ -52,7 +52,7 @@ from dparse.errors import ConfigError
          "on them too) [env DPARSE_TRAIN_WORKERS, which other parsers ignore].",
 )
 @click.option(
-    "--cluster", type=click.Choice([*KINDS, "inline"]), default="local",
+    "--cluster", type=click.Choice(CLUSTERS), default="local",
     show_default=True,
     help="Where --workers run: local processes, slurm or pbs batch jobs (pip install "
          "'dparse[cluster]'), or inline: the shards one after another in this process (a "

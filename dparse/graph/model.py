@@ -100,11 +100,19 @@ class GraphModel(SavedModel):
 
     vocab: Vocabulary
     weights: np.ndarray
+    pruner: ArcPruner | None  # the first-order pruner, if the model prunes
 
     @property
     def size(self) -> int:
         """Length of the weight vector."""
         raise NotImplementedError
+
+    def allowed(self, enc: EncodedSentence) -> np.ndarray | None:
+        """uint8 [n+1, n+1]: the arcs the model scores, those ``enc.allowed`` keeps (set in
+        training, kept across epochs) or else its pruner's; None: every arc."""
+        if enc.allowed is not None or self.pruner is None:
+            return enc.allowed
+        return self.pruner.allowed(enc)
 
     def score_parts(
         self, enc: EncodedSentence, weights: np.ndarray | None, cost_augmented: bool,
@@ -225,10 +233,7 @@ class ArcFactoredModel(GraphModel):
     ) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
         """``score`` with no higher-order parts, over the arcs ``enc.allowed`` keeps, or the
         model's pruner if it has one (-inf elsewhere)."""
-        allowed = enc.allowed
-        if allowed is None and self.pruner is not None:
-            allowed = self.pruner.allowed(enc)
-        arc, label = self.score(enc, weights, cost_augmented, allowed)
+        arc, label = self.score(enc, weights, cost_augmented, self.allowed(enc))
         return arc, label, {}
 
     def delta(

@@ -82,13 +82,12 @@ class SecondOrderModel(GraphModel):
         decoder contract, {"sib": [n+1]^3, "grand": [n+1]^3}, each only if the model has it
         (in ``scratch`` when given)."""
         w = self._weights if weights is None else weights
-        allowed = enc.allowed if enc.allowed is not None else self.pruner.allowed(enc)
+        allowed = self.allowed(enc)
         arc, label = self.first.score(enc, w[: self.space.first.size], cost_augmented, allowed)
         n1 = len(enc) + 1
-        arrays = (scratch.take(n1, self.siblings + self.grandparents) if scratch is not None
-                  else [np.zeros((n1, n1, n1)) for _ in range(self.siblings + self.grandparents)])
-        sib = arrays.pop(0) if self.siblings else None
-        grand = arrays.pop(0) if self.grandparents else None
+        arrays = iter((scratch or PartScratch()).take(n1, self.siblings + self.grandparents))
+        sib = next(arrays) if self.siblings else None
+        grand = next(arrays) if self.grandparents else None
         score_second_order(enc.tokens, w, self.space, allowed, sib, grand)
         parts = {name: value for name, value in (("sib", sib), ("grand", grand))
                  if value is not None}
