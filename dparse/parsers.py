@@ -173,7 +173,8 @@ def train_parser(
     """Train the config's parser type (the model saved by :func:`dparse.epochs.save_model`);
     ``options`` go to the trainers that take them (rerank: ``jobs``). A config with a
     ``tagger`` section trains on predicted tags (:mod:`dparse.tagging.pipeline`: ``work``
-    keeps the tagged files, ``jobs`` jackknife folds at a time)."""
+    keeps the tagged files, ``jobs`` jackknife folds at a time, or with ``workers`` of more
+    than one worker the tagger and its folds as tasks on the parser's training engine)."""
     from dparse.tagging.pipeline import has_tagger, train_pipeline
 
     trainer = _entry(TRAINERS, cfg)
@@ -182,8 +183,12 @@ def train_parser(
         return trainer(cfg, progress, on_epoch, **options)
     work = Path(options.pop("work", None) or Path("models") / f"{cfg.name}.work")
     jobs = options.get("jobs", 1) if cfg.parser == "rerank" else options.pop("jobs", 1)
-    return train_pipeline(cfg, lambda pcfg: trainer(pcfg, progress, on_epoch, **options), work,
-                          jobs)
+    workers = options.pop("workers", None)
+
+    def train_on_tags(pcfg: ExperimentConfig, on: WorkerOptions | None) -> TrainResult:
+        return trainer(pcfg, progress, on_epoch, **options, **({"workers": on} if on else {}))
+
+    return train_pipeline(cfg, train_on_tags, work, jobs, workers)
 
 
 def load_parser(directory: Path, cfg: ExperimentConfig, decoder_name: str | None,

@@ -340,7 +340,8 @@ def test_jackknife_folds_are_disjoint_and_cover_the_file(monkeypatch) -> None:
 
     monkeypatch.setattr(pipeline_module, "train_tagger",
                         lambda cfg, rest, dev: type("R", (), {"model": Fake(rest)}))
-    tagged = pipeline_module.jackknife_tags(None, sents, [], folds=4)
+    tagged, whole = pipeline_module.jackknife_tags(None, sents, [], folds=4)
+    assert whole is None
     assert [s.form for s in tagged] == [s.form for s in sents]
     assert all(s.upos == ["Y"] for s in tagged)
     held = [h for _, h in seen]
@@ -396,6 +397,30 @@ def test_pipeline_model_carries_the_tagger_its_config_trains(pipeline: Path) -> 
             (root / "tagger-full" / name).read_bytes(), name
     stamp = json.loads((root / "parser.work" / "tagged.stamp.json").read_text())
     assert stamp["folds"] == 3 and set(stamp["files"]) == {"train", "dev"}
+
+
+@needs_en_ewt
+def test_pipeline_on_workers_runs_the_jackknife_as_tasks_alike(pipeline: Path) -> None:
+    """--workers 2: the tagger and its folds run as tasks on the training engine (inline here,
+    the Dask engines run the same tasks) and give the bytes of the forked jackknife: the same
+    tagger and tagged files; the parser is mixed from 2 shards."""
+    root = pipeline
+    trained = run("train", str(REPO / "configs" / "en_ewt" / "o1-cle-tagged.yaml"), "--out",
+                  "mixed", "--workers", "2", "--cluster", "inline", "--set", "training.epochs=2",
+        "--set", "features.arc_bits=18", "--set", "features.label_bits=12",
+        "--set", "tagger.folds=3", "--set", f"data.train={root / 'train.conllu'}",
+        "--set", f"data.dev={root / 'dev.conllu'}", cwd=root)
+    assert "3 folds and the whole tagger as tasks on the training engine" in trained.stderr
+    assert "2 shards" in trained.stderr
+    for name in ("tagger.bin", "tagger.json", "config.yaml"):
+        assert (root / "mixed" / "tagger" / name).read_bytes() == \
+            (root / "parser" / "tagger" / name).read_bytes(), name
+    for name in ("train.tagged.conllu", "dev.tagged.conllu"):
+        assert (root / "mixed.work" / name).read_bytes() == \
+            (root / "parser.work" / name).read_bytes(), name
+    out = run("parse", "mixed", "words.conllu", "-o", "mixed.conllu", cwd=root)
+    assert "parsed 100 sentences" in out.stderr
+    assert len(read_treebank(root / "mixed.conllu")) == 100
 
 
 @needs_en_ewt

@@ -40,6 +40,9 @@ class WorkerOptions:
     mixing: str = "uniform"
     options: ClusterOptions = field(default_factory=ClusterOptions)
     scheduler: str | None = None
+    # an engine already open (a tagging pipeline's, whose jackknife ran on it): what
+    # training_engine gives instead of starting another cluster
+    engine: Any = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.cluster not in CLUSTERS:
@@ -179,7 +182,10 @@ def training_engine(options: WorkerOptions, warm_up: Sequence[str] = ()
     """The engine of ``options``: inline, or a Dask client on the cluster it names (started
     here and stopped when the block ends, unless it is a running scheduler's). The cluster
     starts, and its workers import the modules ``warm_up``, in a thread while the block goes
-    on (reading the treebank)."""
+    on (reading the treebank). With ``options.engine`` set, that engine (left open)."""
+    if options.engine is not None:
+        yield options.engine
+        return
     if options.cluster == "inline":
         yield InlineEngine()
         return

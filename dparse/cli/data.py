@@ -354,7 +354,7 @@ def jackknife(
                                    "config, not a tagger (parser: tagger)")
         sentences = list(read_conll(train, require_heads=False))
         dev_sentences = list(read_conll(dev, require_heads=False)) if dev else []
-        write_conll(jackknife_tags(tcfg, sentences, dev_sentences, folds, jobs), output)
+        write_conll(jackknife_tags(tcfg, sentences, dev_sentences, folds, jobs)[0], output)
         click.echo(f"tagged {len(sentences)} sentences in {folds} folds", err=True)
         return
     if not (train_cmd and tag_cmd):

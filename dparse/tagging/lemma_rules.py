@@ -77,17 +77,38 @@ def apply_rule(rule: Rule, form: str) -> str:
 
 class RuleIndex:
     """The rules of a model, indexed to find those that apply to a form quickly: by case and
-    front strip, then by back strip."""
+    front strip, then by back strip; strips of either side also by their outer character, so
+    that only strips a form could carry are looked up."""
 
     def __init__(self, rules: Iterable[Rule]) -> None:
         self.rules: list[Rule] = [tuple(r) for r in rules]  # type: ignore[misc]
         backs: dict[tuple[str, str], dict[str, list[int]]] = {}
         for k, (case, front_strip, _, back_strip, _) in enumerate(self.rules):
             backs.setdefault((case, front_strip), {}).setdefault(back_strip, []).append(k)
-        self._front_lengths = sorted({len(r[1]) for r in self.rules})
-        # (case, front strip) -> (the lengths of its back strips, ascending; back strip -> ids)
-        self._by_front = {front: (sorted({len(b) for b in by_back}), by_back)
-                          for front, by_back in backs.items()}
+        # case -> first character -> the lengths of the front strips so starting, ascending,
+        # after 0 when the case has rules without a front strip
+        self._fronts: dict[str, dict[str, list[int]]] = {case: {} for case in CASES}
+        for case, front in backs:
+            if front:
+                self._fronts[case].setdefault(front[0], []).append(len(front))
+        for case, by_char in self._fronts.items():
+            empty = [0] if (case, "") in backs else []
+            for char, lengths in by_char.items():
+                by_char[char] = empty + sorted(set(lengths))
+            by_char[""] = empty  # (the key of a form no front strip of the case starts)
+        # (case, front strip) -> (back strip -> ids, last character -> the lengths of the back
+        # strips so ending, ascending, after 0 when there is a rule without a back strip)
+        self._by_front: dict[tuple[str, str], tuple[dict[str, list[int]],
+                                                    dict[str, list[int]]]] = {}
+        for front, by_back in backs.items():
+            lengths: dict[str, list[int]] = {}
+            for back in by_back:
+                if back:
+                    lengths.setdefault(back[-1], []).append(len(back))
+            empty = [0] if "" in by_back else []
+            lengths = {char: empty + sorted(set(ls)) for char, ls in lengths.items()}
+            lengths[""] = empty
+            self._by_front[front] = (by_back, lengths)
 
     def applicable(self, form: str) -> list[int]:
         """The ids of the rules that apply to ``form``, ascending."""
@@ -95,14 +116,16 @@ class RuleIndex:
         for case in CASES:
             source = form if case == "keep" else form.lower()
             n = len(source)
-            for f in self._front_lengths:
+            fronts = self._fronts[case]
+            last = source[-1:]
+            for f in fronts.get(source[:1], fronts[""]):
                 if f > n:
                     break
                 entry = self._by_front.get((case, source[:f]))
                 if entry is None:
                     continue
-                lengths, by_back = entry
-                for b in lengths:
+                by_back, lengths = entry
+                for b in lengths.get(last, lengths[""]):
                     if f + b > n:
                         break
                     found.extend(by_back.get(source[n - b:], ()))

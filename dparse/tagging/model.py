@@ -28,7 +28,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import repeat
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -169,6 +169,11 @@ class TaggerModel:
         self.class_strings = [np.array(col.classes, dtype=object) for col in columns]
         self._applicable: dict[str, np.ndarray] = {}
         self._checked: dict[int, tuple[FeatureTable, CheckedTable]] = {}
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled (a tagger trained on a worker: dparse.tagging.pipeline) without its caches
+        of lemma rules and checked tables."""
+        return {**self.__dict__, "_applicable": {}, "_checked": {}}
 
     @property
     def predicted(self) -> tuple[str, ...]:

@@ -29,8 +29,9 @@ import logging
 import shutil
 import time
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dparse.config import ExperimentConfig, load_config, save_config
 from dparse.conll import Sentence, write_conll
@@ -42,6 +43,10 @@ from dparse.outputs import write_text
 from dparse.tagging.model import TAGGER_ARRAYS, TAGGER_JSON, TaggerModel
 from dparse.tagging.training import read_tagged, train_tagger
 from dparse.timer import ParseTimer
+
+if TYPE_CHECKING:
+    from dparse.batch.engines import WorkerOptions
+    from dparse.mixing import Engine
 
 log = logging.getLogger(__name__)
 
@@ -78,24 +83,52 @@ def _fold_tags(task: tuple[ExperimentConfig, list[Sentence], list[Sentence], lis
     return [(s.lemma, s.upos, s.xpos, s.feats) for s in model.tag(held_out, mode="predict")]
 
 
-def jackknife_tags(tcfg: ExperimentConfig, train: list[Sentence], dev: list[Sentence],
-                   folds: int, jobs: int = 1) -> list[Sentence]:
-    """``train`` with every column the tagger predicts replaced by a ``folds``-fold
-    jackknife (see the module docstring), ``jobs`` folds at a time (forked processes)."""
-    tasks = [(tcfg, rest, dev, held) for rest, held in jackknife_splits(train, folds)]
-    if jobs > 1:
-        import multiprocessing  # only here: a parse loads no process machinery
+def _engine_task(tcfg: ExperimentConfig, train: list[Sentence], dev: list[Sentence],
+                 folds: int, fold: int) -> Any:
+    """A task of the jackknife on a training engine's worker: fold ``fold``'s tag columns
+    (:func:`_fold_tags`, folds numbered from 0), or for ``fold`` -1 the tagger trained on the
+    whole of ``train``."""
+    if fold < 0:
+        return train_tagger(tcfg, train, dev).model
+    rest, held_out = jackknife_splits(train, folds)[fold]
+    return _fold_tags((tcfg, rest, dev, held_out))
 
-        with multiprocessing.get_context("fork").Pool(min(jobs, folds)) as pool:
-            results = pool.map(_fold_tags, tasks, chunksize=1)
+
+def jackknife_tags(tcfg: ExperimentConfig, train: list[Sentence], dev: list[Sentence],
+                   folds: int, jobs: int = 1, engine: Engine | None = None,
+                   whole: bool = False) -> tuple[list[Sentence], TaggerModel | None]:
+    """``train`` with every column the tagger predicts replaced by a ``folds``-fold
+    jackknife (see the module docstring), ``jobs`` folds at a time (forked processes) or,
+    with an ``engine`` (:mod:`dparse.batch.engines`), as tasks on its workers; with ``whole``
+    the tagger trained on all of ``train`` too (on the engine beside the folds, else after
+    them), else None."""
+    splits = jackknife_splits(train, folds)
+    model = None
+    if engine is not None:
+        log.info("tagger jackknife: %d folds%s as tasks on the training engine", folds,
+                 " and the whole tagger" if whole else "")
+        shared = [engine.share(value) for value in (tcfg, train, dev)]
+        calls = [(*shared, folds, k) for k in range(-1 if whole else 0, folds)]
+        results = engine.run_tasks(_engine_task, calls)
+        if whole:
+            model, results = results[0], results[1:]
     else:
-        results = [_fold_tags(task) for task in tasks]
+        tasks = [(tcfg, rest, dev, held) for rest, held in splits]
+        if jobs > 1:
+            import multiprocessing  # only here: a parse loads no process machinery
+
+            with multiprocessing.get_context("fork").Pool(min(jobs, folds)) as pool:
+                results = pool.map(_fold_tags, tasks, chunksize=1)
+        else:
+            results = [_fold_tags(task) for task in tasks]
+        if whole:
+            model = train_tagger(tcfg, train, dev).model
     tagged: list[Sentence] = []
-    for k, (task, columns) in enumerate(zip(tasks, results, strict=True), start=1):
-        log.info("tagger jackknife: fold %d of %d tagged (%d sentences)", k, folds, len(task[3]))
-        for sent, (lemma, upos, xpos, feats) in zip(task[3], columns, strict=True):
+    for k, ((_, held), columns) in enumerate(zip(splits, results, strict=True), start=1):
+        log.info("tagger jackknife: fold %d of %d tagged (%d sentences)", k, folds, len(held))
+        for sent, (lemma, upos, xpos, feats) in zip(held, columns, strict=True):
             tagged.append(sent.with_tags(lemma=lemma, upos=upos, xpos=xpos, feats=feats))
-    return tagged
+    return tagged, model
 
 
 def _stamp(tcfg: ExperimentConfig, cfg: ExperimentConfig) -> dict[str, Any]:
@@ -105,10 +138,13 @@ def _stamp(tcfg: ExperimentConfig, cfg: ExperimentConfig) -> dict[str, Any]:
             "files": files}
 
 
-def tagged_files(cfg: ExperimentConfig, tcfg: ExperimentConfig, tagger: TaggerModel,
-                 work: Path, jobs: int) -> tuple[Path, Path | None]:
-    """The jackknife-tagged training file and the tagged dev file in ``work``, made unless
-    a stamp there says they were made from the same tagger config, files and folds."""
+def tagged_files(cfg: ExperimentConfig, tcfg: ExperimentConfig, tagger: TaggerModel | None,
+                 work: Path, jobs: int, engine: Engine | None = None
+                 ) -> tuple[TaggerModel, Path, Path | None]:
+    """The tagger (``tagger``, or the one :func:`jackknife_tags` trains on the parser's
+    training and dev files), the jackknife-tagged training file and the tagged dev file in
+    ``work``, made unless a stamp there says they were made from the same tagger config, files
+    and folds."""
     stamp = _stamp(tcfg, cfg)
     stamp_path = work / STAMP_FILE
     train_path, dev_path = work / TAGGED_TRAIN, (work / TAGGED_DEV if cfg.data.dev else None)
@@ -116,19 +152,22 @@ def tagged_files(cfg: ExperimentConfig, tcfg: ExperimentConfig, tagger: TaggerMo
         done = json.loads(stamp_path.read_text(encoding="utf-8")) == stamp
     except (OSError, ValueError):
         done = False
-    if done and train_path.exists() and (dev_path is None or dev_path.exists()):
-        log.info("tagged training and dev files reused from %s", work)
-        return train_path, dev_path
-    work.mkdir(parents=True, exist_ok=True)
-    stamp_path.unlink(missing_ok=True)
     train = read_tagged(tcfg, cfg.data.train)
     dev = read_tagged(tcfg, cfg.data.dev) if cfg.data.dev else []
-    write_conll(jackknife_tags(tcfg, train, dev, cfg.tagger.folds, jobs), train_path,
-                encoding=cfg.data.encoding)
+    if done and train_path.exists() and (dev_path is None or dev_path.exists()):
+        log.info("tagged training and dev files reused from %s", work)
+        return tagger or train_tagger(tcfg, train, dev).model, train_path, dev_path
+    work.mkdir(parents=True, exist_ok=True)
+    stamp_path.unlink(missing_ok=True)
+    tagged, whole = jackknife_tags(tcfg, train, dev, cfg.tagger.folds, jobs, engine,
+                                   whole=tagger is None)
+    tagger = tagger or whole
+    assert tagger is not None
+    write_conll(tagged, train_path, encoding=cfg.data.encoding)
     if dev_path is not None:
         write_conll(tagger.tag(dev, mode="predict"), dev_path, encoding=cfg.data.encoding)
     write_text(stamp_path, json.dumps(stamp, indent=1, sort_keys=True))
-    return train_path, dev_path
+    return tagger, train_path, dev_path
 
 
 class PipelineModel:
@@ -154,27 +193,42 @@ class PipelineModel:
         save_config(self.tagger_cfg, target / CONFIG_FILE)
 
 
-def train_pipeline(cfg: ExperimentConfig, train_parser: Callable[[ExperimentConfig], TrainResult],
-                   work: Path, jobs: int = 1) -> TrainResult:
+def train_pipeline(cfg: ExperimentConfig,
+                   train_parser: Callable[[ExperimentConfig, WorkerOptions | None], TrainResult],
+                   work: Path, jobs: int = 1, workers: WorkerOptions | None = None
+                   ) -> TrainResult:
     """Train the tagger of ``cfg``, tag its training files (see the module docstring) in
-    ``work`` and train the parser on them with ``train_parser``; the result's model is a
-    :class:`PipelineModel`, its seconds those of the whole run."""
+    ``work`` and train the parser on them with ``train_parser(config, workers)``; the result's
+    model is a :class:`PipelineModel`, its seconds those of the whole run. With ``workers`` of
+    more than one worker the tagger and its jackknife folds run as tasks on their engine, which
+    the parser's training then uses too (:mod:`dparse.batch.engines`)."""
+    if workers is None or not workers.parallel:
+        return _train_pipeline(cfg, train_parser, work, jobs, workers, None)
+    from dparse.batch.engines import training_engine
+
+    with training_engine(workers, warm_up=[__name__]) as engine:
+        return _train_pipeline(cfg, train_parser, work, jobs, replace(workers, engine=engine),
+                               engine)
+
+
+def _train_pipeline(cfg: ExperimentConfig,
+                    train_parser: Callable[[ExperimentConfig, WorkerOptions | None],
+                                           TrainResult],
+                    work: Path, jobs: int, workers: WorkerOptions | None,
+                    engine: Engine | None) -> TrainResult:
     start = time.perf_counter()
     tcfg = tagger_config(cfg)
+    source: Path | None = None
+    tagger = None
     if cfg.tagger.model:
-        source: Path | None = Path(cfg.tagger.model)
+        source = Path(cfg.tagger.model)
         check_model_dir(source)
         tagger = TaggerModel.load(source, checked=True)
-    else:
-        source = None
-        train = read_tagged(tcfg, cfg.data.train)
-        dev = read_tagged(tcfg, cfg.data.dev) if cfg.data.dev else []
-        tagger = train_tagger(tcfg, train, dev).model
-    train_path, dev_path = tagged_files(cfg, tcfg, tagger, work, jobs)
+    tagger, train_path, dev_path = tagged_files(cfg, tcfg, tagger, work, jobs, engine)
     pcfg = copy.deepcopy(cfg)
     pcfg.data.train = str(train_path.resolve())
     pcfg.data.dev = str(dev_path.resolve()) if dev_path is not None else None
-    result = train_parser(pcfg)
+    result = train_parser(pcfg, workers)
     result.model = PipelineModel(result.model, tagger, tcfg, source)
     result.seconds = time.perf_counter() - start  # the tagger and the jackknife too
     return result
