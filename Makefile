@@ -9,8 +9,8 @@ export DPARSE_DATA := $(abspath $(DATA))
 # from here), installed or not. ($(shell) sees no exported variable before make 4.4: pass it.)
 export PYTHONPATH := $(CURDIR)$(if $(PYTHONPATH),:$(PYTHONPATH))
 RESULTS ?= results
-# TRAIN_WORKERS=N: every `dparse train` that a target runs trains a graph parser on N local
-# workers (dparse train --workers, iterative parameter mixing); umst too, the others on one core.
+# TRAIN_WORKERS=N: every `dparse train` that a target runs trains its parser on N local workers
+# (dparse train --workers, iterative parameter mixing); a tagger on one core.
 ifdef TRAIN_WORKERS
 export DPARSE_TRAIN_WORKERS := $(TRAIN_WORKERS)
 endif

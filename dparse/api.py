@@ -482,10 +482,10 @@ def train(config: PathLike, out: PathLike | None = None,
     ``overrides``: config values, ``{"training.epochs": 2}`` or ``["training.epochs=2"]``;
     ``data_root``: where the config's treebank paths start (default ``$DPARSE_DATA`` or
     ``../shared/data``); ``jobs`` and ``work``: a forest reranker's or a tagging pipeline's
-    jackknife folds at a time and work directory; ``workers``: train a graph parser on that
-    many workers by iterative parameter mixing (``cluster`` local, slurm, pbs or inline,
-    ``mixing`` uniform or updates: ``dparse train --workers``); ``progress``: progress bars on
-    stderr;
+    jackknife folds at a time and work directory; ``workers``: train a parser (any type but
+    the tagger) on that many workers by iterative parameter mixing (``cluster`` local, slurm,
+    pbs or inline, ``mixing`` uniform or updates: ``dparse train --workers``); ``progress``:
+    progress bars on stderr;
     ``on_epoch``: called with each epoch's :class:`dparse.epochs.EpochReport`.
 
     Example::
@@ -540,22 +540,23 @@ def override_strings(overrides: Mapping[str, Any] | Sequence[str]) -> list[str]:
     return list(overrides)
 
 
-MIXED_PARSERS = ("graph", "umst")  # the parser types that train on several workers
+# the parser types that train on several workers (all but the tagger)
+MIXED_PARSERS = ("graph", "umst", "easyfirst", "shiftreduce", "rerank")
 
 
 def train_options(cfg: Any, out_dir: Path, work: str | None, jobs: int,
                   fold: int | None = None, workers: Any = None) -> dict[str, Any]:
     """The options of :func:`dparse.parsers.train_parser` for ``cfg``: ``jobs`` and ``work``
     for a forest reranker (its work directory set in ``cfg``) and a tagging pipeline (default
-    ``<out_dir>.work``), ``workers`` (WorkerOptions, or None for one) for a graph parser;
-    ConfigError where they (or a reranker's ``fold``) do not apply."""
+    ``<out_dir>.work``), ``workers`` (WorkerOptions, or None for one) for the types of
+    :data:`MIXED_PARSERS`; ConfigError where they (or a reranker's ``fold``) do not apply."""
     from dparse.tagging.pipeline import has_tagger
 
     options: dict[str, Any] = {}
     if workers is not None:
         if cfg.parser not in MIXED_PARSERS:
-            raise ConfigError(f"--workers trains {' and '.join(MIXED_PARSERS)} parsers for "
-                              f"now; a {cfg.parser} config trains on one core")
+            raise ConfigError(f"--workers trains parsers ({', '.join(MIXED_PARSERS)}); a "
+                              f"{cfg.parser} config trains on one core")
         options["workers"] = workers
     if cfg.parser == "rerank":
         if work is not None or cfg.rerank.work is None:

@@ -1,16 +1,18 @@
 """What every trainer shares: epoch reports, keeping the best epoch on dev, reading the
 config's treebank splits, the epochs of the perceptron-trained projective parsers (easy-first,
-shift-reduce) and saving a trained model as a model directory.
+shift-reduce, the reranker: serial, or mixed from shards on several workers) and saving a
+trained model as a model directory.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -21,9 +23,13 @@ from dparse.errors import ConfigError, DparseError
 from dparse.gold import read_gold
 from dparse.learning import AveragedLearner
 from dparse.metrics import evaluate, format_score
+from dparse.mixing import Engine, MixedTraining, ShardJob, run_mixed_epochs, shards
 from dparse.modeldir import CONFIG_FILE, writing_model_dir
 from dparse.projectivize import ProjectivizeReport, projectivize
 from dparse.vocab import Vocabulary
+
+if TYPE_CHECKING:  # the cluster's modules: imported to train on several workers only
+    from dparse.batch.engines import WorkerOptions
 
 log = logging.getLogger(__name__)
 
@@ -157,33 +163,56 @@ def read_projective_training(
     return train_sents, proj, dev_sents
 
 
+@contextmanager
+def mixing_engine(workers: WorkerOptions | None, module: str) -> Iterator[Engine | None]:
+    """The engine of a perceptron trainer's ``workers`` (its workers importing ``module``:
+    :func:`dparse.batch.engines.training_engine`), entered first so that the cluster starts
+    while the treebank is read; None without ``workers`` (serial training)."""
+    if workers is None:
+        yield None
+        return
+    from dparse.batch.engines import training_engine
+
+    with training_engine(workers, warm_up=[module]) as engine:
+        yield engine
+
+
 def run_perceptron_epochs(
     cfg: ExperimentConfig,
     model: Any,
     projectivized: ProjectivizeReport,
-    learner: AveragedLearner,
     n_sentences: int,
-    epoch: Callable[[np.ndarray, str], tuple[dict[str, int], float, float]],
+    epoch: Callable[[AveragedLearner, np.ndarray, str], dict[str, int]],
+    accuracy: Callable[[dict[str, int]], tuple[float, float | None]],
     parse_dev: Callable[[list[Sentence]], list[Sentence]],
     dev_sents: list[Sentence],
     on_epoch: Callable[[EpochReport], None] | None,
     start: float,
+    workers: WorkerOptions | None = None,
+    engine: Engine | None = None,
+    shard_job: Callable[[np.ndarray], ShardJob] | None = None,
+    progress: bool = False,
 ) -> PerceptronTrainResult:
-    """The epochs of a perceptron-trained parser: each visits the ``n_sentences`` training
-    sentences in a seeded order through ``epoch(order, desc)`` (its counts, train UAS and
-    LAS), then the averaged weights parse dev (``parse_dev``) and the best epoch's weights
-    are kept in ``model`` (whose ``weights`` the learner's average replaces); the result's
-    ``seconds`` count from ``start`` (a perf_counter)."""
+    """The epochs of a perceptron-trained parser over its ``n_sentences`` training sentences;
+    after each, the averaged weights (in ``model.weights``) parse dev (``parse_dev``), and the
+    best epoch's weights are kept in ``model``; ``accuracy(counts)`` gives an epoch's train UAS
+    and LAS from its counts; the result's ``seconds`` count from ``start`` (a perf_counter).
+
+    Serial (``engine`` None): a learner of ``model.size`` weights (``training.learner`` and
+    ``C``) visits the sentences in a seeded order through ``epoch(learner, order, desc)``.
+    Mixed (an ``engine`` of ``workers``: :func:`mixing_engine`): the sentences are cut into
+    ``workers.workers`` shards (:func:`dparse.mixing.shards`; one shard too, which with
+    ``training.shuffle`` false is serial training, byte for byte), ``shard_job(indices)`` is a
+    shard's :class:`dparse.mixing.ShardJob` (its epoch returns counts, summed over the shards)
+    and the epochs run by iterative parameter mixing; ``result.mixing`` is the MixingLog and
+    ``progress`` shows a bar of the epochs."""
     tc = cfg.training
     result = PerceptronTrainResult(model, 0, projectivized=projectivized)
-    rng = np.random.default_rng(tc.seed)
     best = BestEpoch()
-    for number in range(1, tc.epochs + 1):
-        order = rng.permutation(n_sentences) if tc.shuffle else np.arange(n_sentences)
-        t0 = time.perf_counter()
-        counts, train_uas, train_las = epoch(order, f"epoch {number}/{tc.epochs}")
-        seconds = {"train": time.perf_counter() - t0}
-        model.weights = learner.averaged()
+
+    def close_epoch(number: int, counts: dict[str, int], seconds: dict[str, float],
+                    weights: np.ndarray) -> None:
+        model.weights = weights
         dev_uas = dev_las = None
         if dev_sents:
             t0 = time.perf_counter()
@@ -191,9 +220,31 @@ def run_perceptron_epochs(
             dev_uas, dev_las = report.uas, report.las
             seconds["dev"] = time.perf_counter() - t0
         result.counts.append(counts)
-        best.close_epoch(result, EpochReport(number, train_uas, train_las, dev_uas, dev_las,
+        best.close_epoch(result, EpochReport(number, *accuracy(counts), dev_uas, dev_las,
                                              seconds), model.weights,
                          dev_las if tc.select_by == "las" else dev_uas, on_epoch)
+
+    if engine is None:
+        learner = AveragedLearner(model.size, tc.learner, tc.C)
+        rng = np.random.default_rng(tc.seed)
+        for number in range(1, tc.epochs + 1):
+            order = rng.permutation(n_sentences) if tc.shuffle else np.arange(n_sentences)
+            t0 = time.perf_counter()
+            counts = epoch(learner, order, f"epoch {number}/{tc.epochs}")
+            close_epoch(number, counts, {"train": time.perf_counter() - t0}, learner.averaged())
+        return best.finish(model, result, start)
+
+    assert workers is not None and shard_job is not None
+    jobs = [shard_job(part) for part in shards(n_sentences, workers.workers, tc.seed)]
+    training = MixedTraining(engine, jobs, tc.seed if tc.shuffle else None, workers.mixing)
+
+    def close_mixed(number: int, parts: list[dict[str, int]], weights: np.ndarray) -> None:
+        counts = {key: sum(part[key] for part in parts) for key in parts[0]}
+        seconds = {"train": max(training.log.shard_seconds[-1]),  # the slowest shard's
+                   "mix": training.log.mix_seconds[-1]}
+        close_epoch(number, counts, seconds, weights)
+
+    result.mixing = run_mixed_epochs(training, tc.epochs, close_mixed, progress)
     return best.finish(model, result, start)
 
 

@@ -69,6 +69,21 @@ class ShardJob(Protocol):
         ...
 
 
+class ModelShard:
+    """What the families' shard jobs share: ``size``, their ``model``'s, and ``len``, of their
+    ``instances`` (fields of the dataclasses that use it)."""
+
+    model: Any
+    instances: Sequence[Any]
+
+    @property
+    def size(self) -> int:
+        return int(self.model.size)
+
+    def __len__(self) -> int:
+        return len(self.instances)
+
+
 class ShardLearner(AveragedLearner):
     """A worker's learner: also marks the weights its updates touch and counts the updates."""
 

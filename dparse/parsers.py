@@ -62,10 +62,11 @@ def _load_graph(directory: Path, cfg: ExperimentConfig, name: str) -> LoadedPars
 
 
 def _train_easyfirst(cfg: ExperimentConfig, progress: bool,
-                     on_epoch: Callable[[EpochReport], None] | None) -> TrainResult:
+                     on_epoch: Callable[[EpochReport], None] | None,
+                     workers: WorkerOptions | None = None) -> TrainResult:
     from dparse.transition.easyfirst import train
 
-    return train(cfg, progress=progress, on_epoch=on_epoch)
+    return train(cfg, progress=progress, on_epoch=on_epoch, workers=workers)
 
 
 def _load_easyfirst(directory: Path, cfg: ExperimentConfig, name: str) -> LoadedParser:
@@ -95,10 +96,11 @@ def _load_umst(directory: Path, cfg: ExperimentConfig, name: str) -> LoadedParse
 
 
 def _train_shiftreduce(cfg: ExperimentConfig, progress: bool,
-                       on_epoch: Callable[[EpochReport], None] | None) -> TrainResult:
+                       on_epoch: Callable[[EpochReport], None] | None,
+                       workers: WorkerOptions | None = None) -> TrainResult:
     from dparse.transition.shiftreduce import train
 
-    return train(cfg, progress=progress, on_epoch=on_epoch)
+    return train(cfg, progress=progress, on_epoch=on_epoch, workers=workers)
 
 
 def _load_shiftreduce(directory: Path, cfg: ExperimentConfig, name: str) -> LoadedParser:
@@ -116,10 +118,11 @@ def _load_shiftreduce(directory: Path, cfg: ExperimentConfig, name: str) -> Load
 
 
 def _train_rerank(cfg: ExperimentConfig, progress: bool,
-                  on_epoch: Callable[[EpochReport], None] | None, jobs: int = 1) -> TrainResult:
+                  on_epoch: Callable[[EpochReport], None] | None, jobs: int = 1,
+                  workers: WorkerOptions | None = None) -> TrainResult:
     from dparse.rerank.model import train
 
-    return train(cfg, progress=progress, on_epoch=on_epoch, jobs=jobs)
+    return train(cfg, progress=progress, on_epoch=on_epoch, jobs=jobs, workers=workers)
 
 
 def _load_rerank(directory: Path, cfg: ExperimentConfig, name: str) -> LoadedParser:
@@ -171,10 +174,11 @@ def train_parser(
     **options: Any,
 ) -> TrainResult:
     """Train the config's parser type (the model saved by :func:`dparse.epochs.save_model`);
-    ``options`` go to the trainers that take them (rerank: ``jobs``). A config with a
-    ``tagger`` section trains on predicted tags (:mod:`dparse.tagging.pipeline`: ``work``
-    keeps the tagged files, ``jobs`` jackknife folds at a time, or with ``workers`` of more
-    than one worker the tagger and its folds as tasks on the parser's training engine)."""
+    ``options`` go to the trainers that take them (rerank: ``jobs``; every parser type:
+    ``workers``). A config with a ``tagger`` section trains on predicted tags
+    (:mod:`dparse.tagging.pipeline`: ``work`` keeps the tagged files, ``jobs`` jackknife folds
+    at a time, or with ``workers`` of more than one worker the tagger and its folds as tasks on
+    the parser's training engine)."""
     from dparse.tagging.pipeline import has_tagger, train_pipeline
 
     trainer = _entry(TRAINERS, cfg)

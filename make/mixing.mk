@@ -10,8 +10,7 @@
 #                          (../shared/tools) and on local workers: the weights must be the same
 #                          bytes -> results/mixing-slurm.md
 # Every `dparse train` of the make targets takes TRAIN_WORKERS=N (the Makefile exports it as
-# DPARSE_TRAIN_WORKERS, the default of --workers; parsers other than graph and umst train on one
-# core).
+# DPARSE_TRAIN_WORKERS, the default of --workers; taggers train on one core).
 
 MIXING_ROUNDS ?= 2
 MIXING_TREEBANKS ?= el_gdt tr_imst

@@ -216,22 +216,22 @@ def test_parser_on_two_workers_learns_and_is_the_same_on_every_engine(
     assert local.mixing.resent == 0 and len(local.mixing.bytes_up) == 2
 
 
-def test_workers_are_for_graph_parsers_and_the_environment_default_skips_the_others(
+def test_workers_are_for_parsers_and_the_environment_default_skips_the_tagger(
         data: Path, tmp_path: Path) -> None:
     import subprocess
     import sys
 
     def train(*extra: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-        cmd = [sys.executable, "-m", "dparse", "train", str(CONFIGS / "en_ewt" / "easyfirst.yaml"),
-               "--out", str(tmp_path / "ef"), "-q", "--data-root", str(data),
+        cmd = [sys.executable, "-m", "dparse", "train", str(CONFIGS / "en_ewt" / "tagger.yaml"),
+               "--out", str(tmp_path / "tagger"), "-q", "--data-root", str(data),
                "--set", "data.train=en_ewt/dev.conllu", "--set", "data.dev=null",
                "--set", "training.epochs=1", *extra]
         return subprocess.run(cmd, capture_output=True, text=True,
                               env={**os.environ, **(env or {})})
 
     refused = train("--workers", "2")
-    assert refused.returncode == 2 and "--workers trains graph and umst parsers" in refused.stderr
-    assert not (tmp_path / "ef").exists()
+    assert refused.returncode == 2 and "--workers trains parsers (graph, umst" in refused.stderr
+    assert not (tmp_path / "tagger").exists()
     done = train(env={"DPARSE_TRAIN_WORKERS": "2"})
     assert done.returncode == 0, done.stderr
-    assert (tmp_path / "ef" / "manifest.json").is_file()
+    assert (tmp_path / "tagger" / "manifest.json").is_file()

@@ -26,7 +26,8 @@ rows of ``n_labels`` weights, stored from ``label_offset = 2 * 2**action_bits`` 
 
 Training (Algorithm 2) is the structured perceptron with the valid-action update, on the
 averaged-perceptron weights of :class:`dparse.learning.AveragedLearner` (``w`` and ``u``, the sum
-of ``c * update``).
+of ``c * update``); a shard's learner of :mod:`dparse.mixing` also has every written weight
+marked in its ``touched`` mask.
 """
 
 from libc.math cimport INFINITY
@@ -700,15 +701,18 @@ cdef int parse_core(StateC* s, const floating* W, int shift, size_t offset, int 
     return OK
 
 
-cdef inline void add_rows(double* W, double* U, double c, const uint32_t* rows, int nf,
-                          size_t stride, size_t col, double step) noexcept nogil:
-    """w[stride * row + col] += step (and u += c * step) for every feature row."""
+cdef inline void add_rows(double* W, double* U, uint8_t* T, double c, const uint32_t* rows,
+                          int nf, size_t stride, size_t col, double step) noexcept nogil:
+    """w[stride * row + col] += step (and u += c * step) for every feature row; T[i] = 1 at
+    every index written (T NULL: no marks)."""
     cdef int f
     cdef size_t i
     for f in range(nf):
         i = stride * <size_t>rows[f] + col
         W[i] += step
         U[i] += c * step
+        if T != NULL:
+            T[i] = 1
 
 
 cdef void rescore_all(StateC* s, const double* W) noexcept nogil:
@@ -728,16 +732,18 @@ ctypedef struct TrainStatsC:
 
 
 cdef int train_core(StateC* s, const int32_t* gold, const int32_t* glabel, double* W,
-                    double* U, double c, int shift, size_t offset, int L, int lshift,
-                    int max_updates, TrainStatsC* st) noexcept nogil:
+                    double* U, uint8_t* T, double c, int shift, size_t offset, int L,
+                    int lshift, int max_updates, TrainStatsC* st) noexcept nogil:
     """Algorithm 2 on one sentence: parse with the current weights; when the chosen action is
-    invalid, move the weights from it towards the best valid action and choose again."""
+    invalid, move the weights from it towards the best valid action and choose again (every
+    weight written marked in T unless NULL)."""
     cdef int N = s.n + 1, a, act = LEFT, g, gact, parent, child, tries, x, nl, label, m, k
     cdef double v, gbest
     cdef uint32_t lrows[MAX_LABEL_FEATURES]
     cdef int around[6]
     cdef int32_t* missing = <int32_t*>malloc(N * sizeof(int32_t))
     cdef double* acc = <double*>malloc((L + 1) * sizeof(double))
+    cdef uint8_t* label_T = T + offset if T != NULL else NULL
     if missing == NULL or acc == NULL:
         free(missing); free(acc)
         return NO_MEMORY
@@ -783,8 +789,8 @@ cdef int train_core(StateC* s, const int32_t* gold, const int32_t* glabel, doubl
                 a = g
                 act = gact
                 break
-            add_rows(W, U, c, s.rows + g * MAX_ACTION_FEATURES, s.n_rows[g], 2, gact, 1.0)
-            add_rows(W, U, c, s.rows + a * MAX_ACTION_FEATURES, s.n_rows[a], 2, act, -1.0)
+            add_rows(W, U, T, c, s.rows + g * MAX_ACTION_FEATURES, s.n_rows[g], 2, gact, 1.0)
+            add_rows(W, U, T, c, s.rows + a * MAX_ACTION_FEATURES, s.n_rows[a], 2, act, -1.0)
             st.updates += 1
             tries += 1
             rescore_all(s, W)
@@ -797,8 +803,8 @@ cdef int train_core(StateC* s, const int32_t* gold, const int32_t* glabel, doubl
         if L > 0:
             label = best_label(s, W, offset, L, lshift, parent, child, lrows, &nl, acc)
             if glabel[child] >= 0 and label != glabel[child]:
-                add_rows(W + offset, U + offset, c, lrows, nl, L, glabel[child], 1.0)
-                add_rows(W + offset, U + offset, c, lrows, nl, L, label, -1.0)
+                add_rows(W + offset, U + offset, label_T, c, lrows, nl, L, glabel[child], 1.0)
+                add_rows(W + offset, U + offset, label_T, c, lrows, nl, L, label, -1.0)
             elif label == glabel[child]:
                 st.label_correct += 1
         attach(s, a, act, label)
@@ -898,9 +904,10 @@ def train_sentence(const int32_t[:, ::1] tokens, const uint8_t[::1] tag_flags,
                    int n_labels, int tag_column, bint single_root=True,
                    int max_updates=1000, int32_t[::1] heads_out=None,
                    int templates=0, const int32_t[::1] morph_ptr=None,
-                   const int32_t[::1] morph=None) -> dict:
+                   const int32_t[::1] morph=None, uint8_t[::1] touched=None) -> dict:
     """One sentence of Algorithm 2: updates ``w`` (and ``u``, the running ``c``-weighted sum of
-    updates of the averaged perceptron) in place.
+    updates of the averaged perceptron) in place, and sets ``touched`` (uint8, as long as
+    ``w``; None: not kept) to 1 at every index it writes.
 
     The gold tree (``gold_heads`` int32 [n+1]) must be projective; ``gold_labels`` int32 [n+1]
     holds label ids (-1: unknown). Returns counts: steps, first_valid, updates, capped (steps
@@ -910,8 +917,8 @@ def train_sentence(const int32_t[:, ::1] tokens, const uint8_t[::1] tag_flags,
     """
     cdef size_t offset = 2 * (<size_t>1 << action_bits)
     _check(tokens, w, layout_size(action_bits, label_bits, n_labels))
-    if u.shape[0] != w.shape[0]:
-        raise ValueError("w and u must have the same size")
+    if u.shape[0] != w.shape[0] or (touched is not None and touched.shape[0] != w.shape[0]):
+        raise ValueError("w, u and touched must have the same size")
     cdef int N = tokens.shape[0], status, i
     if gold_heads.shape[0] != N or gold_labels.shape[0] != N:
         raise ValueError("gold heads and labels must have n+1 entries")
@@ -919,13 +926,14 @@ def train_sentence(const int32_t[:, ::1] tokens, const uint8_t[::1] tag_flags,
     cdef TrainStatsC st
     cdef const int32_t* mp
     cdef const int32_t* mi
+    cdef uint8_t* marks = &touched[0] if touched is not None else NULL
     morph_pointers(morph_ptr, morph, N, &mp, &mi)
     st.steps = st.first_valid = st.updates = st.capped = st.label_correct = 0
     with nogil:
         status = init_state(&s, tokens, tag_column, tag_flags, single_root, True, templates,
                             mp, mi)
         if status == OK:
-            status = train_core(&s, &gold_heads[0], &gold_labels[0], &w[0], &u[0], c,
+            status = train_core(&s, &gold_heads[0], &gold_labels[0], &w[0], &u[0], marks, c,
                                 64 - action_bits, offset, n_labels, 64 - label_bits,
                                 max_updates, &st)
     extractions = s.extractions

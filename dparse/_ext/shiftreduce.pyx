@@ -40,10 +40,12 @@ grandparent's tag.
 Training (averaged perceptron, the ``w``/``u`` trick of :class:`dparse.learning.AveragedLearner`)
 updates on the beam with early update (Collins and Roark 2004) or max violation (Huang et al.
 2012), against the canonical gold derivation; a merged state that holds the gold prefix but
-whose best prefix scores higher counts as a violation (the gold cannot win from there).
+whose best prefix scores higher counts as a violation (the gold cannot win from there). A
+shard's learner of :mod:`dparse.mixing` also has every written weight marked in its
+``touched`` mask.
 """
 
-from libc.stdint cimport int32_t, int64_t, uint64_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
 from libc.stdlib cimport free, malloc, qsort, realloc
 from libc.string cimport memset
 
@@ -485,8 +487,9 @@ cdef inline void score_state(const SentC* s, const SigC* g, const floating* W, i
 
 
 cdef inline void update_state(const SentC* s, const SigC* g, int a, double val, double cval,
-                              double* w, double* u, int shift) noexcept nogil:
-    """w += val * phi(g, a), u += cval * phi(g, a)."""
+                              double* w, double* u, uint8_t* t, int shift) noexcept nogil:
+    """w += val * phi(g, a), u += cval * phi(g, a); t[i] = 1 at every index written (t NULL:
+    no marks)."""
     cdef uint64_t keys[MAX_FEATURES]
     cdef int k, m = state_keys(s, g, keys)
     cdef uint64_t r
@@ -494,6 +497,8 @@ cdef inline void update_state(const SentC* s, const SigC* g, int a, double val, 
         r = row_of(keys[k], shift) * N_ACTIONS + a
         w[r] += val
         u[r] += cval
+        if t != NULL:
+            t[r] = 1
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1246,10 +1251,11 @@ def label_tree(const int32_t[:, ::1] tokens, const floating[::1] weights, int ac
 def train_sentence(const int32_t[:, ::1] tokens, const int32_t[::1] gold_heads,
                    const int32_t[::1] gold_labels, double[::1] w, double[::1] u, double c,
                    int action_bits, int label_bits, int n_labels, int tagcol, int system,
-                   bint single_root, int beam, int update):
+                   bint single_root, int beam, int update, uint8_t[::1] touched=None):
     """One perceptron step on one sentence (a projective tree): beam search against the gold
     derivation, then an early (``update`` 0) or max-violation (1) update of the action weights,
-    and a perceptron step of the label classifier on every gold arc. Returns a dict of counts:
+    and a perceptron step of the label classifier on every gold arc; ``touched`` (uint8, as long
+    as ``w``; None: not kept) is set to 1 at every index written. Returns a dict of counts:
     updated (0/1), steps (searched before the update), correct (arcs of the best tree),
     label_correct, status (0, or -2 if the tree has no derivation)."""
     cdef SearchC S
@@ -1270,6 +1276,9 @@ def train_sentence(const int32_t[:, ::1] tokens, const int32_t[::1] gold_heads,
     cdef int shift = 64 - action_bits, lshift = 64 - label_bits
     cdef int64_t loff = N_ACTIONS * (1 << action_bits)
     cdef int updated = 0, searched = 0, correct = 0, label_correct = 0
+    if u.shape[0] != w.shape[0] or (touched is not None and touched.shape[0] != w.shape[0]):
+        raise ValueError("w, u and touched must have the same size")
+    cdef uint8_t* marks = &touched[0] if touched is not None else NULL
     if init_search(&S, tokens, tagcol, system, single_root, beam) != OK:
         raise MemoryError("shift-reduce chart")
     T = S.T
@@ -1335,10 +1344,10 @@ def train_sentence(const int32_t[:, ::1] tokens, const int32_t[::1] gold_heads,
                 best = S.kept[S.beam_start[viol_step]]
                 m = derivation(&S, best, pairs, todo)
                 for l in range(viol_step):
-                    update_state(&S.s, &sigs[l], acts[l], 1.0, c, &w[0], &u[0], shift)
+                    update_state(&S.s, &sigs[l], acts[l], 1.0, c, &w[0], &u[0], marks, shift)
                 for k in range(m):
                     update_state(&S.s, &S.st[pairs[2 * k]].sig, pairs[2 * k + 1], -1.0, -c,
-                                 &w[0], &u[0], shift)
+                                 &w[0], &u[0], marks, shift)
             else:
                 searched = T
             # labels, on the gold tree
@@ -1357,6 +1366,9 @@ def train_sentence(const int32_t[:, ::1] tokens, const int32_t[::1] gold_heads,
                     u[loff + rows[h] + lab] += c
                     w[loff + rows[h] + pl] -= 1.0
                     u[loff + rows[h] + pl] -= c
+                    if marks != NULL:
+                        marks[loff + rows[h] + lab] = 1
+                        marks[loff + rows[h] + pl] = 1
         free(pairs); free(todo); free(lm); free(acts); free(sigs); free(acc)
         free_search(&S)
     if status == NO_MEMORY:

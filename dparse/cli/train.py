@@ -47,9 +47,11 @@ from dparse.errors import ConfigError
 @click.option(
     "--workers", type=click.IntRange(min=1), default=1, show_default=True,
     envvar="DPARSE_TRAIN_WORKERS",
-    help="Graph and U-MST parsers: train one model on this many workers by iterative "
-         "parameter mixing (the training file cut into as many shards; a pruner's folds run "
-         "on them too) [env DPARSE_TRAIN_WORKERS, which other parsers ignore].",
+    help="Every parser type (graph, umst, easyfirst, shiftreduce, rerank; not the tagger): "
+         "train one model on this many workers by iterative parameter mixing (the training "
+         "file cut into as many shards; a pruner's folds, a reranker's jackknife and a tagger "
+         "section's jackknife run on them too) [env DPARSE_TRAIN_WORKERS, which tagger "
+         "configs ignore].",
 )
 @click.option(
     "--cluster", type=click.Choice(CLUSTERS), default="local",
@@ -95,6 +97,7 @@ def train(config: str, out: str | None, work: str | None, jobs: int, fold: int |
       dparse train configs/en_ewt/tagger.yaml --out models/en_ewt-tagger
       dparse train configs/en_ewt/o1-cle-tagged.yaml --jobs 2 --work models/en_ewt.tagged
       dparse train configs/en_ewt/o2-eisner.yaml --workers 2
+      dparse train configs/en_ewt/easyfirst.yaml --workers 2 --mixing updates
       dparse train configs/en_ewt/o2-eisner.yaml --workers 8 --cluster slurm --queue debug
     """
     cfg = load_config(config, overrides, data_root)

@@ -10,6 +10,7 @@ import numpy as np
 from dparse.decoders import Decoder, configured_decoder
 from dparse.graph.model import GraphModel, PartScratch
 from dparse.learning import AveragedLearner, combine
+from dparse.mixing import ModelShard
 from dparse.timer import ParseTimer
 from dparse.vocab import EncodedSentence
 
@@ -47,13 +48,13 @@ class EpochStats:
 
 
 @dataclass
-class GraphShard:
+class GraphShard(ModelShard):
     """One shard of a graph model's training (a :class:`dparse.mixing.ShardJob`): the model
     (its weights unused: the learner's are), the shard's sentences with their pruned arcs, and
     how the trainer predicts them."""
 
     model: GraphModel
-    sentences: list[EncodedSentence]
+    instances: list[EncodedSentence]
     decoder_name: str
     decoder_options: dict
     single_root: bool
@@ -61,16 +62,9 @@ class GraphShard:
     method: str
     C: float
 
-    @property
-    def size(self) -> int:
-        return self.model.size
-
-    def __len__(self) -> int:
-        return len(self.sentences)
-
     def epoch(self, learner: AveragedLearner, order: np.ndarray) -> EpochStats:
         decoder = configured_decoder(self.decoder_name, self.decoder_options)
-        return run_epoch(self.model, learner, [self.sentences[i] for i in order], decoder,
+        return run_epoch(self.model, learner, [self.instances[i] for i in order], decoder,
                          self.single_root, "shard", progress=False,
                          keep_invalid=self.keep_invalid)
 

@@ -34,7 +34,7 @@ import traceback
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from tqdm import tqdm
@@ -51,6 +51,9 @@ from dparse.modeldir import file_sha256
 from dparse.outputs import write_text
 from dparse.projectivize import projectivize_heads
 from dparse.transition.shiftreduce import CONFIG_KEYS, train, unforceable
+
+if TYPE_CHECKING:  # training on several workers: imported only there
+    from dparse.mixing import Engine
 
 __all__ = ["FoldStats", "fold_paths", "jackknife_forests",
            "jackknife_stats", "read_jackknife_forests", "stamp_key"]
@@ -239,12 +242,14 @@ def jackknife_forests(
     jobs: int = 1,
     progress: bool = False,
     log: Callable[[str], None] | None = None,
+    engine: Engine | None = None,
 ) -> list[Path]:
     """Make sure ``work`` holds the forest file of every fold (or only of ``only_fold``,
     1-based), training and parsing the folds that are missing or stale, ``jobs`` folds at a
-    time in worker processes (the results do not depend on ``jobs``); returns the fold files
-    in fold order. ``log`` (default: this module's logger) gets one line per fold and, for a
-    whole run, the totals."""
+    time in worker processes, or as tasks on the workers of ``engine`` (``dparse train
+    --workers``: ``work`` and the treebanks must be on a file system they share); the results
+    depend on neither. Returns the fold files in fold order. ``log`` (default: this module's
+    logger) gets one line per fold and, for a whole run, the totals."""
     say = log if log is not None else logging.getLogger(__name__).info
     if sr_cfg.parser != "shiftreduce":
         raise ConfigError(f"the jackknife's first stage must be a shift-reduce config "
@@ -275,7 +280,13 @@ def jackknife_forests(
             f"{trained['epochs']}), forests in {trained['seconds_forests']:.1f}s: "
             f"{stats.summary()} -> {fold_paths(work, folds, fold)[0]}")
 
-    if len(todo) == 1 or (todo and jobs == 1):
+    tasks = [(sr_cfg, key, fold, str(work)) for fold in todo]
+    if engine is not None and len(todo) > 1:
+        for status, fold, payload in engine.run_tasks(_fold_job, [(t,) for t in tasks]):
+            if status != "ok":
+                raise _fold_error(fold, folds, *payload)
+            report(fold, *payload)
+    elif len(todo) == 1 or (todo and jobs == 1):
         for fold in todo:
             try:
                 report(fold, *_make_fold(sr_cfg, key, fold, work, sentences, progress))
@@ -290,7 +301,6 @@ def jackknife_forests(
         context = multiprocessing.get_context("fork")
         with context.Pool(min(jobs, len(todo)), initializer=_worker_init,
                           maxtasksperchild=1) as pool:
-            tasks = [(sr_cfg, key, fold, str(work)) for fold in todo]
             bar = tqdm(total=len(todo), desc="folds", unit="fold", disable=not progress,
                        dynamic_ncols=True)
             try:

@@ -8,7 +8,9 @@ features scored by cube pruning (features and decoders: :mod:`dparse._ext.rerank
 - training (equation 1): the averaged perceptron (``training.learner``; ``pa`` also works) on
   the jackknifed training forests (:mod:`dparse.rerank.jackknife`) against each forest's oracle
   tree (the forest tree with the most correct heads; with label features, its gold arcs carry
-  their gold labels), the first-stage scores left out; the best epoch on dev is kept;
+  their gold labels), the first-stage scores left out; the best epoch on dev is kept; on
+  several workers the epochs are mixed from shards (:class:`RerankShard`,
+  :mod:`dparse.mixing`) and the jackknife's folds run as tasks on the same workers;
 - parsing (equation 4): the best tree under ``w . f(tree) + beta * first-stage score``, beta
   tuned on the dev forests by a line search over ``rerank.beta_grid`` (the paper tunes it by
   MERT, a line search over one parameter) unless the config fixes it;
@@ -26,8 +28,9 @@ import json
 import logging
 import time
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from tqdm import tqdm
@@ -37,10 +40,17 @@ from dparse._ext.rerank import WORD_CLASSES, RerankSentence
 from dparse._ext.shiftreduce import label_tree
 from dparse.config import ExperimentConfig, load_config, save_config
 from dparse.conll import Sentence
-from dparse.epochs import EpochReport, PerceptronTrainResult, read_split, run_perceptron_epochs
+from dparse.epochs import (
+    EpochReport,
+    PerceptronTrainResult,
+    mixing_engine,
+    read_split,
+    run_perceptron_epochs,
+)
 from dparse.errors import ConfigError, DparseError
 from dparse.hypergraph.forest import Forest
 from dparse.learning import AveragedLearner
+from dparse.mixing import ModelShard
 from dparse.modeldir import (
     CONFIG_FILE,
     VOCAB_FILE,
@@ -61,6 +71,9 @@ from dparse.timer import ParseTimer
 from dparse.transition.shiftreduce import ShiftReduceModel
 from dparse.transition.shiftreduce import train as train_first_stage
 from dparse.vocab import TAG_COLUMNS, EncodedSentence, Vocabulary
+
+if TYPE_CHECKING:  # the cluster's modules: imported to train on several workers only
+    from dparse.batch.engines import WorkerOptions
 
 DECODER_NAME = "rerank"
 FIRST_STAGE_DIR = "first-stage"
@@ -112,6 +125,11 @@ class Reranked:
         if first_best is None:
             first_best = graph.viterbi()[1]
         return cls(enc, classes, forest, graph, first_best.astype(np.int32))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled without its Hypergraph (C structures), made again from the forest when
+        read (a training shard sent to a worker)."""
+        return Reranked.of, (self.enc, self.classes, self.forest, self.first_best)
 
 
 @dataclass
@@ -337,6 +355,61 @@ def tune_beta(model: RerankModel, items: list[Reranked | None], sentences: list[
     return [(beta, 100.0 * c / total) for beta, c in zip(grid, correct, strict=True)]
 
 
+def rerank_epoch(model: RerankModel, learner: AveragedLearner, items: list[TrainingItem],
+                 order: np.ndarray, train_k: int, progress: bool = False, desc: str = ""
+                 ) -> dict[str, int]:
+    """One online pass over the training ``items`` in ``order``: each forest's best tree
+    under the learner's weights (cube pruning with ``train_k`` items per vertex; 0: local
+    features only, Viterbi) learnt against its oracle tree. Returns the counts: updated
+    sentences, words, correct heads of the predicted and of the oracle trees."""
+    counts = dict.fromkeys(("updated", "words", "correct", "oracle_correct"), 0)
+    for i in tqdm(order, desc=desc, unit="sent", disable=not progress, leave=False,
+                  dynamic_ncols=True):
+        t = items[i]
+        rs = model.sentence(t.item)
+        scores = rs.edge_scores(t.item.graph, learner.w)
+        pred = rs.best_tree(t.item.graph, learner.w, scores, train_k)[1]
+        pred_labels = rs.best_labels(pred, learner.w)
+        oracle_labels = rs.best_labels(t.oracle, learner.w)
+        known = (t.oracle == t.gold) & (t.item.enc.labels >= 0)  # gold arc, known label
+        oracle_labels[known] = t.item.enc.labels[known]
+        if (pred != t.oracle).any() or (model.n_labels and
+                                        (pred_labels != oracle_labels).any()):
+            plus = rs.tree_features(t.oracle, oracle_labels)
+            minus = rs.tree_features(pred, pred_labels)
+            learner.update(np.concatenate([plus, minus]),
+                           np.concatenate([np.ones(plus.size), -np.ones(minus.size)]),
+                           float((pred != t.oracle).sum()))
+            counts["updated"] += 1
+        learner.tick()
+        counts["words"] += len(pred) - 1
+        counts["correct"] += int((pred[1:] == t.gold[1:]).sum())
+        counts["oracle_correct"] += int((t.oracle[1:] == t.gold[1:]).sum())
+    return counts
+
+
+def epoch_accuracy(counts: dict[str, int]) -> tuple[float, None]:
+    """An epoch's training UAS (of the reranked trees) from its counts; no LAS (the reranker
+    learns no labels of its own)."""
+    return 100.0 * counts["correct"] / max(counts["words"], 1), None
+
+
+@dataclass
+class RerankShard(ModelShard):
+    """One shard of the reranker's training (a :class:`dparse.mixing.ShardJob`): the model
+    (its weights and its first stage's unused), the shard's training items, cube pruning's
+    ``train_k`` and the learner."""
+
+    model: RerankModel
+    instances: list[TrainingItem]
+    train_k: int
+    method: str
+    C: float
+
+    def epoch(self, learner: AveragedLearner, order: np.ndarray) -> dict[str, int]:
+        return rerank_epoch(self.model, learner, self.instances, order, self.train_k)
+
+
 def make_fold(cfg: ExperimentConfig, fold: int, progress: bool = False) -> str:
     """Make only fold ``fold`` of the jackknifed training forests (for one job of a cluster
     array); returns what was done, in one line."""
@@ -353,12 +426,15 @@ def train(
     progress: bool = True,
     on_epoch: Callable[[EpochReport], None] | None = None,
     jobs: int = 1,
+    workers: WorkerOptions | None = None,
 ) -> PerceptronTrainResult:
     """Train a forest reranker as the config says: the first stage on the whole training
     file and the jackknifed training forests (both kept in ``rerank.work`` and reused), then
     the averaged perceptron on the forests' oracle trees (``training.epochs``, the best epoch
     on dev kept, decoded with the config's beta or 0), then the line search of beta on dev.
-    ``jobs`` folds of the jackknife are made at a time."""
+    ``jobs`` folds of the jackknife are made at a time; with ``workers`` the folds are tasks
+    on their engine (``jobs`` unused) and the epochs are mixed from that many shards
+    (:mod:`dparse.mixing`)."""
     start = time.perf_counter()
     rc, tc = cfg.rerank, cfg.training
     if rc.work is None:
@@ -368,67 +444,52 @@ def train(
                           "a dev file or a fixed beta")
     work = Path(rc.work)
     first_cfg = first_stage_config(cfg)
-    jackknife_forests(first_cfg, rc.folds, work, jobs=jobs, progress=progress, log=_log.info)
-    first = first_stage_model(first_cfg, work, progress, _log.info)
-    sentences = read_split(cfg, cfg.data.train)
-    forests = read_jackknife_forests(work, rc.folds, len(sentences), first_cfg)
-    f = cfg.features
-    model = RerankModel(first, first_cfg, np.zeros(0), f.arc_bits, f.ho_bits,
-                        rc.features == "nonlocal", rc.guide, rc.k,
-                        WordClasses.from_config(cfg, first.vocab, sentences),
-                        f.label_bits if rc.labels else 0)
-    learner = AveragedLearner(model.size, tc.learner, tc.C)
-    model.weights = learner.w
-    items = _training_items(model, sentences, forests, progress)
-    proj = projectivize(s for s, f in zip(sentences, forests, strict=True)
-                        if f is not None)[1]
-    dev_sents = read_split(cfg, cfg.data.dev) if cfg.data.dev else []
-    dev_items = _dev_items(model, dev_sents, progress)
-    train_k = rc.train_k if model.nonlocal_features else 0
-    epoch_beta = rc.beta if rc.beta is not None else 0.0
-    _log.info(f"reranker: {len(items)} training forests of {len(sentences)} sentences, "
-              f"{len(dev_sents)} dev sentences; {rc.features} features"
-              + (f", cube pruning k = {train_k}" if train_k else ""))
+    with mixing_engine(workers, __name__) as engine:
+        jackknife_forests(first_cfg, rc.folds, work, jobs=jobs, progress=progress,
+                          log=_log.info, engine=engine)
+        first = first_stage_model(first_cfg, work, progress, _log.info)
+        sentences = read_split(cfg, cfg.data.train)
+        forests = read_jackknife_forests(work, rc.folds, len(sentences), first_cfg)
+        f = cfg.features
+        model = RerankModel(first, first_cfg, np.zeros(0), f.arc_bits, f.ho_bits,
+                            rc.features == "nonlocal", rc.guide, rc.k,
+                            WordClasses.from_config(cfg, first.vocab, sentences),
+                            f.label_bits if rc.labels else 0)
+        items = _training_items(model, sentences, forests, progress)
+        proj = projectivize(s for s, f in zip(sentences, forests, strict=True)
+                            if f is not None)[1]
+        dev_sents = read_split(cfg, cfg.data.dev) if cfg.data.dev else []
+        dev_items = _dev_items(model, dev_sents, progress)
+        train_k = rc.train_k if model.nonlocal_features else 0
+        epoch_beta = rc.beta if rc.beta is not None else 0.0
+        _log.info(f"reranker: {len(items)} training forests of {len(sentences)} sentences, "
+                  f"{len(dev_sents)} dev sentences; {rc.features} features"
+                  + (f", cube pruning k = {train_k}" if train_k else ""))
 
-    def epoch(order: np.ndarray, desc: str) -> tuple[dict[str, int], float, float | None]:
-        counts = dict.fromkeys(("updated", "words", "correct", "oracle_correct"), 0)
-        for i in tqdm(order, desc=desc, unit="sent", disable=not progress, leave=False,
-                      dynamic_ncols=True):
-            t = items[i]
-            rs = model.sentence(t.item)
-            scores = rs.edge_scores(t.item.graph, learner.w)
-            pred = rs.best_tree(t.item.graph, learner.w, scores, train_k)[1]
-            pred_labels = rs.best_labels(pred, learner.w)
-            oracle_labels = rs.best_labels(t.oracle, learner.w)
-            known = (t.oracle == t.gold) & (t.item.enc.labels >= 0)  # gold arc, known label
-            oracle_labels[known] = t.item.enc.labels[known]
-            if (pred != t.oracle).any() or (model.n_labels and
-                                            (pred_labels != oracle_labels).any()):
-                plus = rs.tree_features(t.oracle, oracle_labels)
-                minus = rs.tree_features(pred, pred_labels)
-                learner.update(np.concatenate([plus, minus]),
-                               np.concatenate([np.ones(plus.size), -np.ones(minus.size)]),
-                               float((pred != t.oracle).sum()))
-                counts["updated"] += 1
-            learner.tick()
-            counts["words"] += len(pred) - 1
-            counts["correct"] += int((pred[1:] == t.gold[1:]).sum())
-            counts["oracle_correct"] += int((t.oracle[1:] == t.gold[1:]).sum())
-        return counts, 100.0 * counts["correct"] / max(counts["words"], 1), None
+        def epoch(learner: AveragedLearner, order: np.ndarray, desc: str) -> dict[str, int]:
+            return rerank_epoch(model, learner, items, order, train_k, progress, desc)
 
-    def parse_dev(sents: list[Sentence]) -> list[Sentence]:
-        weights = np.asarray(model.weights, dtype=np.float64)
-        out = []
-        for sent, item in zip(sents, dev_items, strict=True):
-            if item is None:
-                out.append(sent)
-                continue
-            heads = model.rerank(item, weights, epoch_beta, model.k)
-            out.append(sent.with_parse(heads, model.labels(item.enc, heads)))
-        return out
+        def parse_dev(sents: list[Sentence]) -> list[Sentence]:
+            weights = np.asarray(model.weights, dtype=np.float64)
+            out = []
+            for sent, item in zip(sents, dev_items, strict=True):
+                if item is None:
+                    out.append(sent)
+                    continue
+                heads = model.rerank(item, weights, epoch_beta, model.k)
+                out.append(sent.with_parse(heads, model.labels(item.enc, heads)))
+            return out
 
-    result = run_perceptron_epochs(cfg, model, proj, learner, len(items), epoch, parse_dev,
-                                   dev_sents, on_epoch, start)
+        # the workers' copy: no weights of either stage
+        shell = replace(model, weights=np.zeros(0),
+                        first=replace(first, weights=np.zeros(0, dtype=np.float32)))
+
+        def shard_job(part: np.ndarray) -> RerankShard:
+            return RerankShard(shell, [items[i] for i in part], train_k, tc.learner, tc.C)
+
+        result = run_perceptron_epochs(cfg, model, proj, len(items), epoch, epoch_accuracy,
+                                       parse_dev, dev_sents, on_epoch, start, workers, engine,
+                                       shard_job, progress)
     model.weights = np.asarray(model.weights, dtype=np.float64)
     if rc.beta is None:
         curve = tune_beta(model, dev_items, dev_sents, beta_grid(rc.beta_grid),

@@ -5,7 +5,8 @@ found by a max-scan (``easyfirst-scan``, what the paper's own implementation doe
 heap (``easyfirst-heap``); both give the same parses. Training is Algorithm 2, the structured
 perceptron with the valid-action update and parameter averaging (:class:`AveragedLearner`'s
 ``w``/``u`` trick), on projectivized training trees (:mod:`dparse.projectivize`). Each epoch the
-averaged weights parse the dev file and the best epoch is kept, as for the graph parser.
+averaged weights parse the dev file and the best epoch is kept, as for the graph parser. On
+several workers the epochs are mixed from shards (:class:`EasyFirstShard`, :mod:`dparse.mixing`).
 
 The tag column t_p reads and the prepositions and coordinators among its tags are resolved on
 the training data when the config says ``auto`` (:mod:`dparse.postags`) and stored in the model.
@@ -18,8 +19,9 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
@@ -36,12 +38,14 @@ from dparse.conll import Sentence
 from dparse.epochs import (
     EpochReport,
     PerceptronTrainResult,
+    mixing_engine,
     read_projective_training,
     run_perceptron_epochs,
     training_vocabulary,
 )
 from dparse.errors import ConfigError, DparseError
 from dparse.learning import AveragedLearner
+from dparse.mixing import ModelShard
 from dparse.modeldir import (
     VOCAB_FILE,
     WEIGHTS_FILE,
@@ -54,6 +58,10 @@ from dparse.postags import TagSettings
 from dparse.timer import ParseTimer
 from dparse.trees import root_words
 from dparse.vocab import TAG_COLUMNS, EncodedSentence, Vocabulary
+
+if TYPE_CHECKING:  # training's modules: not imported to parse
+    from dparse.batch.engines import WorkerOptions
+    from dparse.mixing import ShardLearner
 
 DECODERS = {"easyfirst-scan": False, "easyfirst-heap": True}  # name -> use_heap
 MAX_UPDATES = 1000  # updates of one step after which the best valid action is forced
@@ -182,7 +190,8 @@ def train_epoch(
     progress: bool = False,
     desc: str = "",
 ) -> dict[str, int]:
-    """One pass of Algorithm 2 over ``encoded`` in ``order``; returns the summed counts of
+    """One pass of Algorithm 2 over ``encoded`` in ``order`` (the weights the C code writes
+    marked in ``learner.touched`` when the learner keeps it); returns the summed counts of
     :func:`dparse._ext.easyfirst.train_sentence` (steps, first_valid, updates, capped,
     label_correct, extractions)."""
     from tqdm import tqdm  # here: parsing, which imports this module, never needs it
@@ -198,19 +207,47 @@ def train_epoch(
         counts = train_sentence(
             enc.tokens, model.flags, enc.heads, enc.labels, learner.w, learner.u,
             float(learner.c), model.action_bits, model.label_bits, n_labels, col, one_root,
-            MAX_UPDATES, templates=model.templates, morph_ptr=enc.morph_ptr, morph=enc.morph)
+            MAX_UPDATES, templates=model.templates, morph_ptr=enc.morph_ptr, morph=enc.morph,
+            touched=learner.touched)
         for key, value in counts.items():
             totals[key] += value
         learner.tick()
     return totals
 
 
+def epoch_accuracy(counts: dict[str, int]) -> tuple[float, float]:
+    """An epoch's training "UAS" and "LAS" from its counts (:func:`train`)."""
+    steps = max(counts["steps"], 1)
+    return 100 * counts["first_valid"] / steps, 100 * counts["label_correct"] / steps
+
+
+@dataclass
+class EasyFirstShard(ModelShard):
+    """One shard of easy-first training (a :class:`dparse.mixing.ShardJob`): the model (its
+    weights unused: the learner's are), the shard's encoded sentences and the single-root
+    rule. Its updates (what ``--mixing updates`` weighs the shards by) are the action
+    updates."""
+
+    model: EasyFirstModel
+    instances: list[EncodedSentence]
+    single_root: bool
+    method: ClassVar[str] = "perceptron"
+    C: ClassVar[float] = 1.0
+
+    def epoch(self, learner: ShardLearner, order: np.ndarray) -> dict[str, int]:
+        counts = train_epoch(self.model, learner, self.instances, order, self.single_root)
+        learner.updates += counts["updates"]  # made in C, not through learner.update
+        return counts
+
+
 def train(
     cfg: ExperimentConfig,
     progress: bool = True,
     on_epoch: Callable[[EpochReport], None] | None = None,
+    workers: WorkerOptions | None = None,
 ) -> PerceptronTrainResult:
     """Train an easy-first parser as the config says; returns the best epoch's averaged model.
+    With ``workers`` the epochs are mixed from that many shards (:mod:`dparse.mixing`).
 
     The reported training "UAS" is the share of attachments whose first choice was valid (the
     parser's accuracy given the gold history); "LAS" is the share of arcs whose label the
@@ -219,28 +256,28 @@ def train(
     start = time.perf_counter()
     use_heap(cfg.decoder.name)  # a bad decoder name fails before training
     template_bits(cfg.features.templates)  # ... and so do bad template groups
-    train_sents, proj, dev_sents = read_projective_training(cfg, "easy-first")
-    train_sents, vocab = training_vocabulary(cfg, train_sents, dev_sents)
-    tags = tag_settings(cfg, train_sents)
-    log.info("easy-first: %s", tags.describe())
-    flags = tag_flags(vocab, tags)
-    action_bits, label_bits = cfg.features.arc_bits, cfg.features.label_bits
-    size = layout_size(action_bits, label_bits, len(vocab.labels))
-    learner = AveragedLearner(size, "perceptron")
-    model = EasyFirstModel(vocab, learner.w, action_bits, label_bits, tags.column, flags,
-                           template_bits(cfg.features.templates))
-    encoded = [vocab.encode(s) for s in train_sents]
+    with mixing_engine(workers, __name__) as engine:
+        train_sents, proj, dev_sents = read_projective_training(cfg, "easy-first")
+        train_sents, vocab = training_vocabulary(cfg, train_sents, dev_sents)
+        tags = tag_settings(cfg, train_sents)
+        log.info("easy-first: %s", tags.describe())
+        model = EasyFirstModel(vocab, np.zeros(0, dtype=np.float32), cfg.features.arc_bits,
+                               cfg.features.label_bits, tags.column, tag_flags(vocab, tags),
+                               template_bits(cfg.features.templates))
+        encoded = [vocab.encode(s) for s in train_sents]
+        single_root = cfg.decoder.single_root
 
-    def epoch(order: np.ndarray, desc: str) -> tuple[dict[str, int], float, float]:
-        counts = train_epoch(model, learner, encoded, order, cfg.decoder.single_root, progress,
-                             desc)
-        steps = max(counts["steps"], 1)
-        return (counts, 100 * counts["first_valid"] / steps,
-                100 * counts["label_correct"] / steps)
+        def epoch(learner: AveragedLearner, order: np.ndarray, desc: str) -> dict[str, int]:
+            return train_epoch(model, learner, encoded, order, single_root, progress, desc)
 
-    def parse_dev(sents: list[Sentence]) -> list[Sentence]:
-        return list(model.parse(sents, cfg.decoder.name, cfg.decoder.single_root))
+        def parse_dev(sents: list[Sentence]) -> list[Sentence]:
+            return list(model.parse(sents, cfg.decoder.name, single_root))
 
-    return run_perceptron_epochs(cfg, model, proj, learner, len(encoded), epoch, parse_dev,
-                                 dev_sents, on_epoch, start)
+        shell = replace(model, weights=np.zeros(0, dtype=np.float32))  # the workers' copy
 
+        def shard_job(part: np.ndarray) -> EasyFirstShard:
+            return EasyFirstShard(shell, [encoded[i] for i in part], single_root)
+
+        return run_perceptron_epochs(cfg, model, proj, len(encoded), epoch, epoch_accuracy,
+                                     parse_dev, dev_sents, on_epoch, start, workers, engine,
+                                     shard_job, progress)

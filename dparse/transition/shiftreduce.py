@@ -5,7 +5,8 @@ Huang and Sagae (2010)'s arc-standard beam search with merged states, in the pla
 ambiguity (``nonspurious``: a scan action, 3n steps, one derivation per tree); the search runs
 in C (:mod:`dparse._ext.shiftreduce`). Training is the averaged perceptron on the beam with
 early update (Collins and Roark 2004) or max-violation update (Huang et al. 2012), on
-projectivized training trees; the best epoch on dev is kept.
+projectivized training trees; the best epoch on dev is kept. On several workers the epochs are
+mixed from shards (:class:`ShiftReduceShard`, :mod:`dparse.mixing`).
 
 Labels: the transitions are unlabeled (as in the paper); a multi-class perceptron classifier
 labels every arc of the finished tree from features of the head, the dependent, its outer
@@ -27,8 +28,9 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
@@ -45,6 +47,7 @@ from dparse.conll import Sentence
 from dparse.epochs import (
     EpochReport,
     PerceptronTrainResult,
+    mixing_engine,
     read_projective_training,
     run_perceptron_epochs,
     training_vocabulary,
@@ -52,6 +55,7 @@ from dparse.epochs import (
 from dparse.errors import ConfigError, DparseError
 from dparse.hypergraph.forest import Forest
 from dparse.learning import AveragedLearner
+from dparse.mixing import ModelShard
 from dparse.modeldir import (
     VOCAB_FILE,
     WEIGHTS_FILE,
@@ -65,6 +69,10 @@ from dparse.projectivize import projectivize_heads
 from dparse.timer import ParseTimer
 from dparse.trees import root_words
 from dparse.vocab import TAG_COLUMNS, EncodedSentence, Vocabulary
+
+if TYPE_CHECKING:  # training's modules: not imported to parse
+    from dparse.batch.engines import WorkerOptions
+    from dparse.mixing import ShardLearner
 
 SYSTEMS = {"spurious": 0, "nonspurious": 1}
 #: The config keys (section, key) that :func:`train` and the search read: a model trained from
@@ -232,7 +240,8 @@ def train_epoch(
     progress: bool = False,
     desc: str = "",
 ) -> dict[str, int]:
-    """One perceptron pass over ``encoded`` in ``order``; returns the summed counts of
+    """One perceptron pass over ``encoded`` in ``order`` (the weights the C code writes marked
+    in ``learner.touched`` when the learner keeps it); returns the summed counts of
     :func:`dparse._ext.shiftreduce.train_sentence` (updated, steps, total_steps, correct,
     label_correct) and ``words`` and ``skipped`` (trees without a derivation)."""
     from tqdm import tqdm  # here: parsing, which imports this module, never needs it
@@ -251,7 +260,7 @@ def train_epoch(
         counts = train_sentence(
             enc.tokens, enc.heads, enc.labels, learner.w, learner.u, float(learner.c),
             model.action_bits, model.label_bits, n_labels, col, system, model.single_root,
-            model.beam, kind)
+            model.beam, kind, learner.touched)
         learner.tick()
         if counts.pop("status") != 0:
             totals["skipped"] += 1
@@ -262,15 +271,42 @@ def train_epoch(
     return totals
 
 
+def epoch_accuracy(counts: dict[str, int]) -> tuple[float, float]:
+    """An epoch's training "UAS" and "LAS" from its counts (:func:`train`)."""
+    words = max(counts["words"], 1)
+    return 100 * counts["correct"] / words, 100 * counts["label_correct"] / words
+
+
+@dataclass
+class ShiftReduceShard(ModelShard):
+    """One shard of shift-reduce training (a :class:`dparse.mixing.ShardJob`): the model (its
+    weights unused: the learner's are; its search settings used) and the shard's encoded
+    sentences, learnt with ``update``. Its updates (what ``--mixing updates`` weighs the shards
+    by) are the sentences whose action weights were updated."""
+
+    model: ShiftReduceModel
+    instances: list[EncodedSentence]
+    update: str
+    method: ClassVar[str] = "perceptron"
+    C: ClassVar[float] = 1.0
+
+    def epoch(self, learner: ShardLearner, order: np.ndarray) -> dict[str, int]:
+        counts = train_epoch(self.model, learner, self.instances, order, self.update)
+        learner.updates += counts["updated"]  # made in C, not through learner.update
+        return counts
+
+
 def train(
     cfg: ExperimentConfig,
     progress: bool = True,
     on_epoch: Callable[[EpochReport], None] | None = None,
     sentences: list[Sentence] | None = None,
+    workers: WorkerOptions | None = None,
 ) -> PerceptronTrainResult:
     """Train a shift-reduce parser as the config says (on ``sentences`` instead of data.train
     when given, as the jackknife of :mod:`dparse.rerank.jackknife` does); returns the best
-    epoch's averaged model.
+    epoch's averaged model. With ``workers`` the epochs are mixed from that many shards
+    (:mod:`dparse.mixing`).
 
     The reported training "UAS" is the share of words whose head the beam's best tree got
     right before the update; "LAS" the share of gold arcs the label classifier labeled right
@@ -279,30 +315,33 @@ def train(
     start = time.perf_counter()
     sc = cfg.shiftreduce
     system_id(sc.system)
-    train_sents, proj, dev_sents = read_projective_training(cfg, "shift-reduce", sentences)
-    train_sents, vocab = training_vocabulary(cfg, train_sents, dev_sents)
-    column = resolve_column(cfg.features.tag, train_sents)
-    log.info("shift-reduce: POS column %s", column)
-    upos_pair = sc.upos_pair and column == "xpos"
-    if sc.upos_pair and not upos_pair:  # features.tag auto found no XPOS to pair
-        log.warning("shift-reduce: shiftreduce.upos_pair ignored: the POS column is %s", column)
-    action_bits, label_bits = cfg.features.arc_bits, cfg.features.label_bits
-    learner = AveragedLearner(layout_size(action_bits, label_bits, len(vocab.labels)),
-                              "perceptron")
-    model = ShiftReduceModel(vocab, learner.w, action_bits, label_bits, column,
-                             sc.system, sc.beam, cfg.decoder.single_root, upos_pair)
-    encoded = [vocab.encode(s) for s in train_sents]
-    if cfg.decoder.single_root:  # trees with several root dependents have no derivation
-        encoded = [e for e in encoded if root_words(e.heads) == 1]
+    with mixing_engine(workers, __name__) as engine:
+        train_sents, proj, dev_sents = read_projective_training(cfg, "shift-reduce", sentences)
+        train_sents, vocab = training_vocabulary(cfg, train_sents, dev_sents)
+        column = resolve_column(cfg.features.tag, train_sents)
+        log.info("shift-reduce: POS column %s", column)
+        upos_pair = sc.upos_pair and column == "xpos"
+        if sc.upos_pair and not upos_pair:  # features.tag auto found no XPOS to pair
+            log.warning("shift-reduce: shiftreduce.upos_pair ignored: the POS column is %s",
+                        column)
+        model = ShiftReduceModel(vocab, np.zeros(0, dtype=np.float32), cfg.features.arc_bits,
+                                 cfg.features.label_bits, column, sc.system, sc.beam,
+                                 cfg.decoder.single_root, upos_pair)
+        encoded = [vocab.encode(s) for s in train_sents]
+        if cfg.decoder.single_root:  # trees with several root dependents have no derivation
+            encoded = [e for e in encoded if root_words(e.heads) == 1]
 
-    def epoch(order: np.ndarray, desc: str) -> tuple[dict[str, int], float, float]:
-        model.weights = learner.w
-        counts = train_epoch(model, learner, encoded, order, sc.update, progress, desc)
-        words = max(counts["words"], 1)
-        return counts, 100 * counts["correct"] / words, 100 * counts["label_correct"] / words
+        def epoch(learner: AveragedLearner, order: np.ndarray, desc: str) -> dict[str, int]:
+            return train_epoch(model, learner, encoded, order, sc.update, progress, desc)
 
-    def parse_dev(sents: list[Sentence]) -> list[Sentence]:
-        return list(model.parse(sents))
+        def parse_dev(sents: list[Sentence]) -> list[Sentence]:
+            return list(model.parse(sents))
 
-    return run_perceptron_epochs(cfg, model, proj, learner, len(encoded), epoch, parse_dev,
-                                 dev_sents, on_epoch, start)
+        shell = replace(model, weights=np.zeros(0, dtype=np.float32))  # the workers' copy
+
+        def shard_job(part: np.ndarray) -> ShiftReduceShard:
+            return ShiftReduceShard(shell, [encoded[i] for i in part], sc.update)
+
+        return run_perceptron_epochs(cfg, model, proj, len(encoded), epoch, epoch_accuracy,
+                                     parse_dev, dev_sents, on_epoch, start, workers, engine,
+                                     shard_job, progress)
