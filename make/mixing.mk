@@ -3,6 +3,8 @@
 #   make mixing-speed      o1-cle and o2-eisner on en_ewt, trained with 1 and 2 local workers in
 #                          turn (MIXING_ROUNDS rounds: 1, 2, 1, 2), wall time and test scores;
 #                          o1-cle on MIXING_TREEBANKS once each -> results/mixing-speed.md
+#   make mixing-speed-perceptron  the same for easy-first and shift-reduce (sr-nonsp-b12) on
+#                          en_ewt -> results/mixing-speed-perceptron.md
 #   make mixing-scaling    o1-cle on en_ewt with 1, 2, 4 and 8 shards run one after another on one
 #                          core (--cluster inline): epoch time per shard, traffic per epoch, test
 #                          scores, projected speed-up -> results/mixing-scaling.md and a plot
@@ -18,7 +20,7 @@ MIXING_RUNS ?= $(MODELS)/mixing
 # memory of a SLURM worker job (a second-order worker holds about 1 GB)
 MIXING_SLURM_MEMORY ?= 4GB
 
-.PHONY: mixing-speed mixing-scaling mixing-slurm
+.PHONY: mixing-speed mixing-speed-perceptron mixing-scaling mixing-slurm
 
 mixing-speed: install  ## train with 1 and 2 workers alternated: time, test scores -> results/mixing-speed.md
 	@mkdir -p $(RESULTS)
@@ -27,6 +29,13 @@ mixing-speed: install  ## train with 1 and 2 workers alternated: time, test scor
 		--system en_ewt-o2-eisner=configs/en_ewt/o2-eisner.yaml \
 		$(foreach t,$(MIXING_TREEBANKS),--system $(t)-o1-cle=configs/ud/o1-cle.yaml@data.train=$(t)/train.conllu@data.dev=$(t)/dev.conllu@data.test=$(t)/test.conllu@name=$(t)-o1-cle) \
 		--out $(RESULTS)/mixing-speed.md
+
+mixing-speed-perceptron: install  ## easy-first, shift-reduce with 1 and 2 workers -> results/mixing-speed-perceptron.md
+	@mkdir -p $(RESULTS)
+	$(PYTHON) benchmarks/mixing_speed.py --data $(DPARSE_DATA) --rounds $(MIXING_ROUNDS) \
+		--system en_ewt-easyfirst=configs/en_ewt/easyfirst.yaml \
+		--system en_ewt-sr-nonsp-b12=configs/en_ewt/sr-nonsp-b12.yaml \
+		--out $(RESULTS)/mixing-speed-perceptron.md
 
 mixing-scaling: install  ## 1, 2, 4, 8 shards simulated on one core -> results/mixing-scaling.md
 	@mkdir -p $(RESULTS)/plots
