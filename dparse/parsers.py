@@ -177,7 +177,7 @@ def train_parser(
     ``options`` go to the trainers that take them (rerank: ``jobs``; every parser type:
     ``workers``). A config with a ``tagger`` section trains on predicted tags
     (:mod:`dparse.tagging.pipeline`: ``work`` keeps the tagged files, ``jobs`` jackknife folds
-    at a time, or with ``workers`` of more than one worker the tagger and its folds as tasks on
+    at a time, or with ``workers`` the tagger and its folds as tasks on
     the parser's training engine)."""
     from dparse.tagging.pipeline import has_tagger, train_pipeline
 

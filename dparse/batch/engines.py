@@ -33,7 +33,9 @@ WORKER_TIMEOUT = 300  # seconds to wait for batch-job workers to join
 class WorkerOptions:
     """How one training run uses several workers: ``workers`` shards (and workers), the
     ``cluster`` they run on (:data:`CLUSTERS`), the ``mixing`` of :mod:`dparse.mixing`,
-    batch-job settings and a running scheduler's address."""
+    batch-job settings and a running scheduler's address. Trainers given one mix its epochs
+    (one worker: one shard through the mixing path); given None they train serially, which is
+    what ``dparse train`` asks for one worker (:func:`dparse.api.worker_options`)."""
 
     workers: int = 1
     cluster: str = "local"
@@ -51,11 +53,6 @@ class WorkerOptions:
             raise DparseError(f"unknown mixing {self.mixing!r} (known: {', '.join(MIXINGS)})")
         if self.workers < 1:
             raise DparseError(f"workers must be at least 1, not {self.workers}")
-
-    @property
-    def parallel(self) -> bool:
-        """Whether training is mixed from shards (more than one worker)."""
-        return self.workers > 1
 
 
 class InlineEngine:

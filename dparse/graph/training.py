@@ -87,9 +87,9 @@ def train(
     workers: WorkerOptions | None = None,
 ) -> TrainResult:
     """Train a model as the config says; returns the best epoch's averaged model. With
-    ``workers`` of more than one worker the epochs are mixed from shards (:mod:`dparse.mixing`)
-    and the pruner's jackknife runs on the same workers."""
-    if workers is not None and workers.parallel:
+    ``workers`` the epochs are mixed from that many shards (:mod:`dparse.mixing`; one shard
+    too) and the pruner's jackknife runs on the same workers; None: serial training."""
+    if workers is not None:
         with training_engine(workers, warm_up=[__name__]) as engine:
             return _train(cfg, progress, on_epoch, engine, workers)
     return _train(cfg, progress, on_epoch, None, None)

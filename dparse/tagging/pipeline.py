@@ -199,10 +199,10 @@ def train_pipeline(cfg: ExperimentConfig,
                    ) -> TrainResult:
     """Train the tagger of ``cfg``, tag its training files (see the module docstring) in
     ``work`` and train the parser on them with ``train_parser(config, workers)``; the result's
-    model is a :class:`PipelineModel`, its seconds those of the whole run. With ``workers`` of
-    more than one worker the tagger and its jackknife folds run as tasks on their engine, which
-    the parser's training then uses too (:mod:`dparse.batch.engines`)."""
-    if workers is None or not workers.parallel:
+    model is a :class:`PipelineModel`, its seconds those of the whole run. With ``workers``
+    (None: all in this process) the tagger and its jackknife folds run as tasks on their
+    engine, which the parser's training then uses too (:mod:`dparse.batch.engines`)."""
+    if workers is None:
         return _train_pipeline(cfg, train_parser, work, jobs, workers, None)
     from dparse.batch.engines import training_engine
 

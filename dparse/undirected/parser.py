@@ -289,8 +289,8 @@ def train_undirected(
     workers: WorkerOptions | None = None,
 ) -> TrainResult:
     """Trains U-MST-uf as the config says; returns the best epoch's averaged model. With
-    ``workers`` of more than one worker the epochs are mixed from shards
-    (:mod:`dparse.mixing`)."""
+    ``workers`` the epochs are mixed from that many shards (:mod:`dparse.mixing`); None:
+    serial training."""
     ucfg = cfg.umst
     start = time.perf_counter()
     train_sents = read_split(cfg, cfg.data.train)
@@ -333,7 +333,7 @@ def train_undirected(
                                                  dev_uas, None, seconds, dev_u_uas),
                          model.weights, dev_u_uas, on_epoch)
 
-    if workers is None or not workers.parallel:
+    if workers is None:
         learner = AveragedLearner(space.size, tc.learner, tc.C)
         rng = np.random.default_rng(tc.seed)
         for epoch in range(1, tc.epochs + 1):
