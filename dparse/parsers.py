@@ -190,7 +190,7 @@ def train_parser(
     workers = options.pop("workers", None)
 
     def train_on_tags(pcfg: ExperimentConfig, on: WorkerOptions | None) -> TrainResult:
-        return trainer(pcfg, progress, on_epoch, **options, **({"workers": on} if on else {}))
+        return trainer(pcfg, progress, on_epoch, workers=on, **options)
 
     return train_pipeline(cfg, train_on_tags, work, jobs, workers)
 

@@ -486,19 +486,23 @@ cdef inline void score_state(const SentC* s, const SigC* g, const floating* W, i
         out[k] = acc[k]
 
 
+cdef inline void add_at(double* w, double* u, uint8_t* t, int64_t i, double val,
+                        double cval) noexcept nogil:
+    """w[i] += val, u[i] += cval, and t[i] = 1 (t NULL: no marks)."""
+    w[i] += val
+    u[i] += cval
+    if t != NULL:
+        t[i] = 1
+
+
 cdef inline void update_state(const SentC* s, const SigC* g, int a, double val, double cval,
                               double* w, double* u, uint8_t* t, int shift) noexcept nogil:
     """w += val * phi(g, a), u += cval * phi(g, a); t[i] = 1 at every index written (t NULL:
     no marks)."""
     cdef uint64_t keys[MAX_FEATURES]
     cdef int k, m = state_keys(s, g, keys)
-    cdef uint64_t r
     for k in range(m):
-        r = row_of(keys[k], shift) * N_ACTIONS + a
-        w[r] += val
-        u[r] += cval
-        if t != NULL:
-            t[r] = 1
+        add_at(w, u, t, row_of(keys[k], shift) * N_ACTIONS + a, val, cval)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1362,13 +1366,8 @@ def train_sentence(const int32_t[:, ::1] tokens, const int32_t[::1] gold_heads,
                     label_correct += 1
                     continue
                 for h in range(nr):
-                    w[loff + rows[h] + lab] += 1.0
-                    u[loff + rows[h] + lab] += c
-                    w[loff + rows[h] + pl] -= 1.0
-                    u[loff + rows[h] + pl] -= c
-                    if marks != NULL:
-                        marks[loff + rows[h] + lab] = 1
-                        marks[loff + rows[h] + pl] = 1
+                    add_at(&w[0], &u[0], marks, loff + rows[h] + lab, 1.0, c)
+                    add_at(&w[0], &u[0], marks, loff + rows[h] + pl, -1.0, -c)
         free(pairs); free(todo); free(lm); free(acts); free(sigs); free(acc)
         free_search(&S)
     if status == NO_MEMORY:

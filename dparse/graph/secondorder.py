@@ -21,8 +21,15 @@ from dparse._ext.o2features import SecondOrderSpace, score_second_order, second_
 from dparse.config import ExperimentConfig
 from dparse.errors import DparseError
 from dparse.graph.model import ArcFactoredModel, GraphModel, PartScratch
-from dparse.graph.pruner import PRUNER_DIR, PRUNER_FILE, Pruner
-from dparse.modeldir import VOCAB_FILE, WEIGHTS_FILE, load_arrays, save_arrays
+from dparse.graph.pruner import Pruner
+from dparse.modeldir import (
+    PRUNER_DIR,
+    PRUNER_FILE,
+    VOCAB_FILE,
+    WEIGHTS_FILE,
+    load_arrays,
+    save_arrays,
+)
 from dparse.vocab import EncodedSentence, Vocabulary
 
 

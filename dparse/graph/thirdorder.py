@@ -41,9 +41,11 @@ from dparse.decoders import ConfiguredDecoder, Decoder
 from dparse.errors import DparseError
 from dparse.graph.decoders import CubePruning
 from dparse.graph.model import GraphModel, PartScratch
-from dparse.graph.pruner import PRUNER_DIR, PRUNER_FILE, Pruner
+from dparse.graph.pruner import Pruner
 from dparse.graph.thirdorder_settings import ThirdOrderSettings, check_decoder_fits, parse_groups
 from dparse.modeldir import (
+    PRUNER_DIR,
+    PRUNER_FILE,
     VOCAB_FILE,
     WEIGHTS_FILE,
     load_arrays,

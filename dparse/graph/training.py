@@ -14,15 +14,22 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from dparse._ext.arcfeatures import FeatureSpace
 from dparse.aligned import aligned_zeros
-from dparse.batch.engines import WorkerOptions, training_engine
 from dparse.config import ExperimentConfig
 from dparse.decoders import Decoder, configured_decoder
-from dparse.epochs import BestEpoch, EpochReport, TrainResult, read_split, training_vocabulary
+from dparse.epochs import (
+    BestEpoch,
+    EpochReport,
+    TrainResult,
+    mixing_engine,
+    read_split,
+    training_vocabulary,
+)
 from dparse.graph.model import ArcFactoredModel, GraphModel
 from dparse.graph.online import EpochStats, GraphShard, run_epoch
 from dparse.graph.pruner import pruning_recall, train_pruner
@@ -33,6 +40,9 @@ from dparse.metrics import evaluate
 from dparse.mixing import Engine, MixedTraining, run_mixed_epochs, shards
 from dparse.timer import ParseTimer
 from dparse.vocab import EncodedSentence, Vocabulary
+
+if TYPE_CHECKING:  # the cluster's modules: imported to train on several workers only
+    from dparse.batch.engines import WorkerOptions
 
 log = logging.getLogger(__name__)
 
@@ -89,10 +99,8 @@ def train(
     """Train a model as the config says; returns the best epoch's averaged model. With
     ``workers`` the epochs are mixed from that many shards (:mod:`dparse.mixing`; one shard
     too) and the pruner's jackknife runs on the same workers; None: serial training."""
-    if workers is not None:
-        with training_engine(workers, warm_up=[__name__]) as engine:
-            return _train(cfg, progress, on_epoch, engine, workers)
-    return _train(cfg, progress, on_epoch, None, None)
+    with mixing_engine(workers, __name__) as engine:
+        return _train(cfg, progress, on_epoch, engine, workers)
 
 
 def _train(cfg: ExperimentConfig, progress: bool,

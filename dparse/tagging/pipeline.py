@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from dparse.config import ExperimentConfig, load_config, save_config
 from dparse.conll import Sentence, write_conll
-from dparse.epochs import TrainResult
+from dparse.epochs import TrainResult, mixing_engine
 from dparse.errors import ConfigError, DparseError
 from dparse.folds import jackknife_splits
 from dparse.modeldir import CONFIG_FILE, TAGGER_DIR, check_model_dir, file_sha256
@@ -74,57 +74,42 @@ def tagger_config(cfg: ExperimentConfig) -> ExperimentConfig:
     return tcfg
 
 
-def _fold_tags(task: tuple[ExperimentConfig, list[Sentence], list[Sentence], list[Sentence]]
-               ) -> list[tuple[list[str], ...]]:
-    """The tag columns of ``held_out`` predicted by a tagger trained on ``rest`` (dev:
-    ``dev``)."""
-    tcfg, rest, dev, held_out = task
-    model = train_tagger(tcfg, rest, dev).model
-    return [(s.lemma, s.upos, s.xpos, s.feats) for s in model.tag(held_out, mode="predict")]
-
-
-def _engine_task(tcfg: ExperimentConfig, train: list[Sentence], dev: list[Sentence],
-                 folds: int, fold: int) -> Any:
-    """A task of the jackknife on a training engine's worker: fold ``fold``'s tag columns
-    (:func:`_fold_tags`, folds numbered from 0), or for ``fold`` -1 the tagger trained on the
-    whole of ``train``."""
+def _jackknife_task(tcfg: ExperimentConfig, train: list[Sentence], dev: list[Sentence],
+                    folds: int, fold: int) -> Any:
+    """One task of the jackknife: the tag columns (lemma, upos, xpos, feats per sentence) of
+    fold ``fold`` (from 0) by a tagger trained on the other folds (dev: ``dev``), or for
+    ``fold`` -1 the tagger trained on the whole of ``train``."""
     if fold < 0:
         return train_tagger(tcfg, train, dev).model
     rest, held_out = jackknife_splits(train, folds)[fold]
-    return _fold_tags((tcfg, rest, dev, held_out))
+    model = train_tagger(tcfg, rest, dev).model
+    return [(s.lemma, s.upos, s.xpos, s.feats) for s in model.tag(held_out, mode="predict")]
 
 
 def jackknife_tags(tcfg: ExperimentConfig, train: list[Sentence], dev: list[Sentence],
                    folds: int, jobs: int = 1, engine: Engine | None = None,
                    whole: bool = False) -> tuple[list[Sentence], TaggerModel | None]:
     """``train`` with every column the tagger predicts replaced by a ``folds``-fold
-    jackknife (see the module docstring), ``jobs`` folds at a time (forked processes) or,
-    with an ``engine`` (:mod:`dparse.batch.engines`), as tasks on its workers; with ``whole``
-    the tagger trained on all of ``train`` too (on the engine beside the folds, else after
-    them), else None."""
-    splits = jackknife_splits(train, folds)
-    model = None
+    jackknife (see the module docstring) and, with ``whole``, the tagger trained on all of
+    ``train`` (else None): the tasks run one after another, ``jobs`` at a time (forked
+    processes), or on the workers of an ``engine`` (:mod:`dparse.batch.engines`)."""
+    calls = [(tcfg, train, dev, folds, k) for k in range(-1 if whole else 0, folds)]
     if engine is not None:
         log.info("tagger jackknife: %d folds%s as tasks on the training engine", folds,
                  " and the whole tagger" if whole else "")
         shared = [engine.share(value) for value in (tcfg, train, dev)]
-        calls = [(*shared, folds, k) for k in range(-1 if whole else 0, folds)]
-        results = engine.run_tasks(_engine_task, calls)
-        if whole:
-            model, results = results[0], results[1:]
-    else:
-        tasks = [(tcfg, rest, dev, held) for rest, held in splits]
-        if jobs > 1:
-            import multiprocessing  # only here: a parse loads no process machinery
+        results = engine.run_tasks(_jackknife_task, [(*shared, *call[3:]) for call in calls])
+    elif jobs > 1:
+        import multiprocessing  # only here: a parse loads no process machinery
 
-            with multiprocessing.get_context("fork").Pool(min(jobs, folds)) as pool:
-                results = pool.map(_fold_tags, tasks, chunksize=1)
-        else:
-            results = [_fold_tags(task) for task in tasks]
-        if whole:
-            model = train_tagger(tcfg, train, dev).model
+        with multiprocessing.get_context("fork").Pool(min(jobs, len(calls))) as pool:
+            results = pool.starmap(_jackknife_task, calls, chunksize=1)
+    else:
+        results = [_jackknife_task(*call) for call in calls]
+    model = results.pop(0) if whole else None
     tagged: list[Sentence] = []
-    for k, ((_, held), columns) in enumerate(zip(splits, results, strict=True), start=1):
+    for k, ((_, held), columns) in enumerate(zip(jackknife_splits(train, folds), results,
+                                                 strict=True), start=1):
         log.info("tagger jackknife: fold %d of %d tagged (%d sentences)", k, folds, len(held))
         for sent, (lemma, upos, xpos, feats) in zip(held, columns, strict=True):
             tagged.append(sent.with_tags(lemma=lemma, upos=upos, xpos=xpos, feats=feats))
@@ -136,6 +121,13 @@ def _stamp(tcfg: ExperimentConfig, cfg: ExperimentConfig) -> dict[str, Any]:
              for key in ("train", "dev") if getattr(cfg.data, key)}
     return {"format": STAMP_FORMAT, "tagger": tcfg.to_dict(), "folds": cfg.tagger.folds,
             "files": files}
+
+
+def _training_files(tcfg: ExperimentConfig, cfg: ExperimentConfig
+                    ) -> tuple[list[Sentence], list[Sentence]]:
+    """The parser's training and dev sentences as the tagger reads them (dev: [] without)."""
+    return (read_tagged(tcfg, cfg.data.train),
+            read_tagged(tcfg, cfg.data.dev) if cfg.data.dev else [])
 
 
 def tagged_files(cfg: ExperimentConfig, tcfg: ExperimentConfig, tagger: TaggerModel | None,
@@ -152,13 +144,14 @@ def tagged_files(cfg: ExperimentConfig, tcfg: ExperimentConfig, tagger: TaggerMo
         done = json.loads(stamp_path.read_text(encoding="utf-8")) == stamp
     except (OSError, ValueError):
         done = False
-    train = read_tagged(tcfg, cfg.data.train)
-    dev = read_tagged(tcfg, cfg.data.dev) if cfg.data.dev else []
     if done and train_path.exists() and (dev_path is None or dev_path.exists()):
         log.info("tagged training and dev files reused from %s", work)
-        return tagger or train_tagger(tcfg, train, dev).model, train_path, dev_path
+        if tagger is None:
+            tagger = train_tagger(tcfg, *_training_files(tcfg, cfg)).model
+        return tagger, train_path, dev_path
     work.mkdir(parents=True, exist_ok=True)
     stamp_path.unlink(missing_ok=True)
+    train, dev = _training_files(tcfg, cfg)
     tagged, whole = jackknife_tags(tcfg, train, dev, cfg.tagger.folds, jobs, engine,
                                    whole=tagger is None)
     tagger = tagger or whole
@@ -202,20 +195,16 @@ def train_pipeline(cfg: ExperimentConfig,
     model is a :class:`PipelineModel`, its seconds those of the whole run. With ``workers``
     (None: all in this process) the tagger and its jackknife folds run as tasks on their
     engine, which the parser's training then uses too (:mod:`dparse.batch.engines`)."""
-    if workers is None:
-        return _train_pipeline(cfg, train_parser, work, jobs, workers, None)
-    from dparse.batch.engines import training_engine
-
-    with training_engine(workers, warm_up=[__name__]) as engine:
-        return _train_pipeline(cfg, train_parser, work, jobs, replace(workers, engine=engine),
-                               engine)
+    with mixing_engine(workers, __name__) as engine:
+        return _train_pipeline(cfg, train_parser, work, jobs,
+                               None if workers is None else replace(workers, engine=engine))
 
 
 def _train_pipeline(cfg: ExperimentConfig,
                     train_parser: Callable[[ExperimentConfig, WorkerOptions | None],
                                            TrainResult],
-                    work: Path, jobs: int, workers: WorkerOptions | None,
-                    engine: Engine | None) -> TrainResult:
+                    work: Path, jobs: int, workers: WorkerOptions | None) -> TrainResult:
+    """:func:`train_pipeline` with ``workers`` holding their open engine (None: all here)."""
     start = time.perf_counter()
     tcfg = tagger_config(cfg)
     source: Path | None = None
@@ -224,7 +213,8 @@ def _train_pipeline(cfg: ExperimentConfig,
         source = Path(cfg.tagger.model)
         check_model_dir(source)
         tagger = TaggerModel.load(source, checked=True)
-    tagger, train_path, dev_path = tagged_files(cfg, tcfg, tagger, work, jobs, engine)
+    tagger, train_path, dev_path = tagged_files(
+        cfg, tcfg, tagger, work, jobs, workers.engine if workers is not None else None)
     pcfg = copy.deepcopy(cfg)
     pcfg.data.train = str(train_path.resolve())
     pcfg.data.dev = str(dev_path.resolve()) if dev_path is not None else None

@@ -52,7 +52,7 @@ from dparse.errors import DparseError
 from dparse.graph.model import ArcFactoredModel
 from dparse.learning import AveragedLearner
 from dparse.metrics import evaluate
-from dparse.mixing import MixedTraining, run_mixed_epochs, shards
+from dparse.mixing import MixedTraining, ModelShard, run_mixed_epochs, shards
 from dparse.modeldir import (
     VOCAB_FILE,
     WEIGHTS_FILE,
@@ -81,6 +81,11 @@ class UndirectedModel(SavedModel):
     pruner: LengthDictionary | None = None
     both: bool = False  # also the features of the arc j -> i
     groups: int = 0  # undirected templates: a sum of EDGE_GROUPS values
+
+    @property
+    def size(self) -> int:
+        """Length of the weight vector."""
+        return self.space.size
 
     def edges(self, sent: Sentence) -> tuple[np.ndarray, np.ndarray]:
         """The edges {I[k], J[k]}, I < J (int32 [K]) of the sentence's graph after pruning."""
@@ -260,7 +265,7 @@ def undirected_epoch(model: UndirectedModel, learner: AveragedLearner,
 
 
 @dataclass
-class UndirectedShard:
+class UndirectedShard(ModelShard):
     """One shard of U-MST training (a :class:`dparse.mixing.ShardJob`): the model (its weights
     unused: the learner's are), the shard's instances and the tree method."""
 
@@ -269,13 +274,6 @@ class UndirectedShard:
     tree_method: str
     method: str
     C: float
-
-    @property
-    def size(self) -> int:
-        return self.model.space.size
-
-    def __len__(self) -> int:
-        return len(self.instances)
 
     def epoch(self, learner: AveragedLearner, order: np.ndarray
               ) -> tuple[int, dict[str, float]]:
