@@ -46,7 +46,8 @@ class AveragedLearner:
         self.w = aligned_zeros(size, np.float64)  # aligned for the blocked feature layout
         self.u = aligned_zeros(size, np.float64)
         self.c = 1
-        self.touched: np.ndarray | None = None  # uint8 [size]: marks updated weights if set
+        # a bit mask of the updated weights, uint8 [(size + 7) // 8], if set (dparse.mixing)
+        self.touched: np.ndarray | None = None
 
     @property
     def cost_augmented(self) -> bool:

@@ -43,6 +43,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from dparse._ext.sparsevec import marked
 from dparse.errors import DparseError
 from dparse.learning import AveragedLearner, average
 
@@ -85,11 +86,12 @@ class ModelShard:
 
 
 class ShardLearner(AveragedLearner):
-    """A worker's learner: also marks the weights its updates touch and counts the updates."""
+    """A worker's learner: also marks the weights its updates touch (a bit each, see
+    :func:`dparse._ext.sparsevec.marked`) and counts the updates."""
 
     def __init__(self, size: int, method: str, C: float) -> None:
         super().__init__(size, method, C)
-        self.touched = np.zeros(size, dtype=np.uint8)
+        self.touched = np.zeros((size + 7) // 8, dtype=np.uint8)
         self.updates = 0
         self.last = np.zeros(0, dtype=np.int32)  # the indices the last epoch touched
 
@@ -101,13 +103,13 @@ class ShardLearner(AveragedLearner):
     def begin_epoch(self) -> None:
         """Start counting a new shard epoch: u = 0, c = 1, nothing touched (the weights kept)."""
         self.u[self.last] = 0.0
-        self.touched[self.last] = 0
+        self.touched[self.last >> 3] = 0  # every bit set is one of the last epoch's
         self.c = 1
         self.updates = 0
 
     def end_epoch(self) -> np.ndarray:
         """The indices touched this epoch, int32, increasing."""
-        self.last = np.flatnonzero(self.touched).astype(np.int32)
+        self.last = marked(self.touched, len(self.w))
         return self.last
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import requires_data
-from dparse._ext.sparsevec import gather_dot, squared_norm
+from dparse._ext.sparsevec import add_update, gather_dot, marked, squared_norm
 
 from dparse.learning import LEARNERS, AveragedLearner, combine
 
@@ -151,6 +151,29 @@ def test_gather_dot_rejects_bad_indices_and_lengths() -> None:
         gather_dot(w, np.array([-1]), np.ones(1))
     with pytest.raises(ValueError, match="2 indices but 3 values"):
         gather_dot(w, np.array([0, 1]), np.ones(3))
+
+
+@pytest.mark.parametrize("size", [1, 7, 8, 9, 1000, 4099])
+def test_touched_bits_list_exactly_the_updated_indices(size: int) -> None:
+    """add_update sets one bit per written index in a mask of (size + 7) // 8 bytes, and
+    marked lists the set bits in order, the last byte's spare bits included in the checks."""
+    rng = np.random.default_rng(size)
+    w, u = np.zeros(size), np.zeros(size)
+    bits = np.zeros((size + 7) // 8, dtype=np.uint8)
+    written: set[int] = set()
+    for _ in range(5):
+        idx = rng.choice(size, size=min(size, 17), replace=False).astype(np.int64)
+        add_update(w, u, idx, np.ones(idx.size), 1.0, 2.0, bits)
+        written.update(idx.tolist())
+    assert marked(bits, size).tolist() == sorted(written)
+    assert marked(bits, size).dtype == np.int32
+    assert sum(bin(b).count("1") for b in bits.tolist()) == len(written)
+    assert marked(np.zeros_like(bits), size).size == 0
+    with pytest.raises(ValueError, match="arrays of different lengths"):
+        add_update(w, u, np.zeros(1, np.int64), np.ones(1), 1.0, 1.0,
+                   np.zeros(bits.size + 1, np.uint8))
+    with pytest.raises(ValueError, match="a mask of"):
+        marked(np.zeros(bits.size + 1, np.uint8), size)
 
 
 # Trains a first-order model by PA on 100 en_ewt dev sentences, one epoch, and prints the hash

@@ -27,7 +27,7 @@ rows of ``n_labels`` weights, stored from ``label_offset = 2 * 2**action_bits`` 
 Training (Algorithm 2) is the structured perceptron with the valid-action update, on the
 averaged-perceptron weights of :class:`dparse.learning.AveragedLearner` (``w`` and ``u``, the sum
 of ``c * update``); a shard's learner of :mod:`dparse.mixing` also has every written weight
-marked in its ``touched`` mask.
+marked in its ``touched`` bit mask.
 """
 
 from libc.math cimport INFINITY
@@ -39,7 +39,7 @@ from cython cimport floating
 
 from dparse._ext.hashing cimport distance_bin, fmix, mix
 from dparse._ext.tokens cimport BOS_ID, EOS_ID, LEMMA, NCOLS, SUFFIX, UPOS, WORD, XPOS
-from dparse._ext.weights cimport argmax
+from dparse._ext.weights cimport argmax, mark
 
 cdef enum:
     # Stand-in for "no child" in the child features (not a vocabulary id).
@@ -701,10 +701,12 @@ cdef int parse_core(StateC* s, const floating* W, int shift, size_t offset, int 
     return OK
 
 
-cdef inline void add_rows(double* W, double* U, uint8_t* T, double c, const uint32_t* rows,
-                          int nf, size_t stride, size_t col, double step) noexcept nogil:
-    """w[stride * row + col] += step (and u += c * step) for every feature row; T[i] = 1 at
-    every index written (T NULL: no marks)."""
+cdef inline void add_rows(double* W, double* U, uint8_t* T, size_t base, double c,
+                          const uint32_t* rows, int nf, size_t stride, size_t col,
+                          double step) noexcept nogil:
+    """w[stride * row + col] += step (and u += c * step) for every feature row; W and U start
+    at index ``base`` of the whole vectors, whose bit mask T gets the bit of every index
+    written set (T NULL: no marks)."""
     cdef int f
     cdef size_t i
     for f in range(nf):
@@ -712,7 +714,7 @@ cdef inline void add_rows(double* W, double* U, uint8_t* T, double c, const uint
         W[i] += step
         U[i] += c * step
         if T != NULL:
-            T[i] = 1
+            mark(T, <int64_t>(base + i))
 
 
 cdef void rescore_all(StateC* s, const double* W) noexcept nogil:
@@ -743,7 +745,6 @@ cdef int train_core(StateC* s, const int32_t* gold, const int32_t* glabel, doubl
     cdef int around[6]
     cdef int32_t* missing = <int32_t*>malloc(N * sizeof(int32_t))
     cdef double* acc = <double*>malloc((L + 1) * sizeof(double))
-    cdef uint8_t* label_T = T + offset if T != NULL else NULL
     if missing == NULL or acc == NULL:
         free(missing); free(acc)
         return NO_MEMORY
@@ -789,8 +790,10 @@ cdef int train_core(StateC* s, const int32_t* gold, const int32_t* glabel, doubl
                 a = g
                 act = gact
                 break
-            add_rows(W, U, T, c, s.rows + g * MAX_ACTION_FEATURES, s.n_rows[g], 2, gact, 1.0)
-            add_rows(W, U, T, c, s.rows + a * MAX_ACTION_FEATURES, s.n_rows[a], 2, act, -1.0)
+            add_rows(W, U, T, 0, c, s.rows + g * MAX_ACTION_FEATURES, s.n_rows[g], 2, gact,
+                     1.0)
+            add_rows(W, U, T, 0, c, s.rows + a * MAX_ACTION_FEATURES, s.n_rows[a], 2, act,
+                     -1.0)
             st.updates += 1
             tries += 1
             rescore_all(s, W)
@@ -803,8 +806,9 @@ cdef int train_core(StateC* s, const int32_t* gold, const int32_t* glabel, doubl
         if L > 0:
             label = best_label(s, W, offset, L, lshift, parent, child, lrows, &nl, acc)
             if glabel[child] >= 0 and label != glabel[child]:
-                add_rows(W + offset, U + offset, label_T, c, lrows, nl, L, glabel[child], 1.0)
-                add_rows(W + offset, U + offset, label_T, c, lrows, nl, L, label, -1.0)
+                add_rows(W + offset, U + offset, T, offset, c, lrows, nl, L, glabel[child],
+                         1.0)
+                add_rows(W + offset, U + offset, T, offset, c, lrows, nl, L, label, -1.0)
             elif label == glabel[child]:
                 st.label_correct += 1
         attach(s, a, act, label)
@@ -906,8 +910,8 @@ def train_sentence(const int32_t[:, ::1] tokens, const uint8_t[::1] tag_flags,
                    int templates=0, const int32_t[::1] morph_ptr=None,
                    const int32_t[::1] morph=None, uint8_t[::1] touched=None) -> dict:
     """One sentence of Algorithm 2: updates ``w`` (and ``u``, the running ``c``-weighted sum of
-    updates of the averaged perceptron) in place, and sets ``touched`` (uint8, as long as
-    ``w``; None: not kept) to 1 at every index it writes.
+    updates of the averaged perceptron) in place, and sets the bit of every index it writes
+    in ``touched`` (a bit mask over ``w``, uint8 [(len(w) + 7) // 8]; None: not kept).
 
     The gold tree (``gold_heads`` int32 [n+1]) must be projective; ``gold_labels`` int32 [n+1]
     holds label ids (-1: unknown). Returns counts: steps, first_valid, updates, capped (steps
@@ -917,8 +921,9 @@ def train_sentence(const int32_t[:, ::1] tokens, const uint8_t[::1] tag_flags,
     """
     cdef size_t offset = 2 * (<size_t>1 << action_bits)
     _check(tokens, w, layout_size(action_bits, label_bits, n_labels))
-    if u.shape[0] != w.shape[0] or (touched is not None and touched.shape[0] != w.shape[0]):
-        raise ValueError("w, u and touched must have the same size")
+    if u.shape[0] != w.shape[0] or (touched is not None
+                                    and touched.shape[0] != (w.shape[0] + 7) // 8):
+        raise ValueError("w and u must have the same size, and touched a bit for each weight")
     cdef int N = tokens.shape[0], status, i
     if gold_heads.shape[0] != N or gold_labels.shape[0] != N:
         raise ValueError("gold heads and labels must have n+1 entries")

@@ -42,7 +42,7 @@ updates on the beam with early update (Collins and Roark 2004) or max violation 
 2012), against the canonical gold derivation; a merged state that holds the gold prefix but
 whose best prefix scores higher counts as a violation (the gold cannot win from there). A
 shard's learner of :mod:`dparse.mixing` also has every written weight marked in its
-``touched`` mask.
+``touched`` bit mask.
 """
 
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
@@ -55,7 +55,7 @@ from cython cimport floating
 
 from dparse._ext.hashing cimport distance_bin, fmix, mix
 from dparse._ext.tokens cimport EOS_ID, NCOLS, SUFFIX, UPOS, WORD, XPOS
-from dparse._ext.weights cimport add_row, prefetch_rows
+from dparse._ext.weights cimport add_row, mark, prefetch_rows
 
 cdef enum:
     SHIFT = 0
@@ -488,17 +488,17 @@ cdef inline void score_state(const SentC* s, const SigC* g, const floating* W, i
 
 cdef inline void add_at(double* w, double* u, uint8_t* t, int64_t i, double val,
                         double cval) noexcept nogil:
-    """w[i] += val, u[i] += cval, and t[i] = 1 (t NULL: no marks)."""
+    """w[i] += val, u[i] += cval, and bit i of t set (t NULL: no marks)."""
     w[i] += val
     u[i] += cval
     if t != NULL:
-        t[i] = 1
+        mark(t, i)
 
 
 cdef inline void update_state(const SentC* s, const SigC* g, int a, double val, double cval,
                               double* w, double* u, uint8_t* t, int shift) noexcept nogil:
-    """w += val * phi(g, a), u += cval * phi(g, a); t[i] = 1 at every index written (t NULL:
-    no marks)."""
+    """w += val * phi(g, a), u += cval * phi(g, a); bit i of t set at every index written (t
+    NULL: no marks)."""
     cdef uint64_t keys[MAX_FEATURES]
     cdef int k, m = state_keys(s, g, keys)
     for k in range(m):
@@ -1258,8 +1258,9 @@ def train_sentence(const int32_t[:, ::1] tokens, const int32_t[::1] gold_heads,
                    bint single_root, int beam, int update, uint8_t[::1] touched=None):
     """One perceptron step on one sentence (a projective tree): beam search against the gold
     derivation, then an early (``update`` 0) or max-violation (1) update of the action weights,
-    and a perceptron step of the label classifier on every gold arc; ``touched`` (uint8, as long
-    as ``w``; None: not kept) is set to 1 at every index written. Returns a dict of counts:
+    and a perceptron step of the label classifier on every gold arc; ``touched`` (a bit mask
+    over ``w``, uint8 [(len(w) + 7) // 8]; None: not kept) has the bit of every index written
+    set. Returns a dict of counts:
     updated (0/1), steps (searched before the update), correct (arcs of the best tree),
     label_correct, status (0, or -2 if the tree has no derivation)."""
     cdef SearchC S
@@ -1280,8 +1281,9 @@ def train_sentence(const int32_t[:, ::1] tokens, const int32_t[::1] gold_heads,
     cdef int shift = 64 - action_bits, lshift = 64 - label_bits
     cdef int64_t loff = N_ACTIONS * (1 << action_bits)
     cdef int updated = 0, searched = 0, correct = 0, label_correct = 0
-    if u.shape[0] != w.shape[0] or (touched is not None and touched.shape[0] != w.shape[0]):
-        raise ValueError("w, u and touched must have the same size")
+    if u.shape[0] != w.shape[0] or (touched is not None
+                                    and touched.shape[0] != (w.shape[0] + 7) // 8):
+        raise ValueError("w and u must have the same size, and touched a bit for each weight")
     cdef uint8_t* marks = &touched[0] if touched is not None else NULL
     if init_search(&S, tokens, tagcol, system, single_root, beam) != OK:
         raise MemoryError("shift-reduce chart")

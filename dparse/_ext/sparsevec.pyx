@@ -9,9 +9,15 @@ model differ (results/determinism.md). These loops add the products left to righ
 bits on every x86-64 CPU (setup.py builds without floating-point contraction).
 """
 
-from libc.stdint cimport int64_t
+from libc.stdint cimport int32_t, int64_t, uint8_t
 
 cimport cython
+
+from dparse._ext.weights cimport mark
+
+
+cdef extern from *:
+    int __builtin_popcount(unsigned int x) noexcept nogil
 
 
 @cython.boundscheck(False)
@@ -47,15 +53,15 @@ def squared_norm(const double[::1] val) -> float:
 @cython.boundscheck(False)
 @cython.wraparound(False)
 def add_update(double[::1] w, double[::1] u, const int64_t[::1] idx, const double[::1] val,
-               double step, double c, unsigned char[::1] touched=None) -> None:
+               double step, double c, uint8_t[::1] touched=None) -> None:
     """The learner's update at distinct indices ``idx``: w[idx] += step * val and
-    u[idx] += (c * step) * val (rounded as numpy rounds those expressions); marks
-    touched[idx] = 1 when ``touched`` (uint8, as long as w) is given."""
+    u[idx] += (c * step) * val (rounded as numpy rounds those expressions); sets the bits idx
+    of ``touched`` when given (a bit mask over w: uint8 [(len(w) + 7) // 8], weights.mark)."""
     cdef Py_ssize_t n = idx.shape[0], i, size = w.shape[0]
     cdef double cstep = c * step
     cdef int64_t j
     if val.shape[0] != n or u.shape[0] != size or (touched is not None
-                                                   and touched.shape[0] != size):
+                                                   and touched.shape[0] != (size + 7) // 8):
         raise ValueError("add_update: arrays of different lengths")
     with nogil:
         for i in range(n):
@@ -67,4 +73,30 @@ def add_update(double[::1] w, double[::1] u, const int64_t[::1] idx, const doubl
             u[j] += cstep * val[i]
         if touched is not None:
             for i in range(n):
-                touched[idx[i]] = 1
+                mark(&touched[0], idx[i])
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def marked(const uint8_t[::1] bits, Py_ssize_t size) -> object:
+    """The indices below ``size`` whose bits are set in the bit mask ``bits`` (weights.mark),
+    int32, increasing."""
+    import numpy as np
+
+    if bits.shape[0] != (size + 7) // 8 or size >= (<Py_ssize_t>1 << 31):
+        raise ValueError(f"marked: a mask of {bits.shape[0]} bytes for {size} weights")
+    cdef Py_ssize_t i, b, count = 0
+    with nogil:
+        for b in range(bits.shape[0]):
+            count += __builtin_popcount(bits[b])
+    out = np.empty(count, dtype=np.int32)
+    cdef int32_t[::1] o = out
+    count = 0
+    with nogil:
+        for b in range(bits.shape[0]):
+            if bits[b]:
+                for i in range(8 * b, min(8 * b + 8, size)):
+                    if bits[b] >> (i & 7) & 1:
+                        o[count] = <int32_t>i
+                        count += 1
+    return out[:count]

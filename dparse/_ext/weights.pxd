@@ -5,7 +5,7 @@ Written in C so that the compiler vectorizes the row additions (no aliasing) and
 floating-point dependency chain of a gathered sum (four accumulators).
 """
 
-from libc.stdint cimport uint64_t
+from libc.stdint cimport int64_t, uint8_t, uint64_t
 
 from cython cimport floating
 
@@ -165,3 +165,9 @@ cdef inline int argmax(const floating* x, int L) noexcept nogil:
         return dp_argmax_f32(x, L)
     else:
         return dp_argmax_f64(x, L)
+
+
+cdef inline void mark(uint8_t* bits, int64_t i) noexcept nogil:
+    """Set bit i of a bit mask over a weight vector (bit i & 7 of byte i >> 3; the mask has
+    (size + 7) // 8 bytes): the touched marks of a worker's training (dparse.mixing)."""
+    bits[i >> 3] |= <uint8_t>(1 << (i & 7))
