@@ -80,6 +80,8 @@ _EXTENSIONS = {
     ".tab": "malttab",
     ".malt": "malttab",
 }
+# the extension a file written in a format gets, so that detect_format reads it back as that
+FORMAT_EXTENSIONS = {"conllu": ".conllu", "conllx": ".conllx", "malttab": ".malt"}
 # 0-based HEAD and DEPREL columns of a word line
 _HEAD_COL = {"conllu": 6, "conllx": 6, "malttab": 2}
 _COLUMNS = {

@@ -423,6 +423,25 @@ def test_pipeline_on_workers_runs_the_jackknife_as_tasks_alike(pipeline: Path) -
     assert len(read_treebank(root / "mixed.conllu")) == 100
 
 
+@pytest.mark.skipif(not (DATA / "conll2007_nltk" / "eus.train").is_file(),
+                    reason=f"conll2007_nltk/eus.train not found under {DATA}")
+def test_pipeline_on_a_conllx_file_with_several_root_words(tmp_path: Path) -> None:
+    """CoNLL-X allows several root words (CoNLL 2007 Basque has them): the tagged training
+    file keeps the format and its name says it, so the parser reads it as CoNLL-X."""
+    text = (DATA / "conll2007_nltk" / "eus.train").read_bytes().decode("iso-8859-1")
+    (tmp_path / "train.conll").write_text("\n\n".join(text.split("\n\n")[:150]) + "\n\n",
+                                          encoding="iso-8859-1")
+    run("train", str(REPO / "configs" / "ud" / "o1-cle-tagged.yaml"), "--out", "parser", "-q",
+        "--set", f"data.train={tmp_path / 'train.conll'}", "--set", "data.dev=null",
+        "--set", "data.encoding=iso-8859-1", "--set", "tagger.folds=2",
+        "--set", "training.epochs=1", "--set", "features.arc_bits=18",
+        "--set", "features.label_bits=12", cwd=tmp_path)
+    tagged = read_treebank(tmp_path / "parser.work" / "train.tagged.conllx",
+                           encoding="iso-8859-1")
+    assert len(tagged) == 150 and {s.fmt for s in tagged} == {"conllx"}
+    assert any(int((s.heads == 0).sum()) > 1 for s in tagged)  # several root words kept
+
+
 @needs_en_ewt
 def test_words_only_input_parses_as_tag_output_does(pipeline: Path) -> None:
     root = pipeline

@@ -10,7 +10,9 @@ tagger config (``tagger.config``) or a trained tagger (``tagger.model``). Traini
 2. the training file tagged by a ``tagger.folds``-fold jackknife (:mod:`dparse.folds`: fold k
    by a tagger trained the same way on the other folds), dev by the whole tagger; every column
    the tagger predicts is replaced (``predict``). The two tagged files are kept in the work
-   directory (``train.tagged.conllu``, ``dev.tagged.conllu``) with a stamp of what made them
+   directory (``train.tagged.conllu``, ``dev.tagged.conllu``; ``.conllx`` or ``.malt`` for a
+   training file in that format, whose sentences the tagged files keep) with a stamp of what
+   made them
    (the tagger's config, the sha256 of both files, the folds); a later run with the same stamp
    reuses them, e.g. a second parser config of the same treebank and tagger;
 3. the parser: trained by its own trainer on the tagged files;
@@ -34,7 +36,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dparse.config import ExperimentConfig, load_config, save_config
-from dparse.conll import Sentence, write_conll
+from dparse.conll import FORMAT_EXTENSIONS, Sentence, read_conll, write_conll
 from dparse.epochs import TrainResult, mixing_engine
 from dparse.errors import ConfigError, DparseError
 from dparse.folds import jackknife_splits
@@ -51,8 +53,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 STAMP_FILE = "tagged.stamp.json"
-TAGGED_TRAIN = "train.tagged.conllu"
-TAGGED_DEV = "dev.tagged.conllu"
 STAMP_FORMAT = "dparse-tag-jackknife 1"
 
 
@@ -123,6 +123,19 @@ def _stamp(tcfg: ExperimentConfig, cfg: ExperimentConfig) -> dict[str, Any]:
             "files": files}
 
 
+def _tagged_paths(cfg: ExperimentConfig, work: Path) -> tuple[Path, Path | None]:
+    """The tagged training and dev files in ``work``, named for the format of the training
+    file (which they are written in: a CoNLL-X file may have several root words, which a
+    ``.conllu`` name would have read as CoNLL-U refuse)."""
+    fmt = cfg.data.format
+    if fmt not in FORMAT_EXTENSIONS:  # detected, or words alone (made into CoNLL-U)
+        first = next(iter(read_conll(cfg.data_path(cfg.data.train), fmt=fmt,
+                                     encoding=cfg.data.encoding, require_heads=False)), None)
+        fmt = first.fmt if first is not None else "conllu"
+    ext = FORMAT_EXTENSIONS[fmt]
+    return work / f"train.tagged{ext}", (work / f"dev.tagged{ext}" if cfg.data.dev else None)
+
+
 def _training_files(tcfg: ExperimentConfig, cfg: ExperimentConfig
                     ) -> tuple[list[Sentence], list[Sentence]]:
     """The parser's training and dev sentences as the tagger reads them (dev: [] without)."""
@@ -139,7 +152,7 @@ def tagged_files(cfg: ExperimentConfig, tcfg: ExperimentConfig, tagger: TaggerMo
     and folds."""
     stamp = _stamp(tcfg, cfg)
     stamp_path = work / STAMP_FILE
-    train_path, dev_path = work / TAGGED_TRAIN, (work / TAGGED_DEV if cfg.data.dev else None)
+    train_path, dev_path = _tagged_paths(cfg, work)
     try:
         done = json.loads(stamp_path.read_text(encoding="utf-8")) == stamp
     except (OSError, ValueError):
