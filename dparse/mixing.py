@@ -103,7 +103,7 @@ class ShardLearner(AveragedLearner):
     def begin_epoch(self) -> None:
         """Start counting a new shard epoch: u = 0, c = 1, nothing touched (the weights kept)."""
         self.u[self.last] = 0.0
-        self.touched[self.last >> 3] = 0  # every bit set is one of the last epoch's
+        self.touched.fill(0)
         self.c = 1
         self.updates = 0
 

@@ -704,17 +704,16 @@ cdef int parse_core(StateC* s, const floating* W, int shift, size_t offset, int 
 cdef inline void add_rows(double* W, double* U, uint8_t* T, size_t base, double c,
                           const uint32_t* rows, int nf, size_t stride, size_t col,
                           double step) noexcept nogil:
-    """w[stride * row + col] += step (and u += c * step) for every feature row; W and U start
-    at index ``base`` of the whole vectors, whose bit mask T gets the bit of every index
-    written set (T NULL: no marks)."""
+    """w[base + stride * row + col] += step (and u += c * step) for every feature row; the bit
+    of every index written set in the bit mask T (NULL: no marks)."""
     cdef int f
     cdef size_t i
     for f in range(nf):
-        i = stride * <size_t>rows[f] + col
+        i = base + stride * <size_t>rows[f] + col
         W[i] += step
         U[i] += c * step
         if T != NULL:
-            mark(T, <int64_t>(base + i))
+            mark(T, <int64_t>i)
 
 
 cdef void rescore_all(StateC* s, const double* W) noexcept nogil:
@@ -806,9 +805,8 @@ cdef int train_core(StateC* s, const int32_t* gold, const int32_t* glabel, doubl
         if L > 0:
             label = best_label(s, W, offset, L, lshift, parent, child, lrows, &nl, acc)
             if glabel[child] >= 0 and label != glabel[child]:
-                add_rows(W + offset, U + offset, T, offset, c, lrows, nl, L, glabel[child],
-                         1.0)
-                add_rows(W + offset, U + offset, T, offset, c, lrows, nl, L, label, -1.0)
+                add_rows(W, U, T, offset, c, lrows, nl, L, glabel[child], 1.0)
+                add_rows(W, U, T, offset, c, lrows, nl, L, label, -1.0)
             elif label == glabel[child]:
                 st.label_correct += 1
         attach(s, a, act, label)
