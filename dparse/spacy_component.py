@@ -25,11 +25,9 @@ n_process=N)`` forks the workers with the loaded model on Linux). :func:`doc_to_
 
 from __future__ import annotations
 
-import gc
 import re
 import shutil
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -39,6 +37,8 @@ from spacy.language import Language
 from spacy.parts_of_speech import IDS as UNIVERSAL_POS
 from spacy.tokens import Doc
 from spacy.util import minibatch
+
+from dparse.collector import collector_paused
 
 if TYPE_CHECKING:
     from dparse.api import Parser
@@ -110,9 +110,9 @@ class DparseComponent:
     def pipe(self, docs: Iterable[Doc], batch_size: int | None = None) -> Iterator[Doc]:
         """Parse a stream of Docs in place, ``batch_size`` (default: the component's) at a
         time, yielding a batch's Docs when it is done. Python's cyclic garbage collector is
-        paused while a batch is parsed (:func:`_collector_paused`)."""
+        paused while a batch is parsed (:func:`dparse.collector.collector_paused`)."""
         for batch in minibatch(docs, batch_size or self.batch_size):
-            with _collector_paused():
+            with collector_paused():
                 found = [(doc, _DocWords(doc)) for doc in batch]
                 parsed = self.parser.parse_many(
                     found_words.sentence(k) for _, found_words in found
@@ -178,21 +178,6 @@ class DparseComponent:
     def __getstate__(self) -> dict[str, Any]:
         """Pickled without the loaded model (a process that unpickles it loads its own)."""
         return {**self.__dict__, "_parser": None}
-
-
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Python's cyclic garbage collector off inside, back on after if it was on. Parsing a
-    batch allocates tens of container objects per sentence while the batch's Docs are alive,
-    and the collections that this triggers took about 13% of the component's time on en_ewt
-    test (results/api-bench.md); reference counting frees the garbage as before."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 class _Ids(dict):

@@ -84,6 +84,21 @@ def test_lemma_rules_round_trip_and_applicable_matches_brute_force() -> None:
         assert index.applicable(form) == [k for k, r in enumerate(rules) if applies(r, form)]
 
 
+def test_applicable_rules_of_many_forms_match_brute_force() -> None:
+    rng = random.Random(11)
+    alphabet = "abAB\u00e9\u00c9\u0130\u00df\u03a3"  # İ lower-cases to two characters
+    words = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 7))) for _ in range(600)]
+    rules = sorted({rule_of(words[i], words[i + 1]) for i in range(0, 600, 2)})
+    ptr, ids = RuleIndex(rules).applicable_many(words)
+    assert ptr.dtype == ids.dtype == np.int32 and len(ptr) == len(words) + 1
+    for i, form in enumerate(words):
+        expected = [k for k, r in enumerate(rules) if applies(r, form)]
+        assert ids[ptr[i]:ptr[i + 1]].tolist() == expected
+    assert sum(ptr[i + 1] > ptr[i] for i in range(len(words))) > 300  # most forms have rules
+    empty_ptr, empty_ids = RuleIndex([]).applicable_many(words)
+    assert empty_ptr.tolist() == [0] * (len(words) + 1) and len(empty_ids) == 0
+
+
 def test_a_rule_that_does_not_apply_leaves_the_form() -> None:
     assert apply_rule(("keep", "", "", "ing", ""), "walked") == "walked"
     assert not applies(("keep", "ab", "", "ba", ""), "aba")  # the strips would overlap
@@ -110,10 +125,12 @@ def test_word_shape_and_canonical_feats() -> None:
 
 def test_atoms_hash_the_strings_they_stand_for() -> None:
     """word_atoms hashes each form's atom strings from its UTF-8 bytes: the same as hashing
-    the strings, on characters of one to four bytes, combining marks and forms whose
-    lower-casing changes their length."""
+    the strings, on characters of one to four bytes, combining marks, forms whose
+    lower-casing changes their length, other scripts' digits, lone surrogates and shapes
+    whose runs are cut."""
     forms = ["the", "Dog", "é", "İstanbul", "ǅemal", "a\u0301b\u0301c\u0301d\u0301e\u0301f",
-             "😀x😀", "ß", "ΣΑΣ", "x", "U.S.", "1,000", "ОТЕЦ", "日本語です", "can't"]
+             "😀x😀", "ß", "ΣΑΣ", "x", "U.S.", "1,000", "ОТЕЦ", "日本語です", "can't",
+             "\uff11\uff12\u0663x", "a\ud800\ud800\ud800b", "...--", "AAAbbb111", ""]
     classes = ["NOUN+VERB" if i % 2 else "?" for i in range(len(forms))]
     expected = hash_strings([a for f, c in zip(forms, classes, strict=True)
                              for a in atom_strings(f, c)]).reshape(len(forms), -1)

@@ -38,11 +38,13 @@ Conventions of every function here (the arrays are validated by the Python calle
 """
 
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
-from libc.stdlib cimport calloc, free, malloc
+from libc.stdlib cimport calloc, free, malloc, realloc
+from libc.string cimport memcpy
 
 cimport cython
+from cpython.unicode cimport Py_UNICODE_ISDIGIT, Py_UNICODE_ISLOWER, Py_UNICODE_ISUPPER
 
-from dparse._ext.hashing cimport bucket, fmix, mix
+from dparse._ext.hashing cimport bucket, fmix, lowest_bit, mix
 
 
 cdef extern from *:
@@ -399,18 +401,31 @@ cdef FeatureTable make_table(const uint64_t[:, ::1] slots, const int32_t[::1] en
     cdef FeatureTable t
     cdef Py_ssize_t S = slots.shape[0], i, E = entry_class.shape[0]
     cdef int bits = 0
+    cdef uint64_t end, last_end = 0
+    cdef int32_t lo = 0, hi = 0
     if S < 2 or S & (S - 1) or slots.shape[1] != 2 or entry_weight.shape[0] != E:
         raise ValueError("slots must be [S, 2], S a power of two >= 2, with one weight per "
                          "entry class")
     while (<Py_ssize_t>1 << bits) < S:
         bits += 1
+    # the checks find the extremes without a branch per slot or entry, then, only when one is
+    # out of bounds, the first culprit
     for i in range(S):
-        if slots[i, 0] != 0 and (<Py_ssize_t>(slots[i, 1] >> 24) + <Py_ssize_t>(slots[i, 1] &
-                                 0xFFFFFF)) > E:
-            raise ValueError(f"slot {i}: entries outside the {E} given")
+        end = (slots[i, 1] >> 24) + (slots[i, 1] & 0xFFFFFF)
+        end &= -(<uint64_t>(slots[i, 0] != 0))  # an empty slot's entries are never read
+        last_end = end if end > last_end else last_end
+    if last_end > <uint64_t>E:
+        for i in range(S):
+            if slots[i, 0] != 0 and (slots[i, 1] >> 24) + (slots[i, 1] & 0xFFFFFF) > <uint64_t>E:
+                raise ValueError(f"slot {i}: entries outside the {E} given")
     for i in range(E):
-        if not 0 <= entry_class[i] < n_classes:
-            raise ValueError(f"entry_class[{i}] = {entry_class[i]} outside 0..{n_classes - 1}")
+        lo = entry_class[i] if entry_class[i] < lo else lo
+        hi = entry_class[i] if entry_class[i] > hi else hi
+    if lo < 0 or hi >= n_classes:
+        for i in range(E):
+            if not 0 <= entry_class[i] < n_classes:
+                raise ValueError(f"entry_class[{i}] = {entry_class[i]} outside "
+                                 f"0..{n_classes - 1}")
     t.slots = &slots[0, 0]
     t.mask = <uint64_t>(S - 1)
     t.shift = 64 - bits
@@ -763,20 +778,69 @@ cdef inline uint64_t tagged_hash(const unsigned char* tag, Py_ssize_t n_tag,
     return fmix(fnv_bytes(fnv_bytes(FNV_OFFSET, tag, n_tag), p, n))
 
 
+cdef inline Py_ssize_t put_utf8(unsigned char* out, unsigned int ch) noexcept nogil:
+    """Write code point ``ch`` as UTF-8 (surrogates as three bytes, as "surrogatepass" does);
+    return the number of bytes."""
+    if ch < 0x80:
+        out[0] = <unsigned char>ch
+        return 1
+    if ch < 0x800:
+        out[0] = <unsigned char>(0xC0 | (ch >> 6))
+        out[1] = <unsigned char>(0x80 | (ch & 0x3F))
+        return 2
+    if ch < 0x10000:
+        out[0] = <unsigned char>(0xE0 | (ch >> 12))
+        out[1] = <unsigned char>(0x80 | ((ch >> 6) & 0x3F))
+        out[2] = <unsigned char>(0x80 | (ch & 0x3F))
+        return 3
+    out[0] = <unsigned char>(0xF0 | (ch >> 18))
+    out[1] = <unsigned char>(0x80 | ((ch >> 12) & 0x3F))
+    out[2] = <unsigned char>(0x80 | ((ch >> 6) & 0x3F))
+    out[3] = <unsigned char>(0x80 | (ch & 0x3F))
+    return 4
+
+
+cdef uint64_t shape_hash(str form):
+    """The :func:`hash_strings` hash of ``"h"`` + the shape of ``form``
+    (dparse.tagging.features.word_shape: upper ``X``, lower ``x``, digit ``d``, other
+    characters kept, runs of one symbol cut to two), made without building the shape."""
+    cdef uint64_t h = fnv_bytes(FNV_OFFSET, <const unsigned char*>b"h", 1)
+    cdef Py_UCS4 ch, symbol, last = 0, before = 0
+    cdef Py_ssize_t run = 0, nb
+    cdef unsigned char buf[4]
+    for ch in form:
+        if Py_UNICODE_ISUPPER(ch):
+            symbol = 88  # X
+        elif Py_UNICODE_ISLOWER(ch):
+            symbol = 120  # x
+        elif Py_UNICODE_ISDIGIT(ch):
+            symbol = 100  # d
+        else:
+            symbol = ch
+        if run >= 2 and symbol == last and symbol == before:
+            continue
+        before = last
+        last = symbol
+        run += 1
+        nb = put_utf8(buf, <unsigned int>symbol)
+        h = fnv_bytes(h, buf, nb)
+    return fmix(h)
+
+
 @cython.boundscheck(False)
 @cython.wraparound(False)
-def form_atoms(list forms, list shapes, list ambiguity) -> object:
+def form_atoms(list forms, list ambiguity) -> object:
     """The atoms of word types (dparse.tagging.features.ATOMS, in that order): uint64
     [len(forms), 14], each the :func:`hash_strings` hash of its string (``"p3"`` + the first
-    three characters of the lower-cased form, ...), made from the forms' UTF-8 bytes without
-    building the strings; ``shapes`` and ``ambiguity`` give each form's shape and ambiguity
+    three characters of the lower-cased form, ``"h"`` + its shape, ...), made from the forms'
+    UTF-8 bytes without building the strings; ``ambiguity`` gives each form's ambiguity
     class."""
     import numpy as np
 
     cdef Py_ssize_t i, n = len(forms), k, nb, nc
     out = np.empty((n, 14), dtype=np.uint64)
     cdef uint64_t[:, ::1] o = out
-    cdef bytes form_b, lower_b, shape_b, amb_b
+    cdef bytes form_b, lower_b, amb_b
     cdef const unsigned char* lp
     cdef Py_ssize_t starts[6]  # byte offsets where the lower-cased form's characters 0-5 start
     cdef Py_ssize_t ends[6]    # ... and where its last 1-5 characters start
@@ -785,7 +849,6 @@ def form_atoms(list forms, list shapes, list ambiguity) -> object:
     for i in range(n):
         form_b = (<str>forms[i]).encode("utf-8", "surrogatepass")
         lower_b = (<str>forms[i]).lower().encode("utf-8", "surrogatepass")
-        shape_b = (<str>shapes[i]).encode("utf-8", "surrogatepass")
         amb_b = (<str>ambiguity[i]).encode("utf-8", "surrogatepass")
         lp = lower_b
         nb = len(lower_b)
@@ -812,6 +875,102 @@ def form_atoms(list forms, list shapes, list ambiguity) -> object:
         o[i, 9] = tagged_hash(<const unsigned char*>b"s3", 2, lp + ends[3], nb - ends[3])
         o[i, 10] = tagged_hash(<const unsigned char*>b"s4", 2, lp + ends[4], nb - ends[4])
         o[i, 11] = tagged_hash(<const unsigned char*>b"s5", 2, lp + ends[5], nb - ends[5])
-        o[i, 12] = tagged_hash(<const unsigned char*>b"h", 1, shape_b, len(shape_b))
+        o[i, 12] = shape_hash(<str>forms[i])
         o[i, 13] = tagged_hash(<const unsigned char*>b"a", 1, amb_b, len(amb_b))
     return out
+
+
+cdef inline int32_t trie_child(const int32_t[::1] child_ptr, const int32_t[::1] child_char,
+                               const int32_t[::1] child_node, int32_t node,
+                               Py_UCS4 ch) noexcept:
+    """The child of ``node`` along character ``ch`` (children sorted by character), -1 if none."""
+    cdef int32_t lo = child_ptr[node], hi = child_ptr[node + 1], mid
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if <Py_UCS4>child_char[mid] < ch:
+            lo = mid + 1
+        else:
+            hi = mid
+    if lo < child_ptr[node + 1] and <Py_UCS4>child_char[lo] == ch:
+        return child_node[lo]
+    return -1
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def applicable_rules(list forms, const int32_t[::1] child_ptr, const int32_t[::1] child_char,
+                     const int32_t[::1] child_node, const int32_t[::1] back_root,
+                     const int32_t[::1] rule_ptr, const int32_t[::1] rule_ids,
+                     int n_rules) -> tuple:
+    """The lemma rules that apply to each form, as CSR int32 arrays (ptr [len(forms) + 1],
+    ids ascending per form), from the tries of dparse.tagging.lemma_rules.RuleIndex.
+
+    Nodes 0 and 1 are the roots of the front-strip tries of the cases ``keep`` (the form as it
+    is) and ``lower`` (the form lower-cased); node x's children are ``child_node[child_ptr[x]
+    : child_ptr[x + 1]]``, along the code points ``child_char`` (ascending). A front-trie node
+    where front strips end has ``back_root`` >= 0: the root of the trie of those rules' back
+    strips, read from the end of the form; a back-trie node lists the rules whose back strip
+    ends there (``rule_ids[rule_ptr[x] : rule_ptr[x + 1]]``). A rule applies to a form whose
+    source starts with its front strip and ends with its back strip, the two not overlapping.
+    """
+    import numpy as np
+
+    cdef Py_ssize_t i, n_forms = len(forms), n, f, b, w, W = (n_rules + 63) // 64
+    cdef Py_ssize_t size = 0, cap = 1024
+    cdef int case, k
+    cdef int32_t node, bnode
+    cdef uint64_t bits
+    cdef str source
+    ptr = np.zeros(n_forms + 1, dtype=np.int32)
+    cdef int32_t[::1] p = ptr
+    cdef uint64_t* mask = <uint64_t*>calloc(W + 1, sizeof(uint64_t))
+    cdef int32_t* ids = <int32_t*>malloc(cap * sizeof(int32_t))
+    cdef int32_t* grown
+    cdef int32_t[::1] o
+    if mask == NULL or ids == NULL:
+        free(mask); free(ids)
+        raise MemoryError("lemma rules")
+    try:
+        for i in range(n_forms):
+            for case in range(2):
+                source = <str>forms[i] if case == 0 else (<str>forms[i]).lower()
+                n = len(source)
+                node = case
+                f = 0
+                while node >= 0:
+                    bnode = back_root[node]
+                    b = 0
+                    while bnode >= 0:          # back strips of at most n - f characters
+                        for k in range(rule_ptr[bnode], rule_ptr[bnode + 1]):
+                            mask[rule_ids[k] >> 6] |= (<uint64_t>1) << (rule_ids[k] & 63)
+                        if b == n - f:
+                            break
+                        bnode = trie_child(child_ptr, child_char, child_node, bnode,
+                                           source[n - 1 - b])
+                        b += 1
+                    if f == n:
+                        break
+                    node = trie_child(child_ptr, child_char, child_node, node, source[f])
+                    f += 1
+            for w in range(W):
+                bits = mask[w]
+                mask[w] = 0
+                while bits:
+                    if size == cap:
+                        cap *= 2
+                        grown = <int32_t*>realloc(ids, cap * sizeof(int32_t))
+                        if grown == NULL:
+                            raise MemoryError("lemma rules")
+                        ids = grown
+                    ids[size] = <int32_t>(64 * w + lowest_bit(bits))
+                    size += 1
+                    bits &= bits - 1
+            p[i + 1] = <int32_t>size
+        out = np.empty(size, dtype=np.int32)
+        if size:
+            o = out
+            memcpy(&o[0], ids, size * sizeof(int32_t))
+    finally:
+        free(mask)
+        free(ids)
+    return ptr, out

@@ -143,7 +143,7 @@ def word_atoms(forms: Sequence[str], ambiguity: Sequence[str] | None = None) -> 
     Atom a of a form is the :func:`~dparse._ext.tagger.hash_strings` hash of a string made of
     a tag and a part of the form (:func:`atom_strings`), hashed without building it."""
     ambiguity = ambiguity if ambiguity is not None else [UNKNOWN_CLASS] * len(forms)
-    return form_atoms(list(forms), [word_shape(f) for f in forms], list(ambiguity))
+    return form_atoms(list(forms), list(ambiguity))
 
 
 def atom_strings(form: str, ambiguity: str) -> list[str]:

@@ -15,7 +15,11 @@ and that the training data used with its predicted UPOS.
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+
+from dparse._ext.tagger import applicable_rules
 
 Rule = tuple[str, str, str, str, str]
 CASES = ("keep", "lower")
@@ -76,58 +80,61 @@ def apply_rule(rule: Rule, form: str) -> str:
 
 
 class RuleIndex:
-    """The rules of a model, indexed to find those that apply to a form quickly: by case and
-    front strip, then by back strip; strips of either side also by their outer character, so
-    that only strips a form could carry are looked up."""
+    """The rules of a model, indexed to find those that apply to forms quickly: per case, a
+    trie of the front strips, each of whose nodes where front strips end leads to a trie of
+    those rules' back strips (read from the end); a form's walk visits only the strips it
+    carries (:func:`dparse._ext.tagger.applicable_rules`, whose docstring gives the arrays)."""
 
     def __init__(self, rules: Iterable[Rule]) -> None:
         self.rules: list[Rule] = [tuple(r) for r in rules]  # type: ignore[misc]
-        backs: dict[tuple[str, str], dict[str, list[int]]] = {}
+        children: list[dict[str, int]] = [{}, {}]  # nodes 0 and 1: the cases' front roots
+        back_root = [-1, -1]
+        ends: list[list[int]] = [[], []]
+
+        def new_node() -> int:
+            children.append({})
+            back_root.append(-1)
+            ends.append([])
+            return len(children) - 1
+
+        def child(node: int, char: str) -> int:
+            if char not in children[node]:
+                children[node][char] = new_node()
+            return children[node][char]
+
         for k, (case, front_strip, _, back_strip, _) in enumerate(self.rules):
-            backs.setdefault((case, front_strip), {}).setdefault(back_strip, []).append(k)
-        # case -> first character -> the lengths of the front strips so starting, ascending,
-        # after 0 when the case has rules without a front strip
-        self._fronts: dict[str, dict[str, list[int]]] = {case: {} for case in CASES}
-        for case, front in backs:
-            if front:
-                self._fronts[case].setdefault(front[0], []).append(len(front))
-        for case, by_char in self._fronts.items():
-            empty = [0] if (case, "") in backs else []
-            for char, lengths in by_char.items():
-                by_char[char] = empty + sorted(set(lengths))
-            by_char[""] = empty  # (the key of a form no front strip of the case starts)
-        # (case, front strip) -> (back strip -> ids, last character -> the lengths of the back
-        # strips so ending, ascending, after 0 when there is a rule without a back strip)
-        self._by_front: dict[tuple[str, str], tuple[dict[str, list[int]],
-                                                    dict[str, list[int]]]] = {}
-        for front, by_back in backs.items():
-            lengths: dict[str, list[int]] = {}
-            for back in by_back:
-                if back:
-                    lengths.setdefault(back[-1], []).append(len(back))
-            empty = [0] if "" in by_back else []
-            lengths = {char: empty + sorted(set(ls)) for char, ls in lengths.items()}
-            lengths[""] = empty
-            self._by_front[front] = (by_back, lengths)
+            node = CASES.index(case)
+            for char in front_strip:
+                node = child(node, char)
+            if back_root[node] < 0:
+                back_root[node] = new_node()
+            node = back_root[node]
+            for char in reversed(back_strip):
+                node = child(node, char)
+            ends[node].append(k)
+        edges = [sorted((ord(c), x) for c, x in kids.items()) for kids in children]
+        self._tries = (
+            _offsets(len(e) for e in edges),
+            np.array([c for e in edges for c, _ in e], dtype=np.int32),
+            np.array([x for e in edges for _, x in e], dtype=np.int32),
+            np.array(back_root, dtype=np.int32),
+            _offsets(len(e) for e in ends),
+            np.array([k for e in ends for k in e], dtype=np.int32),
+        )
+
+    def applicable_many(self, forms: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """The ids of the rules that apply to each form, ascending, as CSR int32 arrays
+        (ptr [len(forms) + 1], ids)."""
+        return applicable_rules(list(forms), *self._tries, len(self.rules))
 
     def applicable(self, form: str) -> list[int]:
         """The ids of the rules that apply to ``form``, ascending."""
-        found: list[int] = []
-        for case in CASES:
-            source = form if case == "keep" else form.lower()
-            n = len(source)
-            fronts = self._fronts[case]
-            last = source[-1:]
-            for f in fronts.get(source[:1], fronts[""]):
-                if f > n:
-                    break
-                entry = self._by_front.get((case, source[:f]))
-                if entry is None:
-                    continue
-                by_back, lengths = entry
-                for b in lengths.get(last, lengths[""]):
-                    if f + b > n:
-                        break
-                    found.extend(by_back.get(source[n - b:], ()))
-        found.sort()
-        return found
+        return self.applicable_many([form])[1].tolist()
+
+
+def _offsets(counts: Iterable[int]) -> np.ndarray:
+    """int32 [len + 1]: where each of consecutive runs of the given lengths starts."""
+    lengths = np.fromiter(counts, dtype=np.int32)
+    out = np.zeros(len(lengths) + 1, dtype=np.int32)
+    np.cumsum(lengths, out=out[1:])
+    return out

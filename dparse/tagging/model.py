@@ -33,6 +33,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from dparse._ext.tagger import CheckedTable, tag_column
+from dparse.collector import collector_paused
 from dparse.conll import Sentence
 from dparse.errors import DparseError
 from dparse.modeldir import check_model_dir, load_arrays, save_arrays
@@ -52,7 +53,6 @@ UPOS = COLUMNS.index("upos")
 BATCH_SENTENCES = 4096  # sentences tagged in one call of the extension (the probe cache of
 # one-word features is per call: a larger batch reuses it more; 4096 tags en_ewt test about 15%
 # faster than 1024, in CPU time)
-APPLICABLE_CACHE = 100_000  # forms whose applicable lemma rules a tagger remembers
 
 
 def canonical_feats(feats: str) -> str:
@@ -167,13 +167,12 @@ class TaggerModel:
         self.dictionary_min_count = dictionary_min_count
         self.class_ids = [{c: k for k, c in enumerate(col.classes)} for col in columns]
         self.class_strings = [np.array(col.classes, dtype=object) for col in columns]
-        self._applicable: dict[str, np.ndarray] = {}
         self._checked: dict[int, tuple[FeatureTable, CheckedTable]] = {}
 
     def __getstate__(self) -> dict[str, Any]:
-        """Pickled (a tagger trained on a worker: dparse.tagging.pipeline) without its caches
-        of lemma rules and checked tables."""
-        return {**self.__dict__, "_applicable": {}, "_checked": {}}
+        """Pickled (a tagger trained on a worker: dparse.tagging.pipeline) without its cache
+        of checked tables."""
+        return {**self.__dict__, "_checked": {}}
 
     @property
     def predicted(self) -> tuple[str, ...]:
@@ -213,17 +212,6 @@ class TaggerModel:
                        else np.zeros((0, self.atoms.shape[1]), dtype=np.uint64))
         return EncodedBatch(ids, list(extra), atoms_extra, sent_ptr)
 
-    def applicable(self, form: str) -> np.ndarray:
-        """The ids of the lemma rules that apply to ``form``, int32 (remembered for the last
-        :data:`APPLICABLE_CACHE` forms asked about)."""
-        rules = self._applicable.get(form)
-        if rules is None:
-            if len(self._applicable) >= APPLICABLE_CACHE:
-                self._applicable.clear()
-            rules = self._applicable[form] = np.array(self.rule_index.applicable(form),
-                                                      dtype=np.int32)
-        return rules
-
     def candidates(self, col: ColumnModel, batch: EncodedBatch
                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """CSR candidates of the batch's known types (the column's own lists) and of its extra
@@ -236,10 +224,9 @@ class TaggerModel:
                                                       for k in range(1, batch.copies)]),
                     np.tile(col.known_ids, batch.copies))
         if col.name == "lemma":
-            lists = [self.applicable(form) for form in batch.extra]
-        else:
-            lists = [[] for _ in batch.extra]
-        return (col.known_ptr, col.known_ids, *csr(lists))
+            return (col.known_ptr, col.known_ids, *self.rule_index.applicable_many(batch.extra))
+        return (col.known_ptr, col.known_ids, np.zeros(len(batch.extra) + 1, dtype=np.int32),
+                np.zeros(0, dtype=np.int32))
 
     def predict_column(self, c: int, batch: EncodedBatch, values: np.ndarray,
                        weights: FeatureTable | None = None, given: np.ndarray | None = None
@@ -279,11 +266,16 @@ class TaggerModel:
         """Tagged copies of ``sentences``: ``mode`` ``predict`` predicts every column of the
         tagger, ``keep`` none (the sentences as they are), ``auto`` those that every sentence
         of the batch leaves empty (``_`` on every word); kept columns are read by the later
-        columns' features."""
+        columns' features. Python's cyclic collector is paused meanwhile
+        (:func:`dparse.collector.collector_paused`)."""
         if mode not in TAG_MODES:
             raise ValueError(f"tag mode {mode!r}: expected one of {', '.join(TAG_MODES)}")
         if mode == "keep" or not sentences:
             return list(sentences)
+        with collector_paused():
+            return self._tag_batch(sentences, mode)
+
+    def _tag_batch(self, sentences: Sequence[Sentence], mode: str) -> list[Sentence]:
         batch = self.encode(sentences)
         values = np.full((len(batch.tok_type), len(COLUMNS)), -1, dtype=np.int32)
         predict = self._columns_to_predict(sentences, mode)
