@@ -933,7 +933,7 @@ def applicable_rules(list forms, const int32_t[::1] child_ptr, const int32_t[::1
     try:
         for i in range(n_forms):
             for case in range(2):
-                source = <str>forms[i] if case == 0 else (<str>forms[i]).lower()
+                source = <str?>forms[i] if case == 0 else (<str?>forms[i]).lower()
                 n = len(source)
                 node = case
                 f = 0
