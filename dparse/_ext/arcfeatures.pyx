@@ -22,7 +22,7 @@ Conventions
 """
 
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
-from libc.stdlib cimport free, malloc
+from libc.stdlib cimport calloc, free, malloc
 from libc.math cimport INFINITY
 
 from dparse._ext.hashing cimport (
@@ -55,6 +55,9 @@ cdef enum:
     T_BETWEEN = 53
     T_LABEL = 55
     NT = 60
+    # Marks of the per-word sums that the arcs to score need (score_arcs with ``allowed``).
+    NEED_HEAD = 1
+    NEED_MOD = 2
 
 N_COLS = NCOLS
 COLUMNS = {"word": WORD, "lemma": LEMMA, "upos": UPOS, "xpos": XPOS, "prefix": PREFIX,
@@ -418,12 +421,14 @@ def block_pair(uint64_t key, uint64_t conj1, uint64_t conj2, int bits):
 
 
 cdef void one_sided_scores(const SentC* s, const floating* W, int bits, int layout,
-                           double* head_only, double* mod_only) noexcept nogil:
+                           const uint8_t* need, double* head_only,
+                           double* mod_only) noexcept nogil:
     """The weights of the one-sided arc templates summed per word, direction and distance bin:
     ``head_only[(i * 2 + right) * N_BINS + bin]`` over templates 0..6 of word i as the head
     of an arc in direction ``right`` (h < m), ``mod_only`` over templates 7..13 of word i as
-    its modifier; only the bins that such arcs can have are filled (the rest is left unset)."""
-    cdef int i, right, bin, t, hlast, mlast, shift = 64 - bits
+    its modifier; only the bins that such arcs can have are filled (the rest is left unset),
+    and given ``need`` (uint8, the same shape: bit 1 head, bit 2 modifier) only those marked."""
+    cdef int i, right, bin, t, hlast, mlast, k, shift = 64 - bits
     cdef uint64_t dk, ddk
     cdef uint64_t idx[2]
     cdef double total
@@ -435,20 +440,21 @@ cdef void one_sided_scores(const SentC* s, const floating* W, int bits, int layo
             mlast = distance_bin(i if right else s.n - i)
             for bin in range(1, (hlast if hlast > mlast else mlast) + 1):
                 ddk = fmix(<uint64_t>(3 + 2 * bin + right))
-                if bin <= hlast:
+                k = (i * 2 + right) * N_BINS + bin
+                if bin <= hlast and (need == NULL or need[k] & NEED_HEAD):
                     total = 0.0
                     for t in range(N_HEAD_ONLY):
                         key_features(s.hpart[i * NT + t], dk, ddk, shift, layout, idx)
                         total += <double>W[idx[0]]
                         total += <double>W[idx[1]]
-                    head_only[(i * 2 + right) * N_BINS + bin] = total
-                if bin <= mlast:
+                    head_only[k] = total
+                if bin <= mlast and (need == NULL or need[k] & NEED_MOD):
                     total = 0.0
                     for t in range(N_HEAD_ONLY, N_ONE_SIDED):
                         key_features(s.mpart[i * NT + t], dk, ddk, shift, layout, idx)
                         total += <double>W[idx[0]]
                         total += <double>W[idx[1]]
-                    mod_only[(i * 2 + right) * N_BINS + bin] = total
+                    mod_only[k] = total
 
 
 @cython.boundscheck(False)
@@ -507,21 +513,40 @@ def score_arcs(const int32_t[:, ::1] tokens, const int32_t[::1] morph_ptr,
     # One-sided arc template scores [n+1, 2 directions, N_BINS] of heads and of modifiers.
     cdef double* head_only = <double*>malloc((n + 1) * 2 * N_BINS * sizeof(double))
     cdef double* mod_only = <double*>malloc((n + 1) * 2 * N_BINS * sizeof(double))
+    # Given ``allowed``, which of those sums its arcs read (NEED_HEAD, NEED_MOD): a pruned
+    # sentence reads a few of each word's, not all (the sums are the same, bit for bit).
+    cdef uint8_t* need_only = NULL
+    cdef uint8_t* need_side = NULL
+    if masked:
+        need_only = <uint8_t*>calloc((n + 1) * 2 * N_BINS, 1)
+        need_side = <uint8_t*>calloc((n + 1) * 2, 1)
     cdef int bin
     cdef double total
     cdef int best_l
     if not (feats and lfeats and feats_next and lfeats_next and todo and head_side
-            and mod_side and lab and side_rows and head_only and mod_only):
+            and mod_side and lab and side_rows and head_only and mod_only
+            and (not masked or (need_only and need_side))):
         free(feats); free(lfeats); free(feats_next); free(lfeats_next); free(todo)
         free(head_side); free(mod_side); free(lab); free(side_rows)
-        free(head_only); free(mod_only)
+        free(head_only); free(mod_only); free(need_only); free(need_side)
         free_sentence(&s)
         raise MemoryError()
     with nogil:
         for l in range(L):
             lab[l] = 0.0
-        side_label_scores(&s, LW, L, lab_bits, lab, head_side, mod_side, side_rows, lcap)
-        one_sided_scores(&s, W, arc_bits, layout, head_only, mod_only)
+        if masked:
+            for h in range(n + 1):
+                for m in range(1, n + 1):
+                    if h != m and allowed[h, m] != 0:
+                        right = h < m
+                        bin = distance_bin(h - m if h > m else m - h)
+                        need_only[(h * 2 + right) * N_BINS + bin] |= NEED_HEAD
+                        need_only[(m * 2 + right) * N_BINS + bin] |= NEED_MOD
+                        need_side[h * 2 + right] |= NEED_HEAD
+                        need_side[m * 2 + right] |= NEED_MOD
+        side_label_scores(&s, LW, L, lab_bits, lab, need_side, head_side, mod_side, side_rows,
+                          lcap)
+        one_sided_scores(&s, W, arc_bits, layout, need_only, head_only, mod_only)
         for h in range(n + 1):
             arc_out[h, 0] = -INFINITY
             label_out[h, 0] = 0
@@ -569,41 +594,50 @@ def score_arcs(const int32_t[:, ::1] tokens, const int32_t[::1] morph_ptr,
                 nl = nl_next
     free(feats); free(lfeats); free(feats_next); free(lfeats_next); free(todo)
     free(head_side); free(mod_side); free(lab); free(side_rows)
-    free(head_only); free(mod_only)
+    free(head_only); free(mod_only); free(need_only); free(need_side)
     free_sentence(&s)
 
 
-cdef inline void side_label_rows(const SentC* s, int i, int bits, uint64_t* rows, int cap,
-                                 int* counts) noexcept nogil:
+cdef inline void side_label_rows(const SentC* s, int i, int bits, const uint8_t* need,
+                                 uint64_t* rows, int cap, int* counts) noexcept nogil:
     """The label rows of word i as a head (lists 0, 1: left, right) and as a modifier (lists 2,
-    3), each list at ``rows + list * cap``, its length in ``counts[list]``."""
+    3), each list at ``rows + list * cap``, its length in ``counts[list]``; given ``need``
+    (see side_label_scores), an unmarked list is left empty."""
     cdef int right
     for right in range(2):
-        counts[right] = label_head_features(s, i, right, rows + right * cap, bits)
-        counts[2 + right] = label_mod_features(s, i, right, rows + (2 + right) * cap, bits)
+        counts[right] = 0
+        counts[2 + right] = 0
+        if need == NULL or need[i * 2 + right] & NEED_HEAD:
+            counts[right] = label_head_features(s, i, right, rows + right * cap, bits)
+        if need == NULL or need[i * 2 + right] & NEED_MOD:
+            counts[2 + right] = label_mod_features(s, i, right, rows + (2 + right) * cap, bits)
 
 
 cdef void side_label_scores(const SentC* s, const floating* LW, int L, int bits,
-                            const floating* zeros, floating* head_side, floating* mod_side,
-                            uint64_t* rows, int cap) noexcept nogil:
+                            const floating* zeros, const uint8_t* need, floating* head_side,
+                            floating* mod_side, uint64_t* rows, int cap) noexcept nogil:
     """Label scores of every word's head-side and modifier-side features: ``head_side`` and
     ``mod_side`` [n+1, 2 directions, L], each the sum of its rows in order (from ``zeros``,
-    L zeros). The rows of word i + 1 are prefetched while word i's are summed; ``rows`` holds
-    8 lists of ``cap`` indices (two words' lists of ``side_label_rows``)."""
+    L zeros); given ``need`` (uint8 [n+1, 2 directions]: bit 1 head, bit 2 modifier), only
+    those marked (the rest is left unset). The rows of word i + 1 are prefetched while word
+    i's are summed; ``rows`` holds 8 lists of ``cap`` indices (two words' lists of
+    ``side_label_rows``)."""
     cdef int i, right, cur
     cdef int counts[8]
-    side_label_rows(s, 0, bits, rows, cap, counts)
+    side_label_rows(s, 0, bits, need, rows, cap, counts)
     for i in range(s.n + 1):
         cur = 4 * (i & 1)
         if i < s.n:
-            side_label_rows(s, i + 1, bits, rows + (4 - cur) * cap, cap, counts + 4 - cur)
+            side_label_rows(s, i + 1, bits, need, rows + (4 - cur) * cap, cap, counts + 4 - cur)
             for right in range(4):
                 prefetch_rows(LW, rows + (4 - cur + right) * cap, counts[4 - cur + right], L)
         for right in range(2):
-            label_sum(&head_side[(i * 2 + right) * L], zeros, zeros, LW,
-                      rows + (cur + right) * cap, counts[cur + right], L)
-            label_sum(&mod_side[(i * 2 + right) * L], zeros, zeros, LW,
-                      rows + (cur + 2 + right) * cap, counts[cur + 2 + right], L)
+            if need == NULL or need[i * 2 + right] & NEED_HEAD:
+                label_sum(&head_side[(i * 2 + right) * L], zeros, zeros, LW,
+                          rows + (cur + right) * cap, counts[cur + right], L)
+            if need == NULL or need[i * 2 + right] & NEED_MOD:
+                label_sum(&mod_side[(i * 2 + right) * L], zeros, zeros, LW,
+                          rows + (cur + 2 + right) * cap, counts[cur + 2 + right], L)
 
 
 cdef int arc_label_indices(const SentC* s, FeatureSpace space, int h, int m, int label,
