@@ -87,6 +87,11 @@ def test_ud_table_tagged_rows_drops_speeds_and_peers(tmp_path: Path) -> None:
                      "96.00 / 95.00 (+1.00) | 75.00 / 72.50 (+2.50) | "
                      "missed: UFeats, o2-eisner LAS |")
     assert "How its figures were made: see the module doc" in text
+    del peers["treebanks"]["da_ddt"]["parse"]  # a peer with its tagger's figures alone
+    path.write_text(json.dumps(peers))
+    text = ud_table_tagged.build(tmp_path, records, gold, ud_table_tagged.load_peers(path))
+    da = [line for line in text.splitlines() if line.startswith("| da_ddt |")]
+    assert da[2].endswith("| 75.00 / - | missed: UFeats; not compared: o2-eisner LAS |")
     assert [line for line in text.splitlines() if line.startswith("| en_ewt |")][2] == \
         "| en_ewt | 95.50 / - | 94.00 / - | 94.25 / - | 96.00 / - | - / - | - |"
     assert ud_table_tagged.load_peers(tmp_path / "none.json") is None
