@@ -90,6 +90,9 @@ from libc.string cimport memcpy, memset
 
 import numpy as np
 
+from dparse._ext.improve cimport (
+    IMPROVE_GRAND_NOT_FINITE, IMPROVE_NOT_A_TREE, IMPROVE_SIB_NOT_FINITE, improve_core,
+)
 from dparse._ext.types cimport (
     DECODE_NO_MEMORY,
     DECODE_OK,
@@ -1495,12 +1498,14 @@ cdef int search(Graph* g, double alpha, Py_ssize_t width, head_t* out,
 
 
 def greedy(arc, sib=None, grand=None, bint single_root=True, bint pp=False, double alpha=1.0,
-           double beta=0.5, Py_ssize_t beam=1):
+           double beta=0.5, Py_ssize_t beam=1, int improve=0):
     """BGI (pp False) or BGI-PP (pp True; Section 4's alpha and beta) with a beam of width
     ``beam`` on arc float64 [n+1, n+1] and optional sib, grand float64 [n+1, n+1, n+1]
     (C-contiguous float64 arrays are used without a copy). Returns (heads int32 [n+1], value):
     the tree of dparse.graph.greedy_reference.greedy and its beam value, the sum of its chosen
-    values. ValueError for malformed scores or options."""
+    values; with ``improve`` = s > 0, the tree after s rounds of post-search arc swaps
+    (dparse._ext.improve.improve_tree of that tree, in the same call) and the search's value.
+    ValueError for malformed scores or options."""
     cdef const score_t[:, ::1] A = np.ascontiguousarray(arc, dtype=np.float64)
     cdef const score_t[:, :, ::1] Sv
     cdef const score_t[:, :, ::1] Gv
@@ -1517,6 +1522,8 @@ def greedy(arc, sib=None, grand=None, bint single_root=True, bint pp=False, doub
         raise ValueError(f"alpha must be finite and >= 0, got {alpha}")
     if beam < 1:
         raise ValueError(f"beam must be >= 1, got {beam}")
+    if improve < 0:
+        raise ValueError(f"improve must be >= 0, got {improve}")
     memset(&g, 0, sizeof(Graph))
     g.N = N
     g.sr = single_root
@@ -1541,7 +1548,12 @@ def greedy(arc, sib=None, grand=None, bint single_root=True, bint pp=False, doub
     cdef head_t[::1] out = heads
     with nogil:
         status = search(&g, alpha, beam, &out[0], &value)
-    if status == PART_NOT_FINITE:
+        if status == DECODE_OK and improve > 0:
+            status = improve_core(g.arc, g.sib, g.grand, N - 1, improve, single_root, &out[0])
+    if status == PART_NOT_FINITE or status == IMPROVE_SIB_NOT_FINITE \
+            or status == IMPROVE_GRAND_NOT_FINITE:
         raise ValueError("sib and grand scores must be finite where their arcs are allowed")
+    if status == IMPROVE_NOT_A_TREE:
+        raise AssertionError(f"improve_core rejected the search's tree {heads.tolist()}")
     raise_for_status(status)
     return heads, value

@@ -46,13 +46,6 @@ from dparse.trees import check_tree
 
 cdef score_t RELATIVE_TOL = TIE_TOLERANCE  # the reference's margin, readable without the gil
 
-# Status codes of improve_core besides types.pxd's (0 is success).
-cdef enum:
-    IMPROVE_NOT_A_TREE = -10
-    IMPROVE_SIB_NOT_FINITE = -11
-    IMPROVE_GRAND_NOT_FINITE = -12
-
-
 cdef struct Tree:
     # the current tree over nodes 0..n and what each round derives from it
     Py_ssize_t N           # n + 1

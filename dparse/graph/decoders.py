@@ -199,14 +199,9 @@ class GreedyBGI(Decoder):
     def _decode(self, arc: Scores, single_root: bool, **parts: Scores) -> Heads:
         from dparse._ext.greedy import greedy
 
-        sib, grand = parts.get("sib"), parts.get("grand")
-        heads = greedy(arc, sib, grand, single_root, self.partial_predictions, self.alpha,
-                       self.beta, self.beam)[0]
-        if self.improve:
-            from dparse._ext.improve import improve_tree  # imported on first use only
-
-            heads = improve_tree(heads, arc, sib, grand, self.improve, single_root)
-        return heads
+        return greedy(arc, parts.get("sib"), parts.get("grand"), single_root,
+                      self.partial_predictions, self.alpha, self.beta, self.beam,
+                      self.improve)[0]
 
 
 @register_decoder
