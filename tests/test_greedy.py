@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 from bruteforce import all_trees, best_score, best_score2, tree_score2
 from dparse._ext.greedy import greedy as c_greedy
+from dparse._ext.improve import improve_tree
 
 from dparse.decoders import configured_decoder, get_decoder, score_tree
 from dparse.graph.greedy_reference import beam_search, greedy
@@ -483,3 +484,9 @@ def test_greedy_input_errors() -> None:
         c_greedy(np.zeros((3, 4)))
     with pytest.raises(ValueError, match="beam must be"):
         c_greedy(arc, beam=0)
+    with pytest.raises(ValueError, match="improve must be"):
+        c_greedy(arc, improve=-1)
+    # the improvement rounds read only parts over allowed arcs, as the search does
+    improved = improve_tree(expected, pruned, sib, grand, 3, True)
+    assert c_greedy(pruned, sib_nan, grand_nan, True, True, improve=3)[0].tolist() == \
+        improved.tolist()
