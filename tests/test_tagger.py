@@ -79,9 +79,10 @@ def test_lemma_rules_round_trip_and_applicable_matches_brute_force() -> None:
     rules = sorted({rule_of(f, lm) for f, lm in pairs})
     for form, lemma in pairs:
         assert apply_rule(rule_of(form, lemma), form) == lemma
-    index = RuleIndex(rules)
-    for form in words:
-        assert index.applicable(form) == [k for k, r in enumerate(rules) if applies(r, form)]
+    ptr, ids = RuleIndex(rules).applicable_many(words)
+    for i, form in enumerate(words):
+        assert ids[ptr[i]:ptr[i + 1]].tolist() == [k for k, r in enumerate(rules)
+                                                   if applies(r, form)]
 
 
 def test_applicable_rules_of_many_forms_match_brute_force() -> None:

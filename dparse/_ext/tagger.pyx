@@ -880,9 +880,9 @@ def form_atoms(list forms, list ambiguity) -> object:
     return out
 
 
-cdef inline int32_t trie_child(const int32_t[::1] child_ptr, const int32_t[::1] child_char,
-                               const int32_t[::1] child_node, int32_t node,
-                               Py_UCS4 ch) noexcept:
+cdef inline int32_t trie_child(const int32_t* child_ptr, const int32_t* child_char,
+                               const int32_t* child_node, int32_t node,
+                               Py_UCS4 ch) noexcept nogil:
     """The child of ``node`` along character ``ch`` (children sorted by character), -1 if none."""
     cdef int32_t lo = child_ptr[node], hi = child_ptr[node + 1], mid
     while lo < hi:
@@ -923,10 +923,14 @@ def applicable_rules(list forms, const int32_t[::1] child_ptr, const int32_t[::1
     cdef str source
     ptr = np.zeros(n_forms + 1, dtype=np.int32)
     cdef int32_t[::1] p = ptr
-    cdef uint64_t* mask = <uint64_t*>calloc(W + 1, sizeof(uint64_t))
+    cdef uint64_t* mask = <uint64_t*>calloc(W + 1, sizeof(uint64_t))  # (+1: never calloc(0))
     cdef int32_t* ids = <int32_t*>malloc(cap * sizeof(int32_t))
     cdef int32_t* grown
     cdef int32_t[::1] o
+    # the tries as pointers for trie_child (no memoryview handed over per character)
+    cdef const int32_t* cptr = &child_ptr[0]
+    cdef const int32_t* cchar = &child_char[0] if child_char.shape[0] else NULL
+    cdef const int32_t* cnode = &child_node[0] if child_node.shape[0] else NULL
     if mask == NULL or ids == NULL:
         free(mask); free(ids)
         raise MemoryError("lemma rules")
@@ -945,12 +949,11 @@ def applicable_rules(list forms, const int32_t[::1] child_ptr, const int32_t[::1
                             mask[rule_ids[k] >> 6] |= (<uint64_t>1) << (rule_ids[k] & 63)
                         if b == n - f:
                             break
-                        bnode = trie_child(child_ptr, child_char, child_node, bnode,
-                                           source[n - 1 - b])
+                        bnode = trie_child(cptr, cchar, cnode, bnode, source[n - 1 - b])
                         b += 1
                     if f == n:
                         break
-                    node = trie_child(child_ptr, child_char, child_node, node, source[f])
+                    node = trie_child(cptr, cchar, cnode, node, source[f])
                     f += 1
             for w in range(W):
                 bits = mask[w]

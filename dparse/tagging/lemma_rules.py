@@ -127,10 +127,6 @@ class RuleIndex:
         (ptr [len(forms) + 1], ids)."""
         return applicable_rules(list(forms), *self._tries, len(self.rules))
 
-    def applicable(self, form: str) -> list[int]:
-        """The ids of the rules that apply to ``form``, ascending."""
-        return self.applicable_many([form])[1].tolist()
-
 
 def _offsets(counts: Iterable[int]) -> np.ndarray:
     """int32 [len + 1]: where each of consecutive runs of the given lengths starts."""

@@ -192,13 +192,14 @@ def build_model(train: Sequence[Sentence], columns: list[str], tc: TaggingConfig
     for c in columns:
         classes = _classes(counts[c])
         ids = class_ids[c] = {v: k for k, v in enumerate(classes)}
-        index = RuleIndex(classes) if c == "lemma" else None
-        lists = []
-        for t, form in enumerate(forms):
-            if type_counts[form] >= tc.dictionary_min_count:
-                lists.append(sorted(ids[v] for v in seen[c][t]))
-            else:
-                lists.append(index.applicable(form) if index is not None else [])
+        rare = [t for t, form in enumerate(forms) if type_counts[form] < tc.dictionary_min_count]
+        if c == "lemma":  # a rare type's lemma rules: those that apply to its form
+            ptr, rules = RuleIndex(classes).applicable_many([forms[t] for t in rare])
+            rare_lists = {t: rules[ptr[k]:ptr[k + 1]] for k, t in enumerate(rare)}
+        else:  # any class
+            rare_lists = dict.fromkeys(rare, [])
+        lists = [rare_lists[t] if t in rare_lists else sorted(ids[v] for v in seen[c][t])
+                 for t in range(len(forms))]
         ptr, cand = csr(lists)
         compat = np.zeros((0, len(classes)), dtype=np.uint8)
         if c not in (DRAFT, "upos") and "upos" in class_ids:
