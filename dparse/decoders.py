@@ -83,13 +83,16 @@ class Decoder:
     Attributes: ``name`` (the registry key), ``exact`` (returns a maximum-score tree),
     ``projective`` (returns only projective trees), ``parts`` (the part arrays it accepts:
     "arc" always, first and positional; higher-order parts such as "sib" [n+1, n+1, n+1] or
-    "grand" [n+1, n+1, n+1] by keyword).
+    "grand" [n+1, n+1, n+1] by keyword) and ``reads_pruned_parts`` (reads parts that hold a
+    pruned arc, one with a -inf arc score, which must then be 0; False: reads only parts whose
+    arcs all have finite scores, so a part array may hold anything elsewhere).
     """
 
     name: ClassVar[str]
     exact: ClassVar[bool]
     projective: ClassVar[bool]
     parts: ClassVar[tuple[str, ...]] = ("arc",)
+    reads_pruned_parts: ClassVar[bool] = True
 
     def decode(self, arc: ArrayLike, *, single_root: bool = True, **parts: ArrayLike) -> Heads:
         """Best tree for ``arc`` (float64 [n+1, n+1]) and any higher-order ``parts``.
@@ -194,6 +197,7 @@ class ConfiguredDecoder(Decoder):
         self.exact = decoder.exact  # type: ignore[misc]
         self.projective = decoder.projective  # type: ignore[misc]
         self.parts = decoder.parts  # type: ignore[misc]
+        self.reads_pruned_parts = decoder.reads_pruned_parts  # type: ignore[misc]
 
     def decode(self, arc: ArrayLike, *, single_root: bool = True, **parts: ArrayLike) -> Heads:
         return self.decoder.decode(arc, single_root=single_root, **parts, **self.options)

@@ -13,7 +13,7 @@ from dparse._ext.o2features import SecondOrderSpace, score_second_order, second_
 
 from dparse.config import load_config
 from dparse.conll import read_conll, write_conll
-from dparse.decoders import get_decoder
+from dparse.decoders import configured_decoder, get_decoder
 from dparse.graph.load import load_model
 from dparse.graph.model import PartScratch
 from dparse.graph.pruner import pruning_recall
@@ -190,6 +190,41 @@ def test_part_scratch_hands_out_zeros_and_allocates_past_its_limit(monkeypatch) 
     big = scratch.take(5, 1)[0]
     assert big.shape == (5, 5, 5) and not big.any()
     assert not np.shares_memory(big, scratch.take(4, 1)[0])
+
+
+def test_unzeroed_scratch_keeps_what_was_there() -> None:
+    scratch = PartScratch(zeroed=False)
+    first = scratch.take(4, 1)[0]
+    first[...] = np.nan
+    again = scratch.take(3, 1)[0]
+    assert again.shape == (3, 3, 3) and np.isnan(again).all()
+
+
+@pytest.mark.parametrize("options", [{}, {"beam": 3, "improve": 2}])
+@pytest.mark.parametrize("name", ["bgi", "bgi-pp"])
+def test_greedy_decoders_read_only_the_parts_the_scorer_writes(
+    trained, name: str, options: dict
+) -> None:
+    # The greedy decoders parse from an uncleared scratch (reads_pruned_parts False): here one
+    # poisoned with NaN before every sentence, which a read of a pruned arc's part would meet
+    # (an error, or another tree).
+    model, _, dev = trained
+    decoder = configured_decoder(name, options)
+    assert not decoder.reads_pruned_parts and get_decoder("dd2").reads_pruned_parts
+    scratch = PartScratch(zeroed=False)
+    pruned = 0
+    for sent in dev:
+        enc = model.vocab.encode(sent)
+        arc, _, fresh = model.score_parts(enc, None, False)
+        scratch.take(len(sent) + 1, 2)[0].base[...] = np.nan
+        arc2, _, dirty = model.score_parts(enc, None, False, scratch)
+        assert all(np.isnan(dirty[key]).any() for key in dirty) or len(sent) < 3
+        pruned += int(np.isinf(arc[:, 1:]).sum() - len(sent))
+        assert np.array_equal(decoder.decode(arc, **fresh), decoder.decode(arc2, **dirty))
+    assert pruned > 0
+    parsed = [s.heads for s in model.parse(dev, decoder)]
+    expected = [model.predict(model.vocab.encode(s), decoder)[0] for s in dev]
+    assert all(np.array_equal(a, b) for a, b in zip(parsed, expected, strict=True))
 
 
 @pytest.mark.parametrize("name", ["eisner2-sib", "eisner2-sibgp", "dd2"])

@@ -2,7 +2,9 @@
 """The first-order features of arcfeatures.pyx shared with other extractors: the encoded sentence
 (``SentC``), the hashed features of one arc, and the layout of the first-order weight vector."""
 
-from libc.stdint cimport int32_t, int64_t, uint64_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
+
+from cython cimport floating
 
 
 ctypedef struct SentC:
@@ -29,6 +31,19 @@ cdef int layout_arc_features(const SentC* s, int h, int m, uint64_t* out, int bi
                              int layout, int first) noexcept nogil
 # The same in the given layout (LAYOUT_HASHED or LAYOUT_BLOCKED), from template ``first`` on
 # (0: all of them).
+
+cdef void one_sided_scores(const SentC* s, const floating* W, int bits, int layout,
+                           const uint8_t* need, double* head_only,
+                           double* mod_only) noexcept nogil
+# The weights of the one-sided arc templates (0..N_ONE_SIDED-1) summed per word, direction and
+# distance bin, [n+1, 2, N_BINS] for heads and for modifiers (see arcfeatures.pyx).
+
+cdef enum:
+    # Templates 0..6 read only the head, 7..13 only the modifier (the unigrams).
+    N_HEAD_ONLY = 7
+    N_ONE_SIDED = 14
+    # Distance bins (hashing.distance_bin) of distances >= 1: bins 1..10.
+    N_BINS = 11
 
 cdef enum:
     # How the arc features of a template key map to weight indices (FeatureSpace.layout):

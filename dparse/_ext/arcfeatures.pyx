@@ -46,11 +46,6 @@ cdef enum:
     # Templates (see build_parts): fixed arc templates 0..N_ARC-1, the adjacent-arc one, two
     # between-POS bases, then the label-pair templates; NT in all.
     N_ARC = 52
-    # Templates 0..6 read only the head, 7..13 only the modifier (the unigrams).
-    N_HEAD_ONLY = 7
-    N_ONE_SIDED = 14
-    # Distance bins (hashing.distance_bin) of distances >= 1: bins 1..10.
-    N_BINS = 11
     T_ADJACENT = 52
     T_BETWEEN = 53
     T_LABEL = 55

@@ -16,8 +16,10 @@ from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
 from libc.stdlib cimport free, malloc
 
 from dparse._ext.arcfeatures cimport (
-    SentC, arc_features, free_sentence, init_sentence, max_arc_features,
+    LAYOUT_HASHED, N_BINS, N_ONE_SIDED, SentC, arc_features, free_sentence, init_sentence,
+    layout_arc_features, max_arc_features, one_sided_scores,
 )
+from dparse._ext.hashing cimport distance_bin
 from dparse._ext.weights cimport gather_sum, prefetch_gather
 
 import numpy as np
@@ -32,7 +34,8 @@ def score_heads(const int32_t[:, ::1] tokens, const int32_t[::1] morph_ptr,
                 const int32_t[::1] morph, const floating[::1] weights, int arc_bits,
                 double[:, ::1] out):
     """Unlabeled scores of every arc h -> m into ``out`` (float64 [n+1, n+1], head first):
-    the sum of ``weights[i]`` over the arc's feature indices i < 2**arc_bits; -inf on the
+    the sum of ``weights[i]`` over the arc's feature indices i < 2**arc_bits (the one-sided
+    templates' weights summed once per word, direction and distance bin); -inf on the
     diagonal and in column 0."""
     if not 10 <= arc_bits <= 30:
         raise ValueError("arc_bits must be in 10..30")
@@ -40,7 +43,7 @@ def score_heads(const int32_t[:, ::1] tokens, const int32_t[::1] morph_ptr,
         raise ValueError(f"weights has {weights.shape[0]} entries, fewer than 2**{arc_bits}")
     cdef SentC s
     init_sentence(&s, tokens, morph_ptr, morph)
-    cdef int n = s.n, h, m, nxt, nf, nf_next = 0
+    cdef int n = s.n, h, m, nxt, nf, nf_next = 0, right, bin
     if out.shape[0] != n + 1 or out.shape[1] != n + 1:
         free_sentence(&s)
         raise ValueError("out must be [n+1, n+1]")
@@ -48,30 +51,38 @@ def score_heads(const int32_t[:, ::1] tokens, const int32_t[::1] morph_ptr,
     cdef uint64_t* feats = <uint64_t*>malloc(cap * sizeof(uint64_t))
     cdef uint64_t* feats_next = <uint64_t*>malloc(cap * sizeof(uint64_t))
     cdef uint64_t* swap
+    # One-sided template sums [n+1, 2 directions, N_BINS] of heads and of modifiers.
+    cdef double* head_only = <double*>malloc((n + 1) * 2 * N_BINS * sizeof(double))
+    cdef double* mod_only = <double*>malloc((n + 1) * 2 * N_BINS * sizeof(double))
     cdef const floating* W = &weights[0]
-    if feats == NULL or feats_next == NULL:
-        free(feats); free(feats_next)
+    if feats == NULL or feats_next == NULL or head_only == NULL or mod_only == NULL:
+        free(feats); free(feats_next); free(head_only); free(mod_only)
         free_sentence(&s)
         raise MemoryError()
     with nogil:
+        one_sided_scores(&s, W, arc_bits, LAYOUT_HASHED, NULL, head_only, mod_only)
         for h in range(n + 1):
             out[h, 0] = -INFINITY
             out[h, h] = -INFINITY
             m = 1 if h != 1 else 2
             if m > n:
                 continue
-            nf = arc_features(&s, h, m, feats, arc_bits)
+            nf = layout_arc_features(&s, h, m, feats, arc_bits, LAYOUT_HASHED, N_ONE_SIDED)
             while m <= n:
                 # hash the next arc's features and prefetch its weights before summing these
                 nxt = m + 1 if m + 1 != h else m + 2
                 if nxt <= n:
-                    nf_next = arc_features(&s, h, nxt, feats_next, arc_bits)
+                    nf_next = layout_arc_features(&s, h, nxt, feats_next, arc_bits,
+                                                  LAYOUT_HASHED, N_ONE_SIDED)
                     prefetch_gather(W, feats_next, nf_next)
-                out[h, m] = gather_sum(W, feats, nf)
+                right = h < m
+                bin = distance_bin(h - m if h > m else m - h)
+                out[h, m] = (gather_sum(W, feats, nf) + head_only[(h * 2 + right) * N_BINS + bin]
+                             + mod_only[(m * 2 + right) * N_BINS + bin])
                 swap = feats; feats = feats_next; feats_next = swap
                 nf = nf_next
                 m = nxt
-    free(feats); free(feats_next)
+    free(feats); free(feats_next); free(head_only); free(mod_only)
     free_sentence(&s)
 
 

@@ -160,6 +160,7 @@ class GreedyBGI(Decoder):
     exact = False
     projective = False
     parts = ("arc", "sib", "grand")
+    reads_pruned_parts = False  # the search and its improvement rounds read allowed arcs' parts
     option_names: ClassVar[tuple[str, ...]] = ("beam", "improve")
     partial_predictions: ClassVar[bool] = False  # BGI-PP's loss; alpha and beta are its options
     alpha = 1.0

@@ -62,7 +62,9 @@ class PartScratch:
     buffer that outlives the sentence: no fresh allocation (and no page faults on fresh
     memory) per sentence, and only what the previous sentence was handed is cleared. The
     arrays stay valid until the next ``take``; use one scratch per thread. Arrays larger than
-    ``LIMIT`` entries in all are allocated for their sentence alone.
+    ``LIMIT`` entries in all are allocated for their sentence alone. With ``zeroed=False``
+    nothing is cleared: the arrays hold what the sentences before left, for scorers and
+    decoders that read only the parts the scorer writes (``Decoder.reads_pruned_parts``).
 
     >>> scratch = PartScratch()
     >>> sib, grand = scratch.take(3, 2)
@@ -72,9 +74,10 @@ class PartScratch:
 
     LIMIT = 1 << 23  # entries kept at most (64 MB)
 
-    def __init__(self) -> None:
+    def __init__(self, zeroed: bool = True) -> None:
         self._buffer = np.zeros(0)
         self._used = 0  # entries handed out by the last take: all others are zero
+        self.zeroed = zeroed
 
     def take(self, n1: int, count: int) -> list[np.ndarray]:
         size = n1 ** 3
@@ -83,7 +86,7 @@ class PartScratch:
             return [np.zeros((n1, n1, n1)) for _ in range(count)]
         if need > self._buffer.size:
             self._buffer = np.zeros(min(self.LIMIT, max(need, 2 * self._buffer.size)))
-        else:
+        elif self.zeroed:
             self._buffer[: self._used].fill(0.0)
         self._used = need
         return [self._buffer[i * size : (i + 1) * size].reshape(n1, n1, n1)
@@ -172,7 +175,7 @@ class GraphModel(SavedModel):
         ``timer`` accumulates encoding, scoring and decoding time."""
         timer = timer if timer is not None else ParseTimer()
         names = self.vocab.labels
-        scratch = PartScratch()
+        scratch = PartScratch(zeroed=decoder.reads_pruned_parts)
         for sent in sentences:
             t0 = time.perf_counter()
             enc = self.vocab.encode(sent)

@@ -88,7 +88,7 @@ def run_epoch(
     stats = EpochStats()
     bar = tqdm(sentences, desc=desc, unit="sent", disable=not progress, leave=False,
                dynamic_ncols=True)
-    scratch = PartScratch()
+    scratch = PartScratch(zeroed=decoder.reads_pruned_parts)
     for step, enc in enumerate(bar):
         heads, labels = model.predict(enc, decoder, single_root, learner.w,
                                       learner.cost_augmented, stats.timer, scratch=scratch)
