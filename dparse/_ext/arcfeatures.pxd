@@ -6,6 +6,8 @@ from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
 
 from cython cimport floating
 
+from dparse._ext.hashing cimport distance_bin
+
 
 ctypedef struct SentC:
     int n
@@ -44,6 +46,17 @@ cdef enum:
     N_ONE_SIDED = 14
     # Distance bins (hashing.distance_bin) of distances >= 1: bins 1..10.
     N_BINS = 11
+
+
+cdef inline double plus_one_sided(double two_sided, const double* head_only,
+                                  const double* mod_only, int h, int m) noexcept nogil:
+    """The unlabeled score of the arc h -> m: ``two_sided`` (the sum of its other templates'
+    weights) plus its head's and its modifier's sums from ``one_sided_scores``, in that
+    order."""
+    cdef int right = h < m
+    cdef int bin = distance_bin(h - m if h > m else m - h)
+    return (two_sided + head_only[(h * 2 + right) * N_BINS + bin]
+            + mod_only[(m * 2 + right) * N_BINS + bin])
 
 cdef enum:
     # How the arc features of a template key map to weight indices (FeatureSpace.layout):

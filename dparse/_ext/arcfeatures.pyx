@@ -568,9 +568,7 @@ def score_arcs(const int32_t[:, ::1] tokens, const int32_t[::1] morph_ptr,
                     prefetch_gather(W, feats_next, nf_next)
                     prefetch_rows(LW, lfeats_next, nl_next, L)
                 right = h < m
-                bin = distance_bin(h - m if h > m else m - h)
-                total = (gather_sum(W, feats, nf) + head_only[(h * 2 + right) * N_BINS + bin]
-                         + mod_only[(m * 2 + right) * N_BINS + bin])
+                total = plus_one_sided(gather_sum(W, feats, nf), head_only, mod_only, h, m)
                 label_sum(lab, &head_side[(h * 2 + right) * L], &mod_side[(m * 2 + right) * L],
                           LW, lfeats, nl, L)
                 if cost:

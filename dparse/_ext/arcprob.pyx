@@ -17,9 +17,8 @@ from libc.stdlib cimport free, malloc
 
 from dparse._ext.arcfeatures cimport (
     LAYOUT_HASHED, N_BINS, N_ONE_SIDED, SentC, arc_features, free_sentence, init_sentence,
-    layout_arc_features, max_arc_features, one_sided_scores,
+    layout_arc_features, max_arc_features, one_sided_scores, plus_one_sided,
 )
-from dparse._ext.hashing cimport distance_bin
 from dparse._ext.weights cimport gather_sum, prefetch_gather
 
 import numpy as np
@@ -43,7 +42,7 @@ def score_heads(const int32_t[:, ::1] tokens, const int32_t[::1] morph_ptr,
         raise ValueError(f"weights has {weights.shape[0]} entries, fewer than 2**{arc_bits}")
     cdef SentC s
     init_sentence(&s, tokens, morph_ptr, morph)
-    cdef int n = s.n, h, m, nxt, nf, nf_next = 0, right, bin
+    cdef int n = s.n, h, m, nxt, nf, nf_next = 0
     if out.shape[0] != n + 1 or out.shape[1] != n + 1:
         free_sentence(&s)
         raise ValueError("out must be [n+1, n+1]")
@@ -75,10 +74,7 @@ def score_heads(const int32_t[:, ::1] tokens, const int32_t[::1] morph_ptr,
                     nf_next = layout_arc_features(&s, h, nxt, feats_next, arc_bits,
                                                   LAYOUT_HASHED, N_ONE_SIDED)
                     prefetch_gather(W, feats_next, nf_next)
-                right = h < m
-                bin = distance_bin(h - m if h > m else m - h)
-                out[h, m] = (gather_sum(W, feats, nf) + head_only[(h * 2 + right) * N_BINS + bin]
-                             + mod_only[(m * 2 + right) * N_BINS + bin])
+                out[h, m] = plus_one_sided(gather_sum(W, feats, nf), head_only, mod_only, h, m)
                 swap = feats; feats = feats_next; feats_next = swap
                 nf = nf_next
                 m = nxt

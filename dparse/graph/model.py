@@ -76,7 +76,7 @@ class PartScratch:
 
     def __init__(self, zeroed: bool = True) -> None:
         self._buffer = np.zeros(0)
-        self._used = 0  # entries handed out by the last take: all others are zero
+        self._used = 0  # entries handed out by the last take (zeroed: all others are zero)
         self.zeroed = zeroed
 
     def take(self, n1: int, count: int) -> list[np.ndarray]:

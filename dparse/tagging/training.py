@@ -192,14 +192,17 @@ def build_model(train: Sequence[Sentence], columns: list[str], tc: TaggingConfig
     for c in columns:
         classes = _classes(counts[c])
         ids = class_ids[c] = {v: k for k, v in enumerate(classes)}
-        rare = [t for t, form in enumerate(forms) if type_counts[form] < tc.dictionary_min_count]
-        if c == "lemma":  # a rare type's lemma rules: those that apply to its form
-            ptr, rules = RuleIndex(classes).applicable_many([forms[t] for t in rare])
-            rare_lists = {t: rules[ptr[k]:ptr[k + 1]] for k, t in enumerate(rare)}
-        else:  # any class
-            rare_lists = dict.fromkeys(rare, [])
-        lists = [rare_lists[t] if t in rare_lists else sorted(ids[v] for v in seen[c][t])
-                 for t in range(len(forms))]
+        # a frequent type's candidates: the classes it was seen with; a rare one's: any class
+        # (lemmas: the rules that apply to its form)
+        lists = [sorted(ids[v] for v in seen[c][t])
+                 if type_counts[form] >= tc.dictionary_min_count else []
+                 for t, form in enumerate(forms)]
+        if c == "lemma":
+            rare = [t for t, form in enumerate(forms)
+                    if type_counts[form] < tc.dictionary_min_count]
+            rule_ptr, rules = RuleIndex(classes).applicable_many([forms[t] for t in rare])
+            for k, t in enumerate(rare):
+                lists[t] = rules[rule_ptr[k]:rule_ptr[k + 1]]
         ptr, cand = csr(lists)
         compat = np.zeros((0, len(classes)), dtype=np.uint8)
         if c not in (DRAFT, "upos") and "upos" in class_ids:
