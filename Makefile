@@ -45,27 +45,29 @@ build-debug:  ## build the Cython extensions in place with bounds checks (DPARSE
 # It runs the tests not marked slow, on PYTEST_WORKERS processes (pytest-xdist; each test file
 # on one of them, so that a file's fixtures are made once); make test-full runs them all, the
 # full-size trainings marked slow too.
-EXT := dparse/_ext
+MODE_FILE := dparse/_ext/BUILD_MODE
 EXT_KEEP := build/optimized-ext
+# the compiled files of every extension (generated C and C++ too), wherever its .pyx lives
+EXT_FILES = find dparse \( -name '*.so' -o -name '*.c' -o -name '*.cpp' \) -type f
 PYTEST_WORKERS ?= 2
 PYTEST_PARALLEL = $(if $(filter-out 0 1,$(PYTEST_WORKERS)),-n $(PYTEST_WORKERS) --dist loadfile)
-test: PYTEST_MARK := -m "not slow"
-test-full: PYTEST_MARK :=
+# pyproject.toml leaves the tests marked slow out of plain pytest; test-full asks for them too
+test: PYTEST_MARK :=
+test-full: PYTEST_MARK := -m "slow or not slow"
 
 test: deps  ## install, run the test suite (not slow) with bounds checks, restore the optimized build
 test-full: deps  ## as make test, with the tests marked slow (full-size trainings) too
 test test-full:
 	@rm -rf $(EXT_KEEP); \
-	if grep -qx optimized $(EXT)/BUILD_MODE 2>/dev/null; then \
+	if grep -qx optimized $(MODE_FILE) 2>/dev/null; then \
 	  mkdir -p $(EXT_KEEP); \
-	  for f in $(EXT)/BUILD_MODE $(EXT)/*.c $(EXT)/*.cpp $(EXT)/*.so; do \
-	    if [ -e "$$f" ]; then cp -p "$$f" $(EXT_KEEP)/; fi; \
-	  done; \
+	  { echo $(MODE_FILE); $(EXT_FILES); } | while read -r f; do cp -p --parents "$$f" $(EXT_KEEP)/; done; \
 	fi; \
 	restore() { \
 	  if [ -d $(EXT_KEEP) ]; then \
-	    for f in $(EXT_KEEP)/*; do \
-	      cp -p "$$f" "$(EXT)/.$${f##*/}.tmp" && mv -f "$(EXT)/.$${f##*/}.tmp" "$(EXT)/$${f##*/}"; \
+	    (cd $(EXT_KEEP) && find . -type f) | while read -r f; do \
+	      f=$${f#./}; tmp="$${f%/*}/.$${f##*/}.tmp"; \
+	      cp -p "$(EXT_KEEP)/$$f" "$$tmp" && mv -f "$$tmp" "$$f"; \
 	    done; \
 	    rm -rf $(EXT_KEEP); \
 	    echo "make test: the optimized build is back in place"; \
@@ -77,7 +79,7 @@ test test-full:
 	$(BUILD_DEBUG) && $(PYTHON) -m pytest -q $(PYTEST_PARALLEL) $(PYTEST_MARK)
 
 test-fast: deps build  ## optimized build, tests not marked slow
-	$(PYTHON) -m pytest -q $(PYTEST_PARALLEL) -m "not slow"
+	$(PYTHON) -m pytest -q $(PYTEST_PARALLEL)
 
 lint:  ## ruff over the package, tests and scripts
 	$(PYTHON) -m ruff check dparse tests data_scripts benchmarks
@@ -105,6 +107,7 @@ bench: install  ## speed, accuracy, memory; read/write/eval tok/s -> results/ben
 		$(if $(JOBS),--jobs 1$(comma)$(JOBS))
 
 clean:  ## remove build products
-	rm -rf build dparse/_ext/*.c dparse/_ext/*.so
+	rm -rf build
+	$(EXT_FILES) -delete
 
 -include make/*.mk

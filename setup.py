@@ -1,6 +1,8 @@
-"""Builds the Cython extensions in dparse/_ext.
+"""Builds dparse's Cython extensions.
 
-Every ``dparse/_ext/*.pyx`` becomes an extension module. The default build is optimized
+Every ``.pyx`` file under ``dparse/`` becomes an extension module named by its path
+(``dparse/graph/cle.pyx`` is ``dparse.graph.cle``): each parser family's extensions sit in its
+own subpackage, those several families share in ``dparse/_ext``. The default build is optimized
 (-O3, bounds checking and wraparound off); ``DPARSE_DEBUG=1`` turns bounds checking,
 wraparound and initialized-check back on (``make test`` and CI build this way). The mode of the
 last in-place build is kept in ``dparse/_ext/BUILD_MODE``; switching modes rebuilds everything.
@@ -39,6 +41,8 @@ class ModeAwareBuildExt(build_ext):
         super().finalize_options()
         if MODE_CHANGED and self.inplace:
             self.force = True
+        if self.parallel is None:  # compile the extensions on every core (-j N overrides)
+            self.parallel = os.cpu_count() or 1
 
     def run(self) -> None:
         super().run()
@@ -48,16 +52,17 @@ class ModeAwareBuildExt(build_ext):
 
 extensions = [
     Extension(
-        f"dparse._ext.{path.stem}",
+        ".".join(path.with_suffix("").parts),
         [str(path)],
         include_dirs=[numpy.get_include()],
         extra_compile_args=compile_args,
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
     )
-    for path in sorted(Path("dparse/_ext").glob("*.pyx"))
+    for path in sorted(Path("dparse").rglob("*.pyx"))
 ]
 
 setup(
-    ext_modules=cythonize(extensions, compiler_directives=directives, force=MODE_CHANGED),
+    ext_modules=cythonize(extensions, compiler_directives=directives, force=MODE_CHANGED,
+                          nthreads=os.cpu_count() or 1),
     cmdclass={"build_ext": ModeAwareBuildExt},
 )

@@ -33,9 +33,9 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
-from dparse._ext.eisner3 import eisner3_scorer
-from dparse._ext.generalized_eisner import ArrayScorer
-from dparse._ext.partscorer import ArrayPartScorer
+from dparse.graph.eisner3 import eisner3_scorer
+from dparse.graph.generalized_eisner import ArrayScorer
+from dparse.graph.partscorer import ArrayPartScorer
 from timing import seconds_per_call
 
 from dparse.decoders import get_decoder

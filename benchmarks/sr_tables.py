@@ -21,7 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from dparse._ext.hypergraph import Hypergraph
+from dparse.hypergraph.hypergraph import Hypergraph
 
 from dparse.config import load_config
 from dparse.conll import Sentence, read_treebank

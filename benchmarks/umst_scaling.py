@@ -20,8 +20,8 @@ import argparse
 from pathlib import Path
 
 import numpy as np
-from dparse._ext.cle import chu_liu_edmonds
-from dparse._ext.umst import tree_from_edges
+from dparse.graph.cle import chu_liu_edmonds
+from dparse.undirected.umst import tree_from_edges
 from timing import seconds_per_call
 
 from dparse.conll import read_treebank

@@ -15,7 +15,7 @@ a valid tree in the sense of :func:`dparse.trees.is_tree` (projective for projec
 The decoders register themselves (:func:`register_decoder`, usable as a class decorator) in
 the modules of their parser families: :mod:`dparse.graph.decoders` (``cle``, ``eisner``, the
 exact second- and third-order ``eisner2-*`` and ``eisner3*``, the greedy ``bgi`` and ``bgi-pp``,
-and ``cube``), :mod:`dparse._ext.dd2` (``dd2``) and :mod:`dparse.undirected.decoders` (``umst``
+and ``cube``), :mod:`dparse.graph.dd2` (``dd2``) and :mod:`dparse.undirected.decoders` (``umst``
 and ``umst-df*``); :data:`PROVIDERS` lists those modules, imported in order at the lookup of a
 name not yet registered until one registers it (all of them for :func:`available_decoders`).
 A part keyword given as None is left out. A new decoder subclasses :class:`Decoder`,
@@ -140,7 +140,7 @@ D = TypeVar("D", bound="Decoder | type[Decoder]")
 _REGISTRY: dict[str, Decoder] = {}
 # The modules whose decoders register themselves on import, imported in this order at the
 # first lookup of a name not yet registered, until one registers it.
-PROVIDERS = ("dparse.graph.decoders", "dparse._ext.dd2", "dparse.undirected.decoders")
+PROVIDERS = ("dparse.graph.decoders", "dparse.graph.dd2", "dparse.undirected.decoders")
 
 
 def _import_providers(until: str | None = None) -> None:

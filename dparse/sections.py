@@ -241,7 +241,7 @@ class TaggingConfig:
     lemmatized in training takes its most frequent lemma there instead of a predicted rule;
     ``draft_folds`` k >= 2: a draft UPOS pass first, whose tags of the words to the right the
     UPOS pass reads, jackknifed in k folds on the training data (0: no draft). The weights are
-    exact, one per feature and class that training updated (dparse._ext.tagger)."""
+    exact, one per feature and class that training updated (dparse.tagging.tagger)."""
 
     dictionary_min_count: int = 1000000
     ambiguity_min_count: int = 1

@@ -152,7 +152,7 @@ def best_score2(
 
 def cube_parts(heads: NDArray[np.integer]) -> dict[str, list[tuple[int, ...]]]:
     """The parts of one tree (int [n+1]) that the ``cube`` decoder scores (see
-    dparse/_ext/generalized_eisner.pyx): every arc (h, m), sibling part and tri-sibling part
+    dparse/graph/generalized_eisner.pyx): every arc (h, m), sibling part and tri-sibling part
     (:func:`second_order_parts`, :func:`third_order_parts`); grandchild parts (g, h, m) and
     grand-sibling parts (g, h, s, m) only for m the outermost modifier of h on its side.
     """

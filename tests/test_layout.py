@@ -131,10 +131,10 @@ def test_the_import_graph_sees_imports_in_functions_and_under_type_checking(
                      "dparse.metrics": 6}
     graph = import_graph()
     # dparse.config imports the family registry inside validate(), and dparse.parsers each
-    # family's trainer inside a function; dparse/_ext/dd2.pyx imports the decoder registry.
+    # family's trainer inside a function; dparse/graph/dd2.pyx imports the decoder registry.
     assert "dparse.families" in graph["dparse.config"]
     assert "dparse.graph.training" in graph["dparse.parsers"]
-    assert "dparse.decoders" in graph["dparse._ext.dd2"]
+    assert "dparse.decoders" in graph["dparse.graph.dd2"]
     assert "dparse.hypergraph" in graph["dparse.rerank.model"]  # a package's __init__ runs too
 
 

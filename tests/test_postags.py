@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from dparse._ext.easyfirst import TAG_LEXICAL, TAG_PREPOSITION, layout_size
+from dparse.transition.easyfirst_core import TAG_LEXICAL, TAG_PREPOSITION, layout_size
 
 from dparse.cli import cli
 from dparse.config import load_config, save_config

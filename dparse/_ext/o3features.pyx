@@ -50,9 +50,9 @@ import numpy as np
 
 cimport cython
 
-from dparse._ext.generalized_eisner cimport ChartScorer, PartContextC
+from dparse.graph.generalized_eisner cimport ChartScorer, PartContextC
 from dparse._ext.hashing cimport bucket, distance_bin, fmix, mix, side
-from dparse._ext.partscorer cimport PartScorer
+from dparse.graph.partscorer cimport PartScorer
 from dparse._ext.tokens cimport LEMMA, NCOLS, UPOS, WORD, XPOS, token_attr
 from dparse._ext.types cimport score_t
 from dparse._ext.weights cimport add_row, gather_sum

@@ -21,13 +21,13 @@ from typing import TYPE_CHECKING, ClassVar
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from dparse._ext.cle import chu_liu_edmonds
-from dparse._ext.eisner import eisner
-from dparse._ext.eisner2 import eisner2_sib, eisner2_sibgp
 from dparse.decoders import Decoder, Heads, Scores, register_decoder
+from dparse.graph.cle import chu_liu_edmonds
+from dparse.graph.eisner import eisner
+from dparse.graph.eisner2 import eisner2_sib, eisner2_sibgp
 
 if TYPE_CHECKING:
-    from dparse._ext.generalized_eisner import ChartScorer
+    from dparse.graph.generalized_eisner import ChartScorer
 
 # The extensions of the third-order, greedy and cube-pruning decoders are imported at their
 # first call: a first- or second-order parse does not load them.
@@ -46,7 +46,7 @@ class _Extension(Decoder):
 class ChuLiuEdmonds(_Extension):
     """Maximum spanning arborescence (Chu and Liu 1965; Edmonds 1967) in Tarjan's (1977) O(n^2)
     dense form; single root by reweighting the root arcs (Stanojevic and Cohen 2021), also
-    O(n^2). See dparse/_ext/cle.pyx."""
+    O(n^2). See dparse/graph/cle.pyx."""
 
     name = "cle"
     exact = True
@@ -57,7 +57,7 @@ class ChuLiuEdmonds(_Extension):
 @register_decoder
 class Eisner(_Extension):
     """Best projective tree, Eisner's (1996) O(n^3) dynamic program; single root by building
-    the root's span from one root arc. See dparse/_ext/eisner.pyx."""
+    the root's span from one root arc. See dparse/graph/eisner.pyx."""
 
     name = "eisner"
     exact = True
@@ -69,7 +69,7 @@ class Eisner(_Extension):
 class Eisner2Sib(Decoder):
     """Best projective tree under arc and consecutive-sibling parts: second-order Eisner
     (McDonald and Pereira 2006), O(n^3) time and memory. A missing ``sib`` counts as zeros.
-    See dparse/_ext/eisner2.pyx."""
+    See dparse/graph/eisner2.pyx."""
 
     name = "eisner2-sib"
     exact = True
@@ -84,7 +84,7 @@ class Eisner2Sib(Decoder):
 class Eisner2SibGrand(Decoder):
     """Best projective tree under arc, consecutive-sibling and grandparent parts: Koo and
     Collins's (2010) Model 1, O(n^4) time, O(n^3) memory. A missing ``sib`` or ``grand`` counts
-    as zeros. See dparse/_ext/eisner2.pyx."""
+    as zeros. See dparse/graph/eisner2.pyx."""
 
     name = "eisner2-sibgp"
     exact = True
@@ -100,8 +100,8 @@ class Eisner3(Decoder):
     """Best projective tree under arc, sibling, grandparent, tri-sibling and grand-sibling parts
     (every one of each, as DESIGN.md defines them; the part set of Koo and Collins's 2010 Model
     2): exact, O(n^5) time on dense scores, fast on pruned ones (-inf arcs). Missing parts count
-    as zeros. See dparse/_ext/eisner3.pyx; ``eisner3_scorer`` there decodes from a PartScorer
-    (dparse/_ext/partscorer.pyx) that scores parts on demand."""
+    as zeros. See dparse/graph/eisner3.pyx; ``eisner3_scorer`` there decodes from a PartScorer
+    (dparse/graph/partscorer.pyx) that scores parts on demand."""
 
     name = "eisner3"
     exact = True
@@ -110,7 +110,7 @@ class Eisner3(Decoder):
     outermost: ClassVar[bool] = False  # grand and gsib for outermost modifiers only
 
     def _decode(self, arc: Scores, single_root: bool, **parts: Scores) -> Heads:
-        from dparse._ext.eisner3 import eisner3
+        from dparse.graph.eisner3 import eisner3
 
         return eisner3(arc, single_root=single_root, outermost=self.outermost, **parts)
 
@@ -120,7 +120,7 @@ class Eisner3Outermost(Eisner3):
     """Koo and Collins's (2010) Model 2 as published: exact, O(n^4) time, O(n^3) memory. Parts
     as for ``eisner3``, except that grand[g, h, m] and gsib[g, h, s, m] count only for m the
     outermost modifier of h on its side (s the one before it, or h): the part semantics of
-    ``cube``. See dparse/_ext/eisner3.pyx."""
+    ``cube``. See dparse/graph/eisner3.pyx."""
 
     name = "eisner3-outermost"
     outermost = True
@@ -153,8 +153,8 @@ class GreedyBGI(Decoder):
     the lowest loss - gain until the tree is complete; missing parts count as zeros. Options
     (constructor defaults, or keywords of one ``decode`` call): ``beam``, the beam width of
     Section 6 (int >= 1, default 1: plain greedy), and ``improve``, rounds of post-search arc
-    swaps (Section 6, dparse/_ext/improve.pyx; int >= 0, default 0). In C:
-    dparse/_ext/greedy.pyx, equal to the reference dparse/graph/greedy_reference.py."""
+    swaps (Section 6, dparse/graph/improve.pyx; int >= 0, default 0). In C:
+    dparse/graph/greedy.pyx, equal to the reference dparse/graph/greedy_reference.py."""
 
     name = "bgi"
     exact = False
@@ -198,7 +198,7 @@ class GreedyBGI(Decoder):
         return variant
 
     def _decode(self, arc: Scores, single_root: bool, **parts: Scores) -> Heads:
-        from dparse._ext.greedy import greedy
+        from dparse.graph.greedy import greedy
 
         return greedy(arc, parts.get("sib"), parts.get("grand"), single_root,
                       self.partial_predictions, self.alpha, self.beta, self.beam,
@@ -229,7 +229,7 @@ class GreedyBGIPP(GreedyBGI):
 class CubePruning(Decoder):
     """Generalized higher-order Eisner with cube pruning (Zhang and McDonald 2012): projective,
     approximate. Parts arc, sib, grand, trisib, gsib, missing ones zero; grand and gsib count
-    only for outermost grandchildren (the exact semantics: dparse/_ext/generalized_eisner.pyx).
+    only for outermost grandchildren (the exact semantics: dparse/graph/generalized_eisner.pyx).
     Options (constructor defaults, or keywords of one ``decode`` call): ``k``, the items kept
     per chart cell (int >= 1, default 5), and ``recombination``, merging items with equal
     signatures (bool, default True). :meth:`parse` is the labeled entry for a model's scorer.
@@ -265,7 +265,7 @@ class CubePruning(Decoder):
         return Decoder.decode(decoder, arc, single_root=single_root, **parts)
 
     def _decode(self, arc: Scores, single_root: bool, **parts: Scores) -> Heads:
-        from dparse._ext.generalized_eisner import ArrayScorer
+        from dparse.graph.generalized_eisner import ArrayScorer
 
         return self.parse(arc, ArrayScorer(arc, **parts), single_root=single_root)[0]
 
@@ -284,7 +284,7 @@ class CubePruning(Decoder):
         negative entry ending the list (None: label 0). Returns (heads int32 [n+1], deprels
         int32 [n+1] label ids, score under the scorer); heads[0] == deprels[0] == -1.
         """
-        from dparse._ext.generalized_eisner import GeneralizedEisner
+        from dparse.graph.generalized_eisner import GeneralizedEisner
 
         chart = GeneralizedEisner(self.k, self.recombination)
         return chart.parse(arc, scorer, labels, single_root)

@@ -29,7 +29,7 @@ grandparent parts whose arcs are all allowed. Parts with a disallowed arc count 
 are never read (a first-order pruner's scores leave them unset or zero); the others must be
 finite (ValueError).
 
-dparse/_ext/improve.pyx is the fast version; it returns the same trees.
+dparse/graph/improve.pyx is the fast version; it returns the same trees.
 """
 
 from __future__ import annotations

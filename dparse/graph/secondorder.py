@@ -17,10 +17,10 @@ from pathlib import Path
 import numpy as np
 
 from dparse._ext.arcfeatures import FeatureSpace
-from dparse._ext.o2features import SecondOrderSpace, score_second_order, second_order_delta
 from dparse.config import ExperimentConfig
 from dparse.errors import DparseError
 from dparse.graph.model import ArcFactoredModel, GraphModel, PartScratch
+from dparse.graph.o2features import SecondOrderSpace, score_second_order, second_order_delta
 from dparse.graph.pruner import Pruner
 from dparse.modeldir import (
     PRUNER_DIR,

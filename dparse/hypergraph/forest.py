@@ -22,8 +22,8 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from dparse._ext.hypergraph import forest_problem
 from dparse.errors import DparseError
+from dparse.hypergraph.hypergraph import forest_problem
 
 __all__ = ["Forest"]
 

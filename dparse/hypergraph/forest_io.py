@@ -17,7 +17,7 @@ then the next ``sentence`` line, and so on; nothing else (no blank lines, no com
 sentence id is any non-empty string without whitespace (the writer's default: the 1-based
 position). Scores are written as Python's shortest round-trip repr, so a read gives back every
 score bit for bit. The vertex and hyperedge lines are formatted and parsed in C
-(dparse/_ext/forest_text.pyx). Every forest read is checked with :meth:`Forest.validate`; any
+(dparse/hypergraph/forest_text.pyx). Every forest read is checked with :meth:`Forest.validate`; any
 problem is an :class:`InputError` naming the file, the 1-based line and the problem.
 """
 
@@ -33,10 +33,10 @@ from typing import IO
 
 import numpy as np
 
-from dparse._ext.forest_text import format_edges, format_vertices, parse_lines
 from dparse.conll import _open_read
 from dparse.errors import DparseError, InputError
 from dparse.hypergraph.forest import Forest
+from dparse.hypergraph.forest_text import format_edges, format_vertices, parse_lines
 from dparse.outputs import open_output
 
 __all__ = ["MAGIC", "ForestWriter", "forest_writer", "read_forests", "write_forests"]

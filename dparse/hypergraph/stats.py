@@ -18,11 +18,11 @@ from dataclasses import asdict, dataclass
 import numpy as np
 from tqdm import tqdm
 
-from dparse._ext.hypergraph import Hypergraph
 from dparse.conll import Sentence, read_conll
 from dparse.errors import InputError
 from dparse.hypergraph.forest import Forest
 from dparse.hypergraph.forest_io import read_forests
+from dparse.hypergraph.hypergraph import Hypergraph
 from dparse.punct import PUNCT_RULES, excluded
 
 __all__ = ["ForestReport", "forest_report", "format_forest_report"]

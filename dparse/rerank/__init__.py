@@ -5,5 +5,5 @@ packed forests of the shift-reduce parser (:mod:`dparse.transition`).
   trained on the other folds with the gold state forced into the beam;
 - :mod:`dparse.rerank.model`: the reranker (hyperedge-factored local features, non-local
   features by cube pruning over the forest, equations 1-4), its averaged-perceptron training
-  and the line search of beta; features and decoding in :mod:`dparse._ext.rerank`.
+  and the line search of beta; features and decoding in :mod:`dparse.rerank.reranker`.
 """

@@ -39,7 +39,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from tqdm import tqdm
 
-from dparse._ext.hypergraph import Hypergraph
 from dparse.config import ExperimentConfig
 from dparse.conll import Sentence
 from dparse.epochs import read_split
@@ -47,6 +46,7 @@ from dparse.errors import ConfigError, DparseError
 from dparse.folds import fold_of_sentences
 from dparse.hypergraph.forest import Forest
 from dparse.hypergraph.forest_io import forest_writer, read_forests
+from dparse.hypergraph.hypergraph import Hypergraph
 from dparse.modeldir import file_sha256
 from dparse.outputs import write_text
 from dparse.projectivize import projectivize_heads

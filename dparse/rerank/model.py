@@ -3,7 +3,7 @@
 Hayashi, Kondo and Matsumoto (2013), Sections 5-6. The first stage is a shift-reduce parser
 (:mod:`dparse.transition.shiftreduce`); its packed forest of each sentence is reranked by a
 linear model over hyperedge-factored local features and, in ``nonlocal`` models, non-local
-features scored by cube pruning (features and decoders: :mod:`dparse._ext.rerank`):
+features scored by cube pruning (features and decoders: :mod:`dparse.rerank.reranker`):
 
 - training (equation 1): the averaged perceptron (``training.learner``; ``pa`` also works) on
   the jackknifed training forests (:mod:`dparse.rerank.jackknife`) against each forest's oracle
@@ -35,9 +35,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from tqdm import tqdm
 
-from dparse._ext.hypergraph import Hypergraph
-from dparse._ext.rerank import WORD_CLASSES, RerankSentence
-from dparse._ext.shiftreduce import label_tree
 from dparse.config import ExperimentConfig, load_config, save_config
 from dparse.conll import Sentence
 from dparse.epochs import (
@@ -49,6 +46,7 @@ from dparse.epochs import (
 )
 from dparse.errors import ConfigError, DparseError
 from dparse.hypergraph.forest import Forest
+from dparse.hypergraph.hypergraph import Hypergraph
 from dparse.learning import AveragedLearner
 from dparse.mixing import ModelShard
 from dparse.modeldir import (
@@ -67,9 +65,11 @@ from dparse.projectivize import projectivize
 from dparse.punct import excluded
 from dparse.rerank.checks import beta_grid
 from dparse.rerank.jackknife import jackknife_forests, read_jackknife_forests, stamp_key
+from dparse.rerank.reranker import WORD_CLASSES, RerankSentence
 from dparse.timer import ParseTimer
 from dparse.transition.shiftreduce import ShiftReduceModel
 from dparse.transition.shiftreduce import train as train_first_stage
+from dparse.transition.shiftreduce_core import label_tree
 from dparse.vocab import TAG_COLUMNS, EncodedSentence, Vocabulary
 
 if TYPE_CHECKING:  # the cluster's modules: imported to train on several workers only

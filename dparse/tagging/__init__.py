@@ -3,7 +3,7 @@
 - :mod:`dparse.tagging.features`: the word atoms and each column's feature templates;
 - :mod:`dparse.tagging.lemma_rules`: lemmas as edit rules between form and lemma;
 - :mod:`dparse.tagging.model`: a trained tagger and how it tags (hot loops in
-  :mod:`dparse._ext.tagger`);
+  :mod:`dparse.tagging.tagger`);
 - :mod:`dparse.tagging.training`: training it (``parser: tagger`` configs);
 - :mod:`dparse.tagging.pipeline`: parsers trained on jackknifed predicted tags that carry
   their tagger (a ``tagger:`` section in a parser's config);

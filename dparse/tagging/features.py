@@ -1,7 +1,7 @@
 """What the tagger's features read: word atoms and the templates of each column.
 
 A word's *atoms* (:data:`ATOMS`) are stable 64-bit hashes of strings made from its form
-(:func:`dparse._ext.tagger.hash_strings`), computed once per word type: the form, the form
+(:func:`dparse.tagging.tagger.hash_strings`), computed once per word type: the form, the form
 lower-cased, its prefixes and suffixes of 1 to 4 and 1 to 5 characters (of the lower-cased form;
 shorter words repeat their whole form), its shape (each upper-case letter ``X``, lower-case ``x``,
 digit ``d``, other characters kept, runs cut to two) and its *ambiguity class*: the UPOS tags the
@@ -22,7 +22,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from dparse._ext.tagger import TEMPLATE_WIDTH, form_atoms, hash_strings
+from dparse.tagging.tagger import TEMPLATE_WIDTH, form_atoms, hash_strings
 
 # The columns in the order they are predicted; ``draft`` is a first UPOS pass, whose tags of
 # the words to the right the UPOS pass reads (never written out).
@@ -96,7 +96,7 @@ TEMPLATES: dict[str, tuple[Template, ...]] = {
 
 
 def template_array(templates: Sequence[Template], column: str) -> np.ndarray:
-    """Templates as the int32 [F, 7] rows of :mod:`dparse._ext.tagger` for ``column``."""
+    """Templates as the int32 [F, 7] rows of :mod:`dparse.tagging.tagger` for ``column``."""
     rows = np.zeros((len(templates), TEMPLATE_WIDTH), dtype=np.int32)
     own = COLUMN_LETTERS[LETTER_OF[column]]
     for f, template in enumerate(templates):
@@ -140,7 +140,7 @@ def ambiguity_atoms(classes: Sequence[str]) -> np.ndarray:
 def word_atoms(forms: Sequence[str], ambiguity: Sequence[str] | None = None) -> np.ndarray:
     """The atoms of word types: uint64 [len(forms), len(ATOMS)]; ``ambiguity[i]`` is the
     type's ambiguity class (None: :data:`UNKNOWN_CLASS` for all, types not seen in training).
-    Atom a of a form is the :func:`~dparse._ext.tagger.hash_strings` hash of a string made of
+    Atom a of a form is the :func:`~dparse.tagging.tagger.hash_strings` hash of a string made of
     a tag and a part of the form (:func:`atom_strings`), hashed without building it."""
     ambiguity = ambiguity if ambiguity is not None else [UNKNOWN_CLASS] * len(forms)
     return form_atoms(list(forms), list(ambiguity))

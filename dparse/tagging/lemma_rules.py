@@ -19,7 +19,7 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from dparse._ext.tagger import applicable_rules
+from dparse.tagging.tagger import applicable_rules
 
 Rule = tuple[str, str, str, str, str]
 CASES = ("keep", "lower")
@@ -83,7 +83,7 @@ class RuleIndex:
     """The rules of a model, indexed to find those that apply to forms quickly: per case, a
     trie of the front strips, each of whose nodes where front strips end leads to a trie of
     those rules' back strips (read from the end); a form's walk visits only the strips it
-    carries (:func:`dparse._ext.tagger.applicable_rules`, whose docstring gives the arrays)."""
+    carries (:func:`dparse.tagging.tagger.applicable_rules`, whose docstring gives the arrays)."""
 
     def __init__(self, rules: Iterable[Rule]) -> None:
         self.rules: list[Rule] = [tuple(r) for r in rules]  # type: ignore[misc]

@@ -1,7 +1,7 @@
 """A trained tagger: UPOS, XPOS, FEATS and lemmas predicted word by word, in that order.
 
 Each predicted column is a :class:`ColumnModel`, a greedy left-to-right classifier
-(:mod:`dparse._ext.tagger`) over the templates of :mod:`dparse.tagging.features`; later columns
+(:mod:`dparse.tagging.tagger`) over the templates of :mod:`dparse.tagging.features`; later columns
 read the values of earlier ones (predicted, or kept from the input), and UPOS reads a draft UPOS
 pass of the words to its right. Lemmas are edit rules (:mod:`dparse.tagging.lemma_rules`)
 classified the same way, except that a (form, UPOS) pair the training data lemmatized takes its
@@ -15,7 +15,7 @@ candidates are then kept only if the training data paired them with the word's U
 
 Files of a tagger model directory: ``tagger.bin`` (an aligned array file of
 :func:`dparse.modeldir.save_arrays`, memory-mapped when loaded: each column's feature table of
-float32 weights, see :mod:`dparse._ext.tagger`, the known types' candidates and UPOS pairings,
+float32 weights, see :mod:`dparse.tagging.tagger`, the known types' candidates and UPOS pairings,
 and their atoms) and ``tagger.json`` (forms, classes, lexicon).
 """
 
@@ -32,7 +32,6 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from dparse._ext.tagger import CheckedTable, tag_column
 from dparse.collector import collector_paused
 from dparse.conll import Sentence
 from dparse.errors import DparseError
@@ -44,6 +43,7 @@ from dparse.tagging.features import (
     word_atoms,
 )
 from dparse.tagging.lemma_rules import Rule, RuleIndex, apply_rule
+from dparse.tagging.tagger import CheckedTable, tag_column
 from dparse.timer import ParseTimer
 
 TAGGER_JSON = "tagger.json"
@@ -84,7 +84,7 @@ def csr(lists: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:
 
 @dataclass
 class EncodedBatch:
-    """Sentences as :mod:`dparse._ext.tagger` reads them: ``tok_type`` int32 [T] (known
+    """Sentences as :mod:`dparse.tagging.tagger` reads them: ``tok_type`` int32 [T] (known
     types, then ``extra``: the batch's other forms), their atoms ``atoms_extra`` and the
     sentence offsets ``sent_ptr`` int32 [sentences + 1]. A training batch has no other forms
     but ``copies`` copies of the known types, each with the ambiguity classes of a jackknife
@@ -107,9 +107,9 @@ class EncodedBatch:
 
 
 class FeatureTable(NamedTuple):
-    """A column's weights as :func:`dparse._ext.tagger.tag_column` reads them: ``slots``
+    """A column's weights as :func:`dparse.tagging.tagger.tag_column` reads them: ``slots``
     uint64 [S, 2], ``entry_class`` int32 [E], ``entry_weight`` float32 [E] (see
-    :mod:`dparse._ext.tagger`)."""
+    :mod:`dparse.tagging.tagger`)."""
 
     slots: np.ndarray
     entry_class: np.ndarray

@@ -23,7 +23,6 @@ from typing import Any
 
 import numpy as np
 
-from dparse._ext.tagger import ColumnWeights, train_column_epoch
 from dparse.columns import ColumnCounter, unread_columns
 from dparse.config import ExperimentConfig
 from dparse.conll import Sentence, read_treebank
@@ -51,6 +50,7 @@ from dparse.tagging.model import (
     csr,
     rule_class,
 )
+from dparse.tagging.tagger import ColumnWeights, train_column_epoch
 
 log = logging.getLogger(__name__)
 

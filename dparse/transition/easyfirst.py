@@ -1,12 +1,13 @@
 """The easy-first non-directional parser (Goldberg and Elhadad 2010): model, parsing, training.
 
-Parsing is Algorithm 1 in C (:mod:`dparse._ext.easyfirst`): one call per sentence, the argmax
-found by a max-scan (``easyfirst-scan``, what the paper's own implementation does) or an indexed
-heap (``easyfirst-heap``); both give the same parses. Training is Algorithm 2, the structured
-perceptron with the valid-action update and parameter averaging (:class:`AveragedLearner`'s
-``w``/``u`` trick), on projectivized training trees (:mod:`dparse.projectivize`). Each epoch the
-averaged weights parse the dev file and the best epoch is kept, as for the graph parser. On
-several workers the epochs are mixed from shards (:class:`EasyFirstShard`, :mod:`dparse.mixing`).
+Parsing is Algorithm 1 in C (:mod:`dparse.transition.easyfirst_core`): one call per sentence,
+the argmax found by a max-scan (``easyfirst-scan``, what the paper's own implementation does) or
+an indexed heap (``easyfirst-heap``); both give the same parses. Training is Algorithm 2, the
+structured perceptron with the valid-action update and parameter averaging
+(:class:`AveragedLearner`'s ``w``/``u`` trick), on projectivized training trees
+(:mod:`dparse.projectivize`). Each epoch the averaged weights parse the dev file and the best
+epoch is kept, as for the graph parser. On several workers the epochs are mixed from shards
+(:class:`EasyFirstShard`, :mod:`dparse.mixing`).
 
 The tag column t_p reads and the prepositions and coordinators among its tags are resolved on
 the training data when the config says ``auto`` (:mod:`dparse.postags`) and stored in the model.
@@ -25,14 +26,6 @@ from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
-from dparse._ext.easyfirst import (
-    TAG_LEXICAL,
-    TAG_PREPOSITION,
-    TEMPLATE_GROUPS,
-    layout_size,
-    train_sentence,
-)
-from dparse._ext.easyfirst import parse as parse_encoded_sentence
 from dparse.config import ExperimentConfig
 from dparse.conll import Sentence
 from dparse.epochs import (
@@ -56,6 +49,14 @@ from dparse.modeldir import (
 )
 from dparse.postags import TagSettings
 from dparse.timer import ParseTimer
+from dparse.transition.easyfirst_core import (
+    TAG_LEXICAL,
+    TAG_PREPOSITION,
+    TEMPLATE_GROUPS,
+    layout_size,
+    train_sentence,
+)
+from dparse.transition.easyfirst_core import parse as parse_encoded_sentence
 from dparse.trees import root_words
 from dparse.vocab import TAG_COLUMNS, EncodedSentence, Vocabulary
 
@@ -192,7 +193,7 @@ def train_epoch(
 ) -> dict[str, int]:
     """One pass of Algorithm 2 over ``encoded`` in ``order`` (the weights the C code writes
     marked in ``learner.touched`` when the learner keeps it); returns the summed counts of
-    :func:`dparse._ext.easyfirst.train_sentence` (steps, first_valid, updates, capped,
+    :func:`dparse.transition.easyfirst_core.train_sentence` (steps, first_valid, updates, capped,
     label_correct, extractions)."""
     from tqdm import tqdm  # here: parsing, which imports this module, never needs it
 

@@ -11,7 +11,7 @@ Registered decoders:
   *directed* arc scores arc[h, m]: the undirected weight of {i, j} is f(arc[i, j], arc[j, i]),
   then as ``umst``. Approximate with respect to the directed scores.
 
-The cores are in dparse/_ext/umst.pyx.
+The cores are in dparse/undirected/umst.pyx.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from typing import ClassVar
 
 import numpy as np
 
-from dparse._ext.umst import undirected_mst
 from dparse.decoders import Decoder, Heads, Scores, register_decoder
+from dparse.undirected.umst import undirected_mst
 
 __all__ = ["COMBINERS", "DirectedUMST", "UndirectedMST", "combine", "single_root_repair"]
 

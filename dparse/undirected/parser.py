@@ -12,7 +12,7 @@
   Only the edges the pruner keeps are scored (feature extraction is O(m), not O(n^2)).
 - Training: cost-augmented passive-aggressive (or perceptron) updates against the undirected
   gold tree: delta = phi(gold edges) - phi(predicted edges), cost = the number of gold edges
-  missed; inference is the KKT undirected MST (dparse/_ext/umst.pyx). The epoch with the best
+  missed; inference is the KKT undirected MST (dparse/undirected/umst.pyx). The epoch with the best
   dev U-UAS is kept.
 - Parsing: MST of the pruned graph, oriented from the root (BFS), then the local enhancement
   procedure (LEP, ``lep_steps`` moves) under a directed first-order model's scores, which
@@ -43,7 +43,6 @@ from dparse._ext.arcfeatures import (
     edge_list_indices,
     edge_list_scores,
 )
-from dparse._ext.umst import local_enhancement, tree_from_edges
 from dparse.batch.engines import WorkerOptions, training_engine
 from dparse.config import ExperimentConfig
 from dparse.conll import Sentence
@@ -65,6 +64,7 @@ from dparse.prune import LengthDictionary, undirected_edges
 from dparse.timer import ParseTimer
 from dparse.trees import root_words
 from dparse.undirected.decoders import single_root_repair
+from dparse.undirected.umst import local_enhancement, tree_from_edges
 from dparse.vocab import EncodedSentence, Vocabulary
 
 PRUNE_FILE = "prune.json"
