@@ -16,8 +16,7 @@ from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
 from libc.stdlib cimport free, malloc
 
 from dparse._ext.arcfeatures cimport (
-    LAYOUT_HASHED, N_BINS, N_ONE_SIDED, SentC, arc_features, free_sentence, init_sentence,
-    layout_arc_features, max_arc_features, one_sided_scores, plus_one_sided,
+    SentC, arc_features, free_sentence, init_sentence, max_arc_features,
 )
 from dparse._ext.weights cimport gather_sum, prefetch_gather
 
@@ -33,9 +32,13 @@ def score_heads(const int32_t[:, ::1] tokens, const int32_t[::1] morph_ptr,
                 const int32_t[::1] morph, const floating[::1] weights, int arc_bits,
                 double[:, ::1] out):
     """Unlabeled scores of every arc h -> m into ``out`` (float64 [n+1, n+1], head first):
-    the sum of ``weights[i]`` over the arc's feature indices i < 2**arc_bits (the one-sided
-    templates' weights summed once per word, direction and distance bin); -inf on the
-    diagonal and in column 0."""
+    the sum of ``weights[i]`` over the arc's feature indices i < 2**arc_bits, in the order
+    ``arc_features`` gives them; -inf on the diagonal and in column 0.
+
+    Every arc sums all its templates itself, the one-sided ones too (the labeled scorer sums
+    those once per word instead): training scores with AdaGrad's float64 weights, whose sums
+    depend on their order, and this order is the one every recorded CRF and local pruner was
+    trained with (results/retrain-en_ewt.md)."""
     if not 10 <= arc_bits <= 30:
         raise ValueError("arc_bits must be in 10..30")
     if weights.shape[0] < (<int64_t>1) << arc_bits:
@@ -50,35 +53,30 @@ def score_heads(const int32_t[:, ::1] tokens, const int32_t[::1] morph_ptr,
     cdef uint64_t* feats = <uint64_t*>malloc(cap * sizeof(uint64_t))
     cdef uint64_t* feats_next = <uint64_t*>malloc(cap * sizeof(uint64_t))
     cdef uint64_t* swap
-    # One-sided template sums [n+1, 2 directions, N_BINS] of heads and of modifiers.
-    cdef double* head_only = <double*>malloc((n + 1) * 2 * N_BINS * sizeof(double))
-    cdef double* mod_only = <double*>malloc((n + 1) * 2 * N_BINS * sizeof(double))
     cdef const floating* W = &weights[0]
-    if feats == NULL or feats_next == NULL or head_only == NULL or mod_only == NULL:
-        free(feats); free(feats_next); free(head_only); free(mod_only)
+    if feats == NULL or feats_next == NULL:
+        free(feats); free(feats_next)
         free_sentence(&s)
         raise MemoryError()
     with nogil:
-        one_sided_scores(&s, W, arc_bits, LAYOUT_HASHED, NULL, head_only, mod_only)
         for h in range(n + 1):
             out[h, 0] = -INFINITY
             out[h, h] = -INFINITY
             m = 1 if h != 1 else 2
             if m > n:
                 continue
-            nf = layout_arc_features(&s, h, m, feats, arc_bits, LAYOUT_HASHED, N_ONE_SIDED)
+            nf = arc_features(&s, h, m, feats, arc_bits)
             while m <= n:
                 # hash the next arc's features and prefetch its weights before summing these
                 nxt = m + 1 if m + 1 != h else m + 2
                 if nxt <= n:
-                    nf_next = layout_arc_features(&s, h, nxt, feats_next, arc_bits,
-                                                  LAYOUT_HASHED, N_ONE_SIDED)
+                    nf_next = arc_features(&s, h, nxt, feats_next, arc_bits)
                     prefetch_gather(W, feats_next, nf_next)
-                out[h, m] = plus_one_sided(gather_sum(W, feats, nf), head_only, mod_only, h, m)
+                out[h, m] = gather_sum(W, feats, nf)
                 swap = feats; feats = feats_next; feats_next = swap
                 nf = nf_next
                 m = nxt
-    free(feats); free(feats_next); free(head_only); free(mod_only)
+    free(feats); free(feats_next)
     free_sentence(&s)
 
 
