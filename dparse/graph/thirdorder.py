@@ -1,6 +1,6 @@
 """The third-order graph-based model (Zhang and McDonald 2012): labeled arcs plus the
 higher-order feature groups of Section 5.1, scored on the fly as the ``cube`` chart combines
-items (config ``features.order: 3``; features in dparse/_ext/o3features.pyx).
+items (config ``features.order: 3``; features in dparse/graph/o3features.pyx).
 
 Parts: the labeled arc (the first-order unlabeled arc features of arcfeatures.pyx plus the
 label rows of o3features.pyx; with ``features.first_order_labels`` the pruner's best label of
@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from dparse._ext.arcfeatures import FeatureSpace, arc_list_indices, arc_list_scores
-from dparse._ext.o3features import (
+from dparse.graph.o3features import (
     O3ChartScorer,
     O3PartScorer,
     O3Sentence,

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from dparse._ext.o3features import EXACT_GROUPS, GROUPS
+from dparse.graph.o3features import EXACT_GROUPS, GROUPS
 from dparse.errors import ConfigError, DparseError
 from dparse.sections import ExperimentConfig
 

@@ -50,7 +50,7 @@ from dparse._ext.arcfeatures cimport (
 )
 from dparse._ext.hashing cimport bucket, fmix, mix
 from dparse.hypergraph.hypergraph cimport ForestCombiner, ForestCube, Hypergraph, HypergraphC
-from dparse._ext.o3features cimport (
+from dparse.graph.o3features cimport (
     MAX_LABEL_ROWS, O3C, T_GRAND, T_GSIB, T_SIB, T_TRISIB, T_VALENCY, grand_feats, gsib_feats,
     init_core, label_rows, outer_modifiers, sib_feats, trisib_feats, valency_feats,
 )
