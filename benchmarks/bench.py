@@ -48,14 +48,12 @@ from itertools import islice
 from pathlib import Path
 from typing import Any, TypeVar
 
-from cube_scaling import BENCH_LENGTHS, DECODERS, decoder_table, time_decoders
-from timing import length_bins
+from common import DECODERS, REPO, THREAD_VARS, decoder_table, length_bins, time_decoders
 
 from dparse.metrics import format_score
 from dparse.outputs import write_text
 from dparse.reports.plots import fit_exponent
 
-REPO = Path(__file__).resolve().parents[1]
 DEFAULT_CONFIGS = [
     "configs/en_ewt/o1-cle.yaml",
     "configs/en_ewt/o1-umst-uf-lep.yaml",  # its directed model: o1-cle's, trained just before
@@ -66,8 +64,6 @@ DEFAULT_CONFIGS = [
     "configs/en_ewt/o2-bgi-pp-ib.yaml",
     "configs/en_ewt/easyfirst.yaml",
 ]
-THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
-               "NUMEXPR_NUM_THREADS", "VECLIB_MAXIMUM_THREADS")
 # dparse parse --jobs N runs: the test file repeated (en_ewt: 200,752 tokens, several seconds
 # a run, so that starting Python and loading the model do not dominate), alternated rounds
 JOBS_COPIES = 8
@@ -80,6 +76,8 @@ COLUMNS = ("config", "decoder", "train time", "epochs", "parse tok/s", "scoring 
 # the input/output rows: a treebank's training file read and written, its test file evaluated
 IO_TREEBANK = "en_ewt"
 IO_REPEATS = 3
+# the third-order decoder rows: sentence lengths (make cube-scaling times more)
+BENCH_LENGTHS = (10, 20, 40, 80)
 T = TypeVar("T")
 
 
@@ -212,7 +210,7 @@ def run_one(config: str, data_root: str, model_dir: str, quick: bool,
 
 def parse_by_sentence(parser: Any, gold: list) -> tuple[list, Any, list[dict]]:
     """Parse ``gold`` one sentence per call, timing each: the parsed sentences, the whole
-    file's ParseTimer, and per length bin (timing.length_bins) the mean inference and decoding
+    file's ParseTimer, and per length bin (common.length_bins) the mean inference and decoding
     seconds per sentence."""
     from dparse.timer import ParseTimer
 
@@ -353,7 +351,7 @@ def _seconds(value: float | None) -> str:
 
 
 def decoder_section(rows: list[dict]) -> list[str]:
-    """Markdown lines of the third-order decoder rows (``cube_scaling.time_decoders``)."""
+    """Markdown lines of the third-order decoder rows (``common.time_decoders``)."""
     return [
         "## Third-order decoders on random part scores (no model)",
         "",

@@ -29,15 +29,13 @@ import shutil
 import statistics
 import subprocess
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from common import REPO, THREAD_VARS, run_child
+
 from dparse.outputs import write_text
 
-REPO = Path(__file__).resolve().parents[1]
-THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
-               "NUMEXPR_NUM_THREADS", "VECLIB_MAXIMUM_THREADS")
 # A child that times one load_parser of the model directory argv[1], after importing what a
 # load of any family may import (modules the build lacks are skipped: looked up as files, as an
 # installed dparse's import system could find them elsewhere): its JSON on stderr.
@@ -113,21 +111,6 @@ def reference_build(ref: str, work: Path) -> Build:
         git(REPO, "worktree", "add", "--detach", str(root), sha)
     build_in_place(root)
     return Build("ref", root, sha)
-
-
-def run_child(cmd: list[str], env: dict[str, str], cwd: Path) -> tuple[float, float, str]:
-    """Run a child to completion: (wall seconds, peak RSS in MB, stderr). Raises on failure."""
-    start = time.perf_counter()
-    proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True)
-    assert proc.stderr is not None
-    err = proc.stderr.read()
-    _, status, usage = os.wait4(proc.pid, 0)
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    seconds = time.perf_counter() - start
-    if proc.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd)} failed ({proc.returncode}):\n{err[-2000:]}")
-    return seconds, usage.ru_maxrss / 1024.0, err
 
 
 def treebank_overrides(treebank: str, config: str) -> list[str]:

@@ -29,111 +29,15 @@ from __future__ import annotations
 
 import argparse
 import datetime
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-import numpy as np
-from dparse.graph.eisner3 import eisner3_scorer
-from dparse.graph.generalized_eisner import ArrayScorer
-from dparse.graph.partscorer import ArrayPartScorer
-from timing import seconds_per_call
+from common import DECODERS, HEADS, INSTANCES, decoder_table, time_decoders
 
-from dparse.decoders import get_decoder
-from dparse.graph.decoders import CubePruning
 from dparse.outputs import write_text
 from dparse.reports.plots import fit_exponent
-from dparse.trees import check_tree
 
 LENGTHS = (10, 15, 20, 30, 40, 60, 80)
-BENCH_LENGTHS = (10, 20, 40, 80)
-HEADS = (3, 5)  # candidate heads per word: uniform in this range (inclusive)
-INSTANCES = 2
-Parts = dict[str, np.ndarray]
-Decode = Callable[[], np.ndarray]
-
-
-def cube(k: int, recombination: bool) -> Callable[[Parts], Decode]:
-    """``cube`` with beam k over an ArrayScorer of every part array."""
-    def prepare(p: Parts) -> Decode:
-        scorer = ArrayScorer(p["arc"], p["sib"], p["grand"], p["trisib"], p["gsib"])
-        decoder = CubePruning(k, recombination)
-        return lambda: decoder.parse(p["arc"], scorer)[0]
-    return prepare
-
-
-def third_order(outermost: bool) -> Callable[[Parts], Decode]:
-    """``eisner3`` (``eisner3-outermost`` if outermost) over an ArrayPartScorer."""
-    def prepare(p: Parts) -> Decode:
-        scorer = ArrayPartScorer(p["arc"], p["sib"], p["grand"], p["trisib"], p["gsib"])
-        return lambda: eisner3_scorer(scorer, True, outermost)
-    return prepare
-
-
-def second_order(p: Parts) -> Decode:
-    """``eisner2-sibgp`` on the arc, sib and grand arrays (O(n^3) checks per call)."""
-    decoder = get_decoder("eisner2-sibgp")
-    return lambda: decoder.decode(p["arc"], sib=p["sib"], grand=p["grand"])
-
-
-def first_order(p: Parts) -> Decode:
-    """``eisner`` on the arc scores: the same-run reference."""
-    decoder = get_decoder("eisner")
-    return lambda: decoder.decode(p["arc"])
-
-
-# (row label, decoder over one sentence's parts, built outside the timing)
-DECODERS: list[tuple[str, Callable[[Parts], Decode]]] = [
-    ("cube k=5", cube(5, True)),
-    ("cube k=5, no recombination", cube(5, False)),
-    ("eisner3-outermost", third_order(True)),
-    ("eisner3", third_order(False)),
-    ("eisner2-sibgp", second_order),
-    ("eisner (1st order)", first_order),
-]
-
-
-def random_parts(rng: np.random.Generator, n: int,
-                 heads: tuple[int, int] = HEADS) -> dict[str, np.ndarray]:
-    """Random scores of one sentence of n words: "arc" [n+1, n+1] with each word's arcs from
-    all but ``heads`` (lo..hi, inclusive) random candidate heads pruned (-inf), and dense
-    standard normal "sib", "grand" [n+1]^3 and "trisib", "gsib" [n+1]^4."""
-    size = n + 1
-    keep = np.zeros((size, size), dtype=bool)
-    for m in range(1, size):
-        others = np.delete(np.arange(size), m)
-        count = min(int(rng.integers(heads[0], heads[1] + 1)), len(others))
-        keep[rng.choice(others, size=count, replace=False), m] = True
-    arc = np.where(keep, rng.standard_normal((size, size)), -np.inf)
-    return {"arc": arc, "sib": rng.standard_normal((size,) * 3),
-            "grand": rng.standard_normal((size,) * 3),
-            "trisib": rng.standard_normal((size,) * 4),
-            "gsib": rng.standard_normal((size,) * 4)}
-
-
-def time_decoders(lengths: Sequence[int], budget: float, seed: int,
-                  decoders: Sequence[tuple[str, Callable[[Parts], Decode]]] = DECODERS,
-                  instances: int = INSTANCES) -> list[dict]:
-    """One row per length: {"n", "arcs" (mean kept arcs), label: mean seconds per sentence of
-    each decoder over ``instances`` random sentences}. Every output is checked to be a
-    projective single-rooted tree."""
-    rng = np.random.default_rng(seed)
-    rows = []
-    for n in lengths:
-        totals = dict.fromkeys([label for label, _ in decoders], 0.0)
-        arcs = 0
-        for _ in range(instances):
-            parts = random_parts(rng, n)
-            arcs += int(np.isfinite(parts["arc"]).sum())
-            for label, prepare in decoders:
-                decode = prepare(parts)
-                check_tree(decode(), single_root=True, projective=True)
-                totals[label] += seconds_per_call(decode, budget)
-                del decode
-            del parts
-        rows.append({"n": n, "arcs": arcs / instances,
-                     **{label: total / instances for label, total in totals.items()}})
-        print(rows[-1], flush=True)
-    return rows
 
 
 def exponents(rows: Sequence[Mapping], labels: Sequence[str],
@@ -145,19 +49,6 @@ def exponents(rows: Sequence[Mapping], labels: Sequence[str],
         return dict.fromkeys(labels)
     return {label: fit_exponent([r["n"] for r in sub], [r[label] for r in sub])
             for label in labels}
-
-
-def decoder_table(rows: Sequence[Mapping], labels: Sequence[str]) -> list[str]:
-    """Markdown rows: per length, milliseconds per sentence and tokens/sec of each decoder, and
-    how many times slower than the first label each other one is."""
-    lines = ["| n | kept arcs | " + " | ".join(f"{label} ms (tok/s)" for label in labels)
-             + " | " + " | ".join(f"{label} / {labels[0]}" for label in labels[1:]) + " |",
-             "|---:|---:|" + "---:|" * (2 * len(labels) - 1)]
-    for r in rows:
-        cells = [f"{1e3 * r[label]:.2f} ({r['n'] / r[label]:,.0f})" for label in labels]
-        cells += [f"{r[label] / r[labels[0]]:.2f}" for label in labels[1:]]
-        lines.append(f"| {r['n']} | {r['arcs']:.0f} | " + " | ".join(cells) + " |")
-    return lines
 
 
 def plot(rows: Sequence[Mapping], labels: Sequence[str], stem: str, title: str) -> None:

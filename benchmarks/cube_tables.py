@@ -4,7 +4,7 @@ pruning, on our data (en_ewt stands in for the Penn Treebank; gold POS).
 - ``table1``: exact first-, second- and third-order parsers and the cube-pruning model on
   en_ewt test: UAS, LAS, tokens/sec (configs o1-eisner, o2-eisner, o3-exact, o3-cube);
 - ``table2``: o1-eisner, o2-eisner and o3-cube on the other treebanks of the data root
-  (benchmarks/treebanks.py: each setup's train file, epoch chosen on dev when there is one);
+  (benchmarks/common.py: each setup's train file, epoch chosen on dev when there is one);
 - ``table3``: the feature-group ablation on en_ewt, one config per row
   (configs/en_ewt/o3-cube-<row>.yaml, each derived from o3-cube.yaml by :func:`ablation_text`),
   with each row's gain over the row above;
@@ -19,7 +19,7 @@ lower bounds, ratios to the reference are what compares across runs). Tokens/sec
 encoding, scoring and decoding on one core (model loading and file reading excluded), as
 ``dparse parse`` reports them.
 
-A model is trained only when missing (``greedy_tables.find_or_train``): looked up as
+A model is trained only when missing (``common.find_or_train``): looked up as
 ``<folder>/<config name>`` in ``--models`` and then in each ``--reuse`` folder, taken if it was
 trained with the same config; ``--model NAME=DIR`` names a model directory for a config
 outright (e.g. one trained elsewhere). Usage::
@@ -35,26 +35,21 @@ from __future__ import annotations
 import argparse
 import datetime
 import re
-import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import yaml
-from greedy_tables import find_or_train
-from treebanks import CONFIGS, TREEBANKS, Treebank, config_for, missing_files
+from common import CONFIGS, TREEBANKS, config_for, find_or_train, log, measure, missing_files
 
+from dparse.batch.grid import Treebank
 from dparse.config import load_config
 from dparse.conll import Sentence, read_treebank
 from dparse.errors import DparseError
 from dparse.graph.thirdorder_settings import parse_groups
-from dparse.metrics import evaluate
-from dparse.modeldir import CONFIG_FILE
 from dparse.outputs import write_text
-from dparse.parsers import PARSE_TIME_KEYS, check_model_overrides, load_parser
 from dparse.search_errors import search_errors
-from dparse.timer import ParseTimer
 
 REFERENCE = "o1-cle"
 # Table 1: (row, config, the paper's UAS, LAS, tokens/sec on PTB section 23; None: not given)
@@ -86,9 +81,6 @@ TABLE4 = [
 ]
 CUBE = "o3-cube"
 
-def log(msg: str) -> None:
-    print(msg, file=sys.stderr, flush=True)
-
 
 # -- models and measurements ----------------------------------------------------------------------
 
@@ -116,20 +108,6 @@ class Models:
             cfg = load_config(raw=config_for(name, tb, None), overrides=self.overrides,
                               data_root=self.data)
         return find_or_train(cfg, self.folder, self.reuse, log)
-
-
-def measure(model_dir: Path, test: Sequence[Sentence], punct: str,
-            overrides: Sequence[str] = ()) -> dict:
-    """Parse ``test`` with the model (``overrides``: parse-time ``key=value`` settings, as
-    ``dparse parse --set``): {"uas", "las", "tokens_per_second", "seconds", "tokens"}."""
-    check_model_overrides(model_dir, overrides, PARSE_TIME_KEYS)
-    cfg = load_config(model_dir / CONFIG_FILE, list(overrides))
-    parser = load_parser(model_dir, cfg, None)
-    timer = ParseTimer()
-    parsed = list(parser.parse(test, timer))
-    report = evaluate(test, parsed, punct=punct)
-    return {"uas": report.uas, "las": report.las, "tokens_per_second": timer.tokens_per_second,
-            "seconds": timer.seconds, "tokens": timer.tokens}
 
 
 def count_search_errors(model_dir: Path, gold: Path, overrides: Sequence[str],
@@ -388,7 +366,7 @@ def table2_report(args: argparse.Namespace, results: list[dict], columns: list[s
     return ["# Table 2 of Zhang and McDonald (2012) on the other treebanks", "",
             f"{datetime.date.today()}, 2 shared cores. Test sets; punctuation: {args.punct}; "
             "UAS / LAS in percent, best UAS of each treebank in bold. Setups of "
-            "benchmarks/treebanks.py: UD treebanks train on train and choose the epoch on "
+            "benchmarks/common.py: UD treebanks train on train and choose the epoch on "
             "dev; the small UD sets of the CoNLL languages train on dev (no model selection); "
             "esp and eus are the CoNLL 2007 subset (no dev).", "",
             *table2_lines(results, columns), "", "Models:", "", *lines_models, ""]

@@ -1,7 +1,7 @@
 """dd2 certificates on every treebank: plain dual decomposition against the branch-and-bound
 settings of configs/en_ewt/o2-dd.yaml, with o1-cle as the same-run speed reference.
 
-For every treebank setup of benchmarks/treebanks.py (files present under --data): trains, unless
+For every treebank setup of benchmarks/common.py (files present under --data): trains, unless
 present under --models, the o2-dd model (configs/en_ewt/o2-dd.yaml on the setup's files) and
 the o1-cle model; parses test with o1-cle, with o2-dd "before" (plain dual decomposition: the
 dd2 defaults, 500 iterations of step 1, no branch and bound) and with o2-dd "after" (the
@@ -21,9 +21,9 @@ import json
 from pathlib import Path
 
 import numpy as np
-from greedy_tables import find_or_train
-from treebanks import TREEBANKS, Treebank, config_for, missing_files
+from common import TREEBANKS, config_for, find_or_train, missing_files
 
+from dparse.batch.grid import Treebank
 from dparse.config import load_config
 from dparse.conll import Sentence, read_treebank
 from dparse.decoders import get_decoder
@@ -99,7 +99,7 @@ def write_report(results: list[dict], punct: str, path: Path) -> None:
         "tokens/sec (inference only, one sentence at a time) are depressed; compare them with "
         "the o1-cle column, measured in the same run on the same file. Test files; UAS/LAS in "
         f"percent, punctuation rule: {punct}. Models: o2-dd = configs/en_ewt/o2-dd.yaml and "
-        "o1-cle = configs/en_ewt/o1-cle.yaml on each treebank's files (benchmarks/treebanks.py: "
+        "o1-cle = configs/en_ewt/o1-cle.yaml on each treebank's files (benchmarks/common.py: "
         "train on train, or on dev where there is no train file).", "",
         "- before: plain dual decomposition (dd2 defaults: 500 subgradient iterations, step 1, "
         "no branch and bound), the decoder as it was;",

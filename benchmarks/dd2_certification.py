@@ -18,54 +18,9 @@ import argparse
 import time
 
 import numpy as np
+from common import planted_scores, planted_tree
 
 from dparse.decoders import get_decoder
-
-
-def planted_tree(rng: np.random.Generator, n: int) -> np.ndarray:
-    """A random tree, int [n+1]: words attached in random order to earlier ones, near ones
-    preferred (weight exp(-distance / 3))."""
-    heads = np.full(n + 1, -1)
-    order = rng.permutation(np.arange(1, n + 1))
-    heads[order[0]] = 0
-    for i, m in enumerate(order[1:], start=1):
-        placed = order[:i]
-        weight = np.exp(-np.abs(placed - m) / 3.0)
-        heads[m] = rng.choice(placed, p=weight / weight.sum())
-    return heads
-
-
-def planted_scores(
-    rng: np.random.Generator,
-    heads: np.ndarray,
-    arc_gold: float,
-    so_gold: float,
-    so_noise: float,
-    keep: int,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """arc [n+1, n+1], sib and grand [n+1, n+1, n+1] for the planted tree ``heads``."""
-    n1 = heads.shape[0]
-    words = np.arange(1, n1)
-    arc = rng.normal(size=(n1, n1))
-    arc[heads[1:], words] += arc_gold
-    sib = so_noise * rng.normal(size=(n1, n1, n1))
-    grand = so_noise * rng.normal(size=(n1, n1, n1))
-    for h in range(n1):
-        mine = heads[1:] == h
-        for side in (words[mine & (words > h)], words[mine & (words < h)][::-1]):
-            prev = h
-            for m in side:
-                sib[h, prev, m] += so_gold
-                prev = m
-    inner = words[heads[1:] > 0]
-    grand[heads[heads[inner]], heads[inner], inner] += so_gold
-    if keep < n1 - 1:
-        ranked = np.where(np.eye(n1, dtype=bool), -np.inf, arc)[:, 1:]
-        cut = -np.sort(-ranked, axis=0)[keep - 1]  # each word's keep-th best head score
-        pruned = ranked < cut
-        pruned[heads[1:], words - 1] = False  # a pruner of full recall keeps the planted arcs
-        arc[:, 1:][pruned] = -np.inf
-    return arc, sib, grand
 
 
 def main() -> None:

@@ -30,9 +30,17 @@ import itertools
 import json
 from pathlib import Path
 
-from greedy_tables import System, find_or_train, run_model, scores
-from greedy_tune import DevScores, load_grid, tune
-from treebanks import TREEBANKS, config_for
+from common import (
+    TREEBANKS,
+    DevScores,
+    System,
+    config_for,
+    find_or_train,
+    load_grid,
+    run_model,
+    scores,
+    tune,
+)
 
 from dparse.config import ExperimentConfig, load_config
 from dparse.conll import Sentence, read_treebank
@@ -154,7 +162,7 @@ def write_report(result: dict, path: Path) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--data", default="../shared/data", help="the data root")
-    ap.add_argument("--treebank", default="en_ewt", help="a treebank of benchmarks/treebanks.py "
+    ap.add_argument("--treebank", default="en_ewt", help="a treebank of benchmarks/common.py "
                     "with a dev file [default: en_ewt]")
     ap.add_argument("--models", default="models/greedy", help="where missing models are trained")
     ap.add_argument("--reuse", action="append", default=[],

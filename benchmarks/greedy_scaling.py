@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from timing import length_bins, seconds_per_call
+from common import length_bins, seconds_per_call
 
 from dparse.conll import read_treebank
 from dparse.decoders import configured_decoder

@@ -27,7 +27,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bench_compare import THREAD_VARS, run_child
+from common import THREAD_VARS, run_child
 
 from dparse.conll import read_treebank
 from dparse.metrics import evaluate

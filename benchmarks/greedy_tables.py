@@ -1,5 +1,5 @@
 """Tables 1 and 2 of Tchernowitz, Yedidsion and Reichart (2016), greedy graph-based inference,
-on the treebanks under the data root (benchmarks/treebanks.py).
+on the treebanks under the data root (benchmarks/common.py).
 
 Rows, for order k = 1 and 2; each is a config of configs/en_ewt/ with the treebank's files, and
 each model is ``<treebank>-<model config>`` (trained on the treebank's training file, epoch
@@ -42,117 +42,34 @@ from __future__ import annotations
 
 import argparse
 import json
-import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from treebanks import TREEBANKS, Treebank, config_for, missing_files
+from common import (
+    TREEBANKS,
+    Log,
+    System,
+    config_for,
+    find_or_train,
+    missing_files,
+    run_model,
+    scores,
+    training_identity,
+)
 
+from dparse.batch.grid import Treebank
 from dparse.config import ExperimentConfig, load_config
 from dparse.conll import Sentence, read_treebank
-from dparse.decoders import Decoder, configured_decoder
-from dparse.epochs import save_model
-from dparse.graph.ensemble import bias_parts, decode_scored
+from dparse.decoders import configured_decoder
 from dparse.graph.load import load_model
-from dparse.graph.model import GraphModel
 from dparse.metrics import evaluate, format_score
-from dparse.modeldir import CONFIG_FILE, WEIGHTS_FILE
 from dparse.outputs import write_text
-from dparse.parsers import train_parser
-from dparse.timer import ParseTimer
 
 EXACT = {1: ("CLE", "o1-cle"), 2: ("DD", "o2-dd")}
 # row name, row config, model config (rows sharing a model differ only in decoder options)
 GREEDY = [("BGI", "bgi", "bgi"), ("BGI-PP", "bgi-pp", "bgi-pp"),
           ("BGI-PP+i", "bgi-pp-i", "bgi-pp-i"), ("BGI-PP+i+b", "bgi-pp-ib", "bgi-pp-ib")]
 GOLD_ROW = "BGI-PP+i+b"
-
-Log = Callable[[str], None]
-
-
-def training_identity(cfg: ExperimentConfig) -> dict:
-    """What determines the trained model: the resolved config without its name, ``ensemble``
-    section and parse-time decoder (kept when training uses it: ``training.decoder`` null)."""
-    out = cfg.to_dict()
-    del out["name"], out["ensemble"]
-    decoder = out.pop("decoder")
-    out["single_root"] = decoder["single_root"]
-    if cfg.training.decoder is None:
-        out["training"]["decoder"] = decoder["name"]
-        out["training"]["decoder_options"] = decoder["options"]
-    return out
-
-
-def find_or_train(cfg: ExperimentConfig, models: Path, reuse: list[Path], log: Log) -> Path:
-    """The directory of a model trained as ``cfg`` says, training it into ``models`` if no
-    folder (``models`` first, then ``reuse``) has one under ``cfg.name``."""
-    want = training_identity(cfg)
-    for folder in [models, *reuse]:
-        path = folder / cfg.name
-        if not (path / WEIGHTS_FILE).is_file():
-            continue
-        if training_identity(load_config(path / CONFIG_FILE)) == want:
-            return path
-        if folder == models:
-            raise SystemExit(f"{path} was trained with another config than {cfg.name} needs "
-                             "here; move it away or choose another --models folder")
-    path = models / cfg.name
-    t0 = time.perf_counter()
-    save_model(train_parser(cfg, progress=False), cfg, path)
-    log(f"trained {cfg.name} in {time.perf_counter() - t0:.0f}s -> {path}")
-    return path
-
-
-@dataclass
-class System:
-    """One row: a decoder over a model's scores, optionally biased towards another parse."""
-
-    name: str
-    decoder: Decoder
-    single_root: bool
-    gammas: tuple[float, float] | None = None  # (gamma1, gamma2) for an ensemble ...
-    others: list[list[Sentence]] = field(default_factory=list)  # ... towards these parses
-    seconds: float = 0.0  # decoding (and biasing) time
-    parsed: list[Sentence] = field(default_factory=list)
-
-
-def run_model(model: GraphModel, test: list[Sentence], systems: list[System]) -> float:
-    """Parse ``test`` with every system, scoring each sentence once; returns the encoding and
-    scoring seconds (each system's ``seconds`` gets its own decoding time)."""
-    timer = ParseTimer()
-    names = model.vocab.labels
-    for k, sent in enumerate(test):
-        t0 = time.perf_counter()
-        enc = model.vocab.encode(sent)
-        t1 = time.perf_counter()
-        arc, label, parts = model.score_parts(enc, None, False)
-        timer.encode += t1 - t0
-        timer.score += time.perf_counter() - t1
-        for system in systems:
-            t0 = time.perf_counter()
-            a, p = arc, parts
-            if system.gammas is not None:
-                a, p = bias_parts(arc, parts, [other[k].heads for other in system.others],
-                                  *system.gammas)
-            heads, labels = decode_scored(system.decoder, a, label, p, system.single_root)
-            system.seconds += time.perf_counter() - t0
-            system.parsed.append(sent.with_parse(heads, [""] + [names[i] for i in labels[1:]]))
-    return timer.encode + timer.score
-
-
-def scores(test: list[Sentence], parsed: list[Sentence], seconds: float, punct: str,
-           exact: list[Sentence] | None) -> dict:
-    """UAS, LAS, U-UAS, tokens/sec and (against the exact parse) SARC of one row."""
-    rep = evaluate(test, parsed, punct=punct, other=exact)
-    tokens = sum(len(s) for s in test)
-    out = {"uas": rep.uas, "las": rep.las, "u_uas": rep.u_uas,
-           "tokens_per_second": tokens / seconds if seconds > 0 else 0.0}
-    if exact is not None:
-        out["sarc"] = rep.sarc
-    return out
-
 
 def run_order(tb: Treebank, order: int, test: list[Sentence], args: argparse.Namespace,
               log: Log) -> dict:

@@ -25,190 +25,19 @@ config YAML) and the same as JSON next to it. Usage:
 from __future__ import annotations
 
 import argparse
-import itertools
 import json
 import sys
-import time
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 import yaml
+from common import DevScores, load_grid, tune
 
-from dparse.config import check_decoder, load_config
-from dparse.conll import Sentence, read_treebank
-from dparse.decoders import configured_decoder
+from dparse.conll import read_treebank
 from dparse.errors import DparseError
-from dparse.graph.ensemble import aligned, bias_parts, decode_scored
 from dparse.graph.load import load_model
-from dparse.graph.model import GraphModel
-from dparse.metrics import evaluate, format_score
-from dparse.modeldir import CONFIG_FILE
 from dparse.outputs import write_text
 
-GAMMAS = ("gamma1", "gamma2")
 DEFAULT_GRID = Path(__file__).resolve().parents[1] / "configs" / "en_ewt" / "greedy-grid.yaml"
-
-
-@dataclass
-class Stage:
-    """One stage of the grid: its name and the values of each key, in order."""
-
-    name: str
-    values: dict[str, list]
-
-    @property
-    def ensemble(self) -> bool:
-        return any(key in GAMMAS for key in self.values)
-
-    def settings(self) -> Iterator[dict]:
-        """Every combination of the stage's values, the last key varying fastest."""
-        keys = list(self.values)
-        for combo in itertools.product(*self.values.values()):
-            yield dict(zip(keys, combo, strict=True))
-
-
-@dataclass
-class Grid:
-    decoder: str | None
-    stages: list[Stage]
-
-
-def load_grid(path: str | Path) -> Grid:
-    """Read and check a grid file; DparseError naming the file and the bad entry."""
-    try:
-        raw = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as exc:
-        raise DparseError(f"{path}: cannot read the grid: {exc}") from None
-    if not isinstance(raw, dict) or set(raw) - {"decoder", "stages"}:
-        raise DparseError(f"{path}: a grid is a mapping with the keys decoder and stages")
-    decoder = raw.get("decoder")
-    if decoder is not None and not isinstance(decoder, str):
-        raise DparseError(f"{path}: decoder must be a decoder name or null")
-    stages = raw.get("stages")
-    if not isinstance(stages, list) or not stages:
-        raise DparseError(f"{path}: stages must be a non-empty list")
-    out = []
-    for i, stage in enumerate(stages, 1):
-        if not isinstance(stage, dict):
-            raise DparseError(f"{path}: stage {i} must be a mapping")
-        stage = dict(stage)
-        name = str(stage.pop("name", f"stage {i}"))
-        for key, values in stage.items():
-            if not isinstance(values, list) or not values:
-                raise DparseError(f"{path}: stage {i} ({name}): {key} must be a non-empty list")
-            if key in GAMMAS and not all(isinstance(v, int | float) and v >= 0 for v in values):
-                raise DparseError(f"{path}: stage {i} ({name}): {key} values must be >= 0")
-        if not stage:
-            raise DparseError(f"{path}: stage {i} ({name}) has no keys")
-        out.append(Stage(name, stage))
-    return Grid(decoder, out)
-
-
-class DevScores:
-    """The scores (arc, label, parts) of every dev sentence, computed once when they fit in
-    ``budget`` bytes (parts in float32 when float64 does not fit), else on every pass;
-    ``seconds`` is the time the first scoring took."""
-
-    def __init__(self, model: GraphModel, sentences: list[Sentence], budget: float) -> None:
-        t0 = time.perf_counter()
-        self.model = model
-        self.sentences = sentences
-        self.encoded = [model.vocab.encode(s) for s in sentences]
-        n_parts = len(model.score_parts(self.encoded[0], None, False)[2]) if sentences else 0
-        self.higher_order = n_parts > 0
-        sizes = np.array([len(s) + 1 for s in sentences], dtype=np.float64)
-        first = float((sizes**2).sum()) * 12  # arc float64 + label int32
-        higher = float((sizes**3).sum()) * n_parts
-        self.dtype: type | None = None
-        for dtype in (np.float64, np.float32):
-            if first + higher * np.dtype(dtype).itemsize <= budget:
-                self.dtype = dtype
-                break
-        self.cache = list(self._score()) if self.dtype is not None else None
-        self.seconds = time.perf_counter() - t0
-
-    def _score(self) -> Iterator[tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]]:
-        for enc in self.encoded:
-            arc, label, parts = self.model.score_parts(enc, None, False)
-            if self.dtype is not None:
-                parts = {k: v.astype(self.dtype, copy=False) for k, v in parts.items()}
-            yield arc, label, parts
-
-    def __iter__(self) -> Iterator[tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]]:
-        return iter(self.cache) if self.cache is not None else self._score()
-
-    @property
-    def storage(self) -> str:
-        if self.dtype is None:
-            return "re-scored on every pass (too big to keep)"
-        return f"kept in memory ({np.dtype(self.dtype).name} part arrays)"
-
-
-def decode_all(scores: DevScores, decoder_name: str, options: dict, gammas: dict | None,
-               others: list[list[Sentence]], single_root: bool) -> tuple[list[Sentence], float]:
-    """The dev sentences parsed with one setting (biased towards ``others``, the other
-    parsers' dev outputs, when ``gammas`` are given), and the decoding (and biasing) seconds."""
-    decoder = configured_decoder(decoder_name, options)
-    names = scores.model.vocab.labels
-    parsed = []
-    seconds = 0.0
-    for k, (sent, (arc, label, parts)) in enumerate(zip(scores.sentences, scores, strict=True)):
-        t0 = time.perf_counter()
-        if gammas is not None:
-            arc, parts = bias_parts(arc, parts, [other[k].heads for other in others],
-                                    gammas["gamma1"], gammas["gamma2"])
-        heads, labels = decode_scored(decoder, arc, label, parts, single_root)
-        seconds += time.perf_counter() - t0
-        parsed.append(sent.with_parse(heads, [""] + [names[i] for i in labels[1:]]))
-    return parsed, seconds
-
-
-def tune(model_dir: Path, scores: DevScores, grid: Grid, others: list[list[Sentence]],
-         punct: str, log: Callable[[str], None] = print) -> dict:
-    """Run the grid's stages over ``scores`` (the dev file scored by the model in
-    ``model_dir``); returns the report as plain data (see ``write_report``)."""
-    cfg = load_config(model_dir / CONFIG_FILE)
-    decoder = grid.decoder or cfg.decoder.name
-    options = dict(cfg.decoder.options) if decoder == cfg.decoder.name else {}
-    gammas = {"gamma1": cfg.ensemble.gamma1, "gamma2": cfg.ensemble.gamma2}
-    for stage in grid.stages:  # every decoder setting is valid before anything runs
-        for setting in stage.settings():
-            opts = {**options, **{k: v for k, v in setting.items() if k not in GAMMAS}}
-            check_decoder(f"grid {stage.name!r}", "decoder", decoder, "options", opts)
-    dev = scores.sentences
-    list(aligned(dev, *others))
-    report = {"model": str(model_dir), "decoder": decoder, "sentences": len(dev),
-              "tokens": sum(len(s) for s in dev), "punct": punct, "storage": scores.storage,
-              "score_seconds": scores.seconds, "start": {**options, **gammas},
-              "stages": []}
-    for stage in grid.stages:
-        if stage.ensemble and not others:
-            report["stages"].append({"name": stage.name, "skipped": "no --other parse"})
-            log(f"{stage.name}: skipped (no --other parse)")
-            continue
-        if "gamma2" in stage.values and not scores.higher_order:
-            # no sibling or grandparent parts: gamma2 changes nothing, keep the starting value
-            stage = Stage(stage.name, {**stage.values, "gamma2": [gammas["gamma2"]]})
-        rows = []
-        for setting in stage.settings():
-            opts = {**options, **{k: v for k, v in setting.items() if k not in GAMMAS}}
-            gam = {**gammas, **{k: v for k, v in setting.items() if k in GAMMAS}}
-            parsed, seconds = decode_all(scores, decoder, opts, gam if stage.ensemble else None,
-                                         others, cfg.decoder.single_root)
-            uas = evaluate(dev, parsed, punct=punct).uas
-            rows.append({"setting": setting, "uas": uas,
-                         "decode_tokens_per_second": report["tokens"] / max(seconds, 1e-9)})
-            log(f"{stage.name}: {setting} -> UAS {format_score(uas, 0)}")
-        best = max(range(len(rows)), key=lambda i: (rows[i]["uas"], -i))
-        chosen = rows[best]["setting"]
-        options.update({k: v for k, v in chosen.items() if k not in GAMMAS})
-        gammas.update({k: v for k, v in chosen.items() if k in GAMMAS})
-        report["stages"].append({"name": stage.name, "ensemble": stage.ensemble, "rows": rows,
-                                 "best": best})
-    report["best"] = {"decoder": {"name": decoder, "options": options}, "ensemble": gammas}
-    return report
 
 
 def write_report(report: dict, path: Path) -> None:

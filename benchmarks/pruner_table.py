@@ -1,6 +1,6 @@
 """The second-order pruner, old against new (issue 18, part 4) -> results/pruner-table.md.
 
-- Pruner table, every treebank setup of benchmarks/treebanks.py: candidate heads per word and
+- Pruner table, every treebank setup of benchmarks/common.py: candidate heads per word and
   gold recall (directed gold arcs kept) on held-out data, for the old pruner (PrunerConfig's
   defaults: perceptron-trained labeled model, absolute threshold 1e-4, top 10), the new one
   (the ``pruner`` section of configs/en_ewt/o2-eisner.yaml) and the new one with the settings
@@ -15,7 +15,7 @@
 
 The pruner rows are kept in ``<models>/pruner-stats.json`` (by treebank, pruner section and
 folds), so that a second run only measures what changed. Models are found or trained
-(benchmarks/greedy_tables.find_or_train) in ``--models`` as ``<treebank>-<config>`` (new
+(benchmarks/common.py find_or_train) in ``--models`` as ``<treebank>-<config>`` (new
 pruner), ``<treebank>-<config>-oldpruner`` and ``<treebank>-<config>-smallpruner``;
 ``--model NAME=DIR`` names a directory outright (e.g. an o2 model trained before the new
 pruner).
@@ -27,15 +27,13 @@ import argparse
 import dataclasses
 import datetime
 import json
-import sys
 import time
 from pathlib import Path
 
 import yaml
-from cube_tables import measure
-from greedy_tables import find_or_train
-from treebanks import CONFIGS, TREEBANKS, Treebank, config_for
+from common import CONFIGS, TREEBANKS, config_for, find_or_train, log, measure
 
+from dparse.batch.grid import Treebank
 from dparse.config import PrunerConfig, load_config
 from dparse.data.jackknife import fold_bounds
 from dparse.epochs import read_split
@@ -50,10 +48,6 @@ PARSER_CONFIGS = ("o2-eisner", "o2-dd")
 # language-neutral configs), chosen on jackknifed dev files.
 SMALL_DATA_THRESHOLD = 0.003
 SMALL_DATA_FOLDS = 5  # pruner.train_folds: the training graphs pruned by a jackknife
-
-
-def log(msg: str) -> None:
-    print(msg, file=sys.stderr, flush=True)
 
 
 def pruner_section(variant: str) -> dict:

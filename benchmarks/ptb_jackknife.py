@@ -21,10 +21,10 @@ import sys
 import time
 from pathlib import Path
 
+from common import REPO
+
 from dparse.conll import read_conll
 from dparse.tagscores import score_tags
-
-REPO = Path(__file__).resolve().parents[1]
 
 
 def main() -> None:

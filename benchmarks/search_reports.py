@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from dd2_certification import planted_scores, planted_tree
+from common import planted_scores, planted_tree
 
 from dparse.outputs import write_text
 from dparse.reports.certificates import (

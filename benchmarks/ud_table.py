@@ -16,19 +16,17 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import os
 from pathlib import Path
 
-from treebanks import missing_files
+from common import UD_GRID, finished, fmt_pair, present
 
-from dparse.batch.cells import MODEL_DIR, read_result
+from dparse.batch.cells import MODEL_DIR
 from dparse.batch.grid import load_grid
 from dparse.config import DEFAULT_DATA_ROOT
 from dparse.errors import DparseError
 from dparse.modeldir import WEIGHTS_FILE, load_arrays
 from dparse.outputs import write_text
 
-GRID = Path(__file__).resolve().parent.parent / "configs" / "grids" / "ud.yaml"
 # Issue 18's peer figures (UAS, LAS; gold POS, punctuation included; same files and splits).
 PEERS = {
     "TurboParser 2nd order": {"en_ewt": (88.92, 86.61), "tr_imst": (73.91, 66.90),
@@ -41,11 +39,6 @@ PEERS = {
 GAP_TARGET = 3.0  # easy-first within this many UAS points of o1-cle
 
 
-def fmt_pair(pair: tuple[float, float] | None) -> str:
-    """``UAS / LAS`` with two decimals, ``-`` for none."""
-    return "-" if pair is None else f"{pair[0]:.2f} / {pair[1]:.2f}"
-
-
 def _column(grid_dir: Path, record: dict) -> str:
     """The POS column ``auto`` chose for an easy-first cell (its model's stored column)."""
     try:
@@ -55,40 +48,9 @@ def _column(grid_dir: Path, record: dict) -> str:
     return str(data["tag"]) if "tag" in data else "?"
 
 
-def finished(grid_dir: Path, data_root: str | None, grid: Path = GRID) -> list[dict]:
-    """The result record of each (config, treebank) cell of ``grid`` (the ud grid by default)
-    under ``grid_dir`` (treebanks missing under ``data_root`` left out): the current cell's,
-    else the latest finished cell of the same config and treebank from an earlier run, marked
-    ``stale`` (its resolved config differs, e.g. by a config key added since: rerun the grid
-    to refresh)."""
-    spec = load_grid(grid)
-    root = Path(data_root or os.environ.get("DPARSE_DATA") or DEFAULT_DATA_ROOT)
-    names = present(root, grid)
-    spec.treebanks = [tb for tb in spec.treebanks if tb is not None and tb.name in names]
-    if not spec.treebanks:
-        return []
-    earlier: dict[tuple[str, str], tuple[float, dict]] = {}
-    for path in (grid_dir / "cells").glob("*/result.json"):
-        r = read_result(path.parent)
-        if r and r.get("status") == "ok":
-            when = path.stat().st_mtime
-            key = (r.get("config", ""), r.get("treebank", ""))
-            if key not in earlier or when > earlier[key][0]:
-                earlier[key] = (when, r)
-    out = []
-    for cell in spec.cells(grid_dir, data_root):
-        r = read_result(cell.directory)
-        if not (r and r.get("status") == "ok"):
-            old = earlier.get((cell.labels["config"], cell.labels["treebank"]))
-            r = dict(old[1], stale=True) if old else r
-        if r:
-            out.append(r)
-    return out
-
-
 def build(grid_dir: Path, records: list[dict]) -> str:
     """The Markdown report of the grid's result ``records`` (cells under ``grid_dir``)."""
-    spec = load_grid(GRID)
+    spec = load_grid(UD_GRID)
     configs = [c.stem for c in spec.configs]
     ok = {(r["treebank"], r["config"]): r for r in records if r.get("status") == "ok"}
     now = datetime.datetime.now(datetime.UTC)
@@ -153,13 +115,6 @@ def build(grid_dir: Path, records: list[dict]) -> str:
             cells.append(f"{r['tokens_per_second']:,.0f}{rel}, {r['train_seconds']:.0f} s")
         lines.append(f"| {tb.name} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
-
-
-def present(data_root: Path, grid: Path = GRID) -> list[str]:
-    """The treebanks of ``grid`` (the ud grid by default) whose files are all under
-    ``data_root``."""
-    return [tb.name for tb in load_grid(grid).treebanks
-            if tb is not None and not missing_files(tb, data_root)]
 
 
 def main() -> None:

@@ -51,8 +51,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ud_table import GRID as GOLD_GRID
-from ud_table import finished, fmt_pair
+from common import UD_GRID, finished, fmt_pair
 
 from dparse.batch.grid import load_grid
 from dparse.config import DEFAULT_DATA_ROOT
@@ -229,7 +228,7 @@ def main() -> None:
                         f"{DEFAULT_DATA_ROOT}]")
     args = parser.parse_args()
     gold_dir = args.gold_grid if args.gold_grid and args.gold_grid.is_dir() else None
-    gold = finished(gold_dir, args.data_root, GOLD_GRID) if gold_dir else []
+    gold = finished(gold_dir, args.data_root, UD_GRID) if gold_dir else []
     try:
         peers = load_peers(args.peers)
     except ValueError as exc:

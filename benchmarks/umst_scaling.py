@@ -20,9 +20,9 @@ import argparse
 from pathlib import Path
 
 import numpy as np
+from common import seconds_per_call
 from dparse.graph.cle import chu_liu_edmonds
 from dparse.undirected.umst import tree_from_edges
-from timing import seconds_per_call
 
 from dparse.conll import read_treebank
 from dparse.outputs import write_text

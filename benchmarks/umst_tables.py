@@ -21,8 +21,9 @@ import json
 import time
 from pathlib import Path
 
-from treebanks import TREEBANKS, Treebank, config_for, missing_files
+from common import TREEBANKS, config_for, missing_files
 
+from dparse.batch.grid import Treebank
 from dparse.config import load_config
 from dparse.conll import Sentence, read_treebank
 from dparse.decoders import get_decoder

@@ -3,7 +3,7 @@
 #
 #   make dd2-certificates   certified share, UAS/LAS and tokens/sec (o1-cle reference in the same
 #                           run) per treebank -> results/dd2-certificates.md (+ .json)
-# DD2_TREEBANKS=zh_gsd,da_ddt restricts it to some setups (benchmarks/treebanks.py); o2-dd and
+# DD2_TREEBANKS=zh_gsd,da_ddt restricts it to some setups (benchmarks/common.py); o2-dd and
 # o1-cle models are trained into $(MODELS)/dd2 unless present there (<treebank>-o2-dd, -o1-cle).
 
 DD2_TREEBANKS ?=

@@ -506,16 +506,16 @@ def test_grid_treebank_overrides_and_list_files(tmp_path: Path) -> None:
 
 
 def _benchmarks() -> dict:
-    """The table scripts' model lists and benchmarks/treebanks.py (TREEBANKS, config_for)."""
+    """The table scripts' model lists and benchmarks/common.py (TREEBANKS, config_for)."""
     sys.path.insert(0, str(REPO / "benchmarks"))
     try:
+        import common
         import cube_tables
         import greedy_tables
-        import treebanks
         import umst_tables
     finally:
         sys.path.remove(str(REPO / "benchmarks"))
-    return {"cube": cube_tables, "greedy": greedy_tables, "treebanks": treebanks,
+    return {"cube": cube_tables, "greedy": greedy_tables, "treebanks": common,
             "umst": umst_tables}
 
 
@@ -527,7 +527,7 @@ def _make_value(variable: str) -> str:
 
 def _table_models(grid: str) -> tuple[list[str], list[str] | None]:
     """The configs (stems) that the table behind a grid of configs/grids/ trains, and the
-    treebank setups of benchmarks/treebanks.py it trains them on (None: en_ewt's own files)."""
+    treebank setups of benchmarks/common.py it trains them on (None: en_ewt's own files)."""
     b = _benchmarks()
     greedy, cube = b["greedy"], b["cube"]
     every = [tb.name for tb in b["treebanks"].TREEBANKS]

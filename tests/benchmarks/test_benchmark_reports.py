@@ -14,9 +14,9 @@ from dparse.metrics import format_score
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 import bench  # noqa: E402
+import common  # noqa: E402
 import greedy_ensemble  # noqa: E402
 import greedy_tables  # noqa: E402
-import timing  # noqa: E402
 import umst_tables  # noqa: E402
 
 
@@ -77,7 +77,7 @@ def test_bench_report_prints_na(las: float | None) -> None:
 
 def test_length_bins_count_and_average_by_hand() -> None:
     lengths = [3, 5, 7, 40, 61, 100]
-    bins = timing.length_bins(lengths, {"t": [1.0, 3.0, 5.0, 7.0, 9.0, 11.0]})
+    bins = common.length_bins(lengths, {"t": [1.0, 3.0, 5.0, 7.0, 9.0, 11.0]})
     assert [(b["bin"], b["sentences"], b["n"], b["t"]) for b in bins] == [
         ("1-5", 2, 4.0, 2.0), ("6-10", 1, 7.0, 5.0), ("31-40", 1, 40.0, 7.0),
         ("61-100", 2, 80.5, 10.0)]
@@ -92,7 +92,7 @@ def test_bench_length_section_and_plots(tmp_path: Path) -> None:
     row = {"config": "quad", "by_length": bins}
     text = "\n".join(bench.length_section([row]))
     assert "| quad | 2.00 | 3.00 | 25,000 (4) | 3,125 (32) |" in text
-    decoder_rows = [{"n": n, **{label: 1e-6 * n**3 for label, _ in bench.DECODERS}}
+    decoder_rows = [{"n": n, **{label: 1e-6 * n**3 for label, _ in common.DECODERS}}
                     for n in (10, 20)]
     bench.draw_plots([row], decoder_rows, tmp_path)
     names = sorted(p.name for p in tmp_path.iterdir())
@@ -161,12 +161,12 @@ def test_bench_io_rows_report_a_missing_file_and_keep_the_others(data: Path,
 def test_bench_umst_row_finds_its_directed_model_in_the_model_dir(tmp_path: Path) -> None:
     from dparse.config import load_config
 
-    umst = load_config(Path(bench.REPO) / "configs/en_ewt/o1-umst-uf-lep.yaml")
+    umst = load_config(Path(common.REPO) / "configs/en_ewt/o1-umst-uf-lep.yaml")
     assert umst.umst.directed_model == "models/en_ewt-o1-cle"
     assert bench.directed_model_override(umst, str(tmp_path)) == [
         f"umst.directed_model={tmp_path / 'en_ewt-o1-cle'}"]
-    absolute = load_config(Path(bench.REPO) / "configs/en_ewt/o1-umst-uf-lep.yaml",
+    absolute = load_config(Path(common.REPO) / "configs/en_ewt/o1-umst-uf-lep.yaml",
                            [f"umst.directed_model={tmp_path / 'elsewhere'}"])
     assert bench.directed_model_override(absolute, "models") == []
-    graph = load_config(Path(bench.REPO) / "configs/en_ewt/o1-cle.yaml")
+    graph = load_config(Path(common.REPO) / "configs/en_ewt/o1-cle.yaml")
     assert bench.directed_model_override(graph, "models") == []

@@ -1,5 +1,6 @@
-"""benchmarks/cube_tables.py and cube_scaling.py: row assembly, the exponent fit, the Table 3
-config derivation, the random instances, and a tiny end-to-end measurement on real data."""
+"""benchmarks/cube_tables.py, cube_scaling.py and common.py: row assembly, the exponent fit, the
+Table 3 config derivation, the random instances, and a tiny end-to-end measurement on real
+data."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from dparse.errors import ConfigError, DparseError
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "benchmarks"))
+import common  # noqa: E402
 import cube_scaling  # noqa: E402
 import cube_tables  # noqa: E402
 
@@ -78,11 +80,11 @@ def test_table3_rows_grow_and_configs_cover_every_row_but_the_full_model() -> No
 
 
 def test_committed_ablation_configs_are_derived_from_o3_cube() -> None:
-    base_path = cube_tables.CONFIGS / "o3-cube.yaml"
+    base_path = common.CONFIGS / "o3-cube.yaml"
     if not base_path.is_file():
         pytest.skip("configs/en_ewt/o3-cube.yaml is not there yet")
     for stem, text in cube_tables.table3_configs(base_path.read_text(encoding="utf-8")).items():
-        path = cube_tables.CONFIGS / f"{stem}.yaml"
+        path = common.CONFIGS / f"{stem}.yaml"
         assert path.read_text(encoding="utf-8") == text, f"{path}: run make cube-configs"
         assert load_config(path).name == f"en_ewt-{stem}"
 
@@ -154,13 +156,13 @@ def test_exponent_fit_recovers_power_laws() -> None:
     assert fits["a"] == pytest.approx(3.0)
     assert cube_scaling.exponents(rows, ["b"], min_n=30)["b"] == pytest.approx(1.5)
     assert cube_scaling.exponents(rows, ["a"], min_n=80) == {"a": None}
-    table = cube_scaling.decoder_table([{"n": 10, "arcs": 40.4, "a": 2e-3, "b": 5e-4}],
-                                       ["a", "b"])
+    table = common.decoder_table([{"n": 10, "arcs": 40.4, "a": 2e-3, "b": 5e-4}],
+                                 ["a", "b"])
     assert table[2] == "| 10 | 40 | 2.00 (5,000) | 0.50 (20,000) | 0.25 |"
 
 
 def test_random_instances_keep_three_to_five_heads_per_word() -> None:
-    parts = cube_scaling.random_parts(np.random.default_rng(3), 12)
+    parts = common.random_parts(np.random.default_rng(3), 12)
     arc = parts["arc"]
     heads = np.isfinite(arc).sum(axis=0)
     assert heads[0] == 0 and np.all((heads[1:] >= 3) & (heads[1:] <= 5))
@@ -169,8 +171,8 @@ def test_random_instances_keep_three_to_five_heads_per_word() -> None:
 
 
 def test_decoder_timing_runs_every_decoder_on_valid_trees() -> None:
-    rows = cube_scaling.time_decoders([4, 7], budget=0.002, seed=1, instances=1)
-    labels = [label for label, _ in cube_scaling.DECODERS]
+    rows = common.time_decoders([4, 7], budget=0.002, seed=1, instances=1)
+    labels = [label for label, _ in common.DECODERS]
     assert [r["n"] for r in rows] == [4, 7]
     assert all(r[label] > 0 for r in rows for label in labels)
     text = cube_scaling.report(rows, labels, 0.002, 1)
@@ -186,16 +188,16 @@ def test_measure_and_search_errors_on_a_slice_of_en_ewt(tmp_path: Path) -> None:
            "features": {"arc_bits": 14, "label_bits": 10}, "training": {"epochs": 1}}
     models = cube_tables.Models(tmp_path / "models", [], {}, str(tmp_path), [])
     cfg = load_config(raw=raw, data_root=str(tmp_path))
-    model_dir = cube_tables.find_or_train(cfg, models.folder, [], lambda _: None)
+    model_dir = common.find_or_train(cfg, models.folder, [], lambda _: None)
     test = read_treebank(gold)
-    row = cube_tables.measure(model_dir, test, "include")
+    row = common.measure(model_dir, test, "include")
     tokens = sum(len(s) for s in test)
     assert row["tokens"] == tokens and row["tokens_per_second"] > 0
     assert 0 < row["las"] <= row["uas"] <= 100
-    eisner = cube_tables.measure(model_dir, test, "include", ["decoder.name=eisner"])
+    eisner = common.measure(model_dir, test, "include", ["decoder.name=eisner"])
     assert eisner["tokens"] == tokens
     with pytest.raises(ConfigError):
-        cube_tables.measure(model_dir, test, "include", ["training.epochs=3"])
+        common.measure(model_dir, test, "include", ["training.epochs=3"])
     counted = cube_tables.count_search_errors(model_dir, gold, ["decoder.name=bgi"])
     assert counted["sentences"] == 30 and 0 <= counted["search_errors"] <= 30
     # an exact decoder makes none
@@ -210,14 +212,14 @@ def test_third_order_search_errors_are_none_for_the_exact_decoder(tmp_path: Path
     write_conll(islice(read_conll(DATA / "en_ewt" / "train.conllu"), 60), tmp_path / "t.conllu")
     gold = tmp_path / "g.conllu"
     write_conll(islice(read_conll(DATA / "en_ewt" / "dev.conllu"), 25), gold)
-    raw = yaml.safe_load((cube_tables.CONFIGS / "o3-exact.yaml").read_text(encoding="utf-8"))
+    raw = yaml.safe_load((common.CONFIGS / "o3-exact.yaml").read_text(encoding="utf-8"))
     raw["name"] = "tiny3"
     raw["data"].update(train="t.conllu", dev=None, test=None)
     raw["features"].update(arc_bits=14, label_bits=10, ho_bits=14)
     raw["pruner"].update(epochs=1, arc_bits=14, label_bits=10)
     raw["training"]["epochs"] = 1
     cfg = load_config(raw=raw, data_root=str(tmp_path))
-    model_dir = cube_tables.find_or_train(cfg, tmp_path / "models", [], lambda _: None)
+    model_dir = common.find_or_train(cfg, tmp_path / "models", [], lambda _: None)
     exact = cube_tables.count_search_errors(model_dir, gold, [])
     assert exact["sentences"] == 25 and exact["search_errors"] == 0
     beam = cube_tables.count_search_errors(model_dir, gold, [

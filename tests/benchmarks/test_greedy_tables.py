@@ -1,4 +1,5 @@
-"""benchmarks/greedy_tables.py: which rows share a model, and training only what is missing."""
+"""benchmarks/greedy_tables.py and common.py: which rows share a model, and training only what is
+missing."""
 
 from __future__ import annotations
 
@@ -14,8 +15,7 @@ from dparse.conll import read_conll, write_conll
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "benchmarks"))
-from greedy_tables import find_or_train, training_identity  # noqa: E402
-from treebanks import TREEBANKS, config_for  # noqa: E402
+from common import TREEBANKS, config_for, find_or_train, training_identity  # noqa: E402
 
 
 def _identity(name: str) -> dict:

@@ -15,7 +15,8 @@ from dparse.graph.load import load_model
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "benchmarks"))
-from greedy_tune import DEFAULT_GRID, DevScores, load_grid, tune, write_report  # noqa: E402
+from common import DevScores, load_grid, tune  # noqa: E402
+from greedy_tune import DEFAULT_GRID, write_report  # noqa: E402
 
 
 def _grid(tmp_path: Path, text: str) -> Path:

@@ -22,7 +22,7 @@ from dparse.decoders import available_decoders, get_decoder, score_tree
 from dparse.trees import check_tree
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-from dd2_certification import planted_scores, planted_tree  # noqa: E402
+from common import planted_scores, planted_tree  # noqa: E402
 
 SEED = int(os.environ.get("DPARSE_TEST_SEED", "0"))
 
