@@ -2,11 +2,11 @@
 
 Zhang and McDonald (2012) keep Eisner's O(n^3) chart and bound each cell's work by the beam k
 (Section 4), whereas the exact third-order parser of Koo and Collins (2010, Model 2) is O(n^4).
-This times, on the same random part scores, ``cube`` (k = 5, with and without recombination)
-against ``eisner3-outermost`` (Model 2: the part semantics ``cube`` optimizes exactly),
-``eisner3`` (every grand and gsib part) and the second-order ``eisner2-sibgp``, each decoder
-given the part arrays it accepts (DESIGN.md conventions), with first-order ``eisner`` on the
-arcs as the same-run reference.
+This times, on the same random part scores, ``cube`` (k = 5, with and without recombination) against
+``eisner3-outermost`` (Model 2: the part semantics ``cube`` optimizes exactly), ``eisner3`` (every
+grand and gsib part) and the second-order ``eisner2-sibgp``, each decoder given the part arrays it
+accepts (docs/design.md, 'Score arrays and parts'), with first-order ``eisner`` on the arcs as the
+same-run reference.
 
 Synthetic sentences of n words: each word keeps ``HEADS`` (3 to 5) random candidate heads (the
 root among the candidates like any node), every other arc is pruned (-inf), as a first-order

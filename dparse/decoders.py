@@ -1,6 +1,6 @@
 """Decoders by stable name: the one entry point from scores to trees.
 
-The contract (see DESIGN.md, "Python contract for decoders")::
+The contract (docs/design.md, 'Decoder contract')::
 
     from dparse.decoders import get_decoder
     heads = get_decoder("cle").decode(arc)                  # arc: float64 [n+1, n+1], arc[h, m]

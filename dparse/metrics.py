@@ -1,4 +1,4 @@
-"""Evaluation of dependency parses against gold trees (DESIGN.md, 'Evaluation measures').
+"""Evaluation of dependency parses against gold trees (docs/design.md, 'Evaluation').
 
 All scores are percentages, micro-averaged over the scored tokens: every word of the gold file
 except those the punctuation rule leaves out (:mod:`dparse.punct`, decided on the gold side) and

@@ -84,10 +84,10 @@ REASONS = ("non-projective", "multi-rooted", "disallowed")
 def part_scores(
     heads: ArrayLike, arc: NDArray[np.floating], parts: Mapping[str, NDArray[np.floating]]
 ) -> NDArray[np.float64]:
-    """The score of every part of the tree ``heads`` (int [n+1], heads[0] == -1): its n arc
-    scores ``arc[heads[m], m]``, then, for each array in ``parts`` ("sib", "grand":
-    [n+1, n+1, n+1], DESIGN.md conventions), the scores of the tree's parts of that kind
-    (n sibling parts, one grandparent part per arc not out of the root). float64 [P].
+    """The score of every part of the tree ``heads`` (int [n+1], heads[0] == -1): its n arc scores
+    ``arc[heads[m], m]``, then, for each array in ``parts`` ("sib", "grand": [n+1, n+1, n+1],
+    docs/design.md, 'Score arrays and parts'), the scores of the tree's parts of that kind (n
+    sibling parts, one grandparent part per arc not out of the root). float64 [P].
 
     ValueError for a part kind without a scorer here.
     """

@@ -1,5 +1,6 @@
 # Zhang and McDonald (2012), generalized higher-order Eisner parsing with cube pruning (see
-# DESIGN.md): Tables 1-4 shaped reports (benchmarks/cube_tables.py) and decoder scaling.
+# docs/design.md, 'Papers'): Tables 1-4 shaped reports (benchmarks/cube_tables.py) and decoder
+# scaling.
 #
 #   make cube-table1    exact 1st/2nd/3rd-order parsers and the cube model on en_ewt test:
 #                       UAS, LAS, tokens/sec                          -> results/cube-table1.md

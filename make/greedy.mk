@@ -1,4 +1,5 @@
-# Tchernowitz, Yedidsion and Reichart (2016), greedy graph-based inference (see DESIGN.md).
+# Tchernowitz, Yedidsion and Reichart (2016), greedy graph-based inference (see docs/design.md,
+# 'Papers').
 #
 #   make greedy-tune     tune the bgi-pp options (alpha, beta, then |B| and s) and the ensemble
 #                        gammas on en_ewt dev, for each order in GREEDY_ORDERS

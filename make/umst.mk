@@ -1,4 +1,5 @@
-# Levi, Reichart and Rappoport (2016), edge-linear undirected MST parsing (see DESIGN.md).
+# Levi, Reichart and Rappoport (2016), edge-linear undirected MST parsing (see docs/design.md,
+# 'Papers').
 #
 #   make umst-tables    Tables 1 and 2 on every treebank under $(DATA) -> results/umst-tables.md
 #   make umst-scaling   U-MST vs CLE inference time against edges   -> results/umst-scaling.md

@@ -3,7 +3,8 @@
 ``all_trees`` enumerates every heads array of n <= 7 words and keeps those that
 :func:`dparse.trees.tree_mask` (the check every decoder test uses) accepts. Higher-order tests can
 score the same trees with their own parts, e.g. sibling scores summed over ``all_trees(...)``;
-``tree_score2`` and ``best_score2`` do so for sibling and grandparent parts (DESIGN.md conventions).
+``tree_score2`` and ``best_score2`` do so for sibling and grandparent parts (docs/design.md,
+'Score arrays and parts').
 
 Tree counts: (n+1)^(n-1) trees, n^(n-1) with a single root child (Cayley); for n = 7 that is
 262144 and 823543 candidates to filter, a few tenths of a second once per session (cached).
@@ -227,7 +228,7 @@ def third_order_parts(
     heads: NDArray[np.integer],
 ) -> tuple[list[tuple[int, int, int, int]], list[tuple[int, int, int, int]]]:
     """The tri-sibling parts (h, a, b, c) and grand-sibling parts (g, h, m, s) of one tree
-    (int [n+1]), as DESIGN.md defines them.
+    (int [n+1]), as docs/design.md, 'Score arrays and parts' defines them.
 
     Each head's modifiers on one side, innermost first, m1, ..., mk give the chain [h, m1, ...,
     mk]: every three consecutive entries a, b, c give (h, a, b, c); every sibling part (h, m, s)

@@ -98,10 +98,10 @@ class Eisner2SibGrand(Decoder):
 @register_decoder
 class Eisner3(Decoder):
     """Best projective tree under arc, sibling, grandparent, tri-sibling and grand-sibling parts
-    (every one of each, as DESIGN.md defines them; the part set of Koo and Collins's 2010 Model
-    2): exact, O(n^5) time on dense scores, fast on pruned ones (-inf arcs). Missing parts count
-    as zeros. See dparse/graph/eisner3.pyx; ``eisner3_scorer`` there decodes from a PartScorer
-    (dparse/graph/partscorer.pyx) that scores parts on demand."""
+    (every one of each, as docs/design.md, 'Score arrays and parts' defines them; the part set of
+    Koo and Collins's 2010 Model 2): exact, O(n^5) time on dense scores, fast on pruned ones (-inf
+    arcs). Missing parts count as zeros. See dparse/graph/eisner3.pyx; ``eisner3_scorer`` there
+    decodes from a PartScorer (dparse/graph/partscorer.pyx) that scores parts on demand."""
 
     name = "eisner3"
     exact = True

@@ -3,8 +3,9 @@
 grand-sibling parts (the part set of Koo and Collins's 2010 "Model 2", "Efficient third-order
 dependency parsers", Section 4.3), from a :class:`~dparse.graph.partscorer.PartScorer`.
 
-Parts (DESIGN.md), over nodes 0..n with node 0 the root; a head h with modifiers m1 (innermost),
-..., mk on one side, and c0 = h, c1 = m1, ..., ck = mk, has there, for i = 1..k:
+Parts (docs/design.md, 'Score arrays and parts'), over nodes 0..n with node 0 the root; a head h
+with modifiers m1 (innermost), ..., mk on one side, and c0 = h, c1 = m1, ..., ck = mk, has there,
+for i = 1..k:
 
 - ``arc(h, ci)``, ``sib(h, c(i-1), ci)``;
 - ``trisib(h, c(i-2), c(i-1), ci)`` for i >= 2;
@@ -543,7 +544,8 @@ def eisner3_scorer(PartScorer scorer not None, bint single_root=True, bint outer
     gives (a :class:`~dparse.graph.partscorer.PartScorer`, asked on demand; module docstring for
     pruned arcs and disallowed parts). single_root: exactly one word is attached to the root.
     outermost: grand and gsib parts count only for each head's outermost modifier on each side
-    (Koo and Collins's Model 2 proper, O(n^4)); otherwise every one counts (DESIGN.md).
+    (Koo and Collins's Model 2 proper, O(n^4)); otherwise every one counts (docs/design.md,
+    'Score arrays and parts').
 
     Returns heads, int32 [n+1] with heads[0] == -1: a projective tree of maximum total score.
     ValueError if an arc scores +inf.

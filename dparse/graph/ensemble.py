@@ -3,11 +3,11 @@
 A graph model scores a sentence; every part of another parser's tree T_o is raised before
 decoding: ``arc[h, m] += gamma1`` for each arc h -> m of T_o, and ``sib[h, m, s] += gamma2``
 and ``grand[g, h, m] += gamma2`` for each sibling and grandparent part that T_o contains
-(DESIGN.md conventions: ``sib[h, h, s]`` for the innermost modifier s of a side, ``sib[h, m, s]``
-for consecutive modifiers m, s of one side; ``grand[g, h, m]`` for g -> h -> m, none for arcs
-out of the root). As the paper does, the change is applied at test time only, to two trained
-parsers, and gamma (one per part order) stands for the trust in the other parser, since the two
-score on different scales.
+(docs/design.md, 'Score arrays and parts': ``sib[h, h, s]`` for the innermost modifier s of a side,
+``sib[h, m, s]`` for consecutive modifiers m, s of one side; ``grand[g, h, m]`` for g -> h -> m,
+none for arcs out of the root). As the paper does, the change is applied at test time only, to two
+trained parsers, and gamma (one per part order) stands for the trust in the other parser, since the
+two score on different scales.
 
 Beyond the paper, several other trees may be given: each raises its own parts, so a part that k
 of them contain gains k * gamma (a vote of the other parsers, weighed against the model).

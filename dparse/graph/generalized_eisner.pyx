@@ -32,8 +32,9 @@ first negative entry; an arc without any takes label 0). Single root (as ``eisne
 has exactly one child m, built from ``I(0->m) = C(0->0) + C(1<-m)`` and
 ``C(0->n) = I(0->m) + C(m->n)``; otherwise node 0 heads like any word (never a modifier).
 
-Parts under :class:`ArrayScorer` (what the ``cube`` decoder optimizes; DESIGN.md arrays,
-missing arrays count as zeros, -inf and NaN entries as disallowed, see ArrayScorer):
+Parts under :class:`ArrayScorer` (what the ``cube`` decoder optimizes; the arrays of
+docs/design.md, 'Score arrays and parts', with its outermost semantics; missing arrays count as
+zeros, -inf and NaN entries as disallowed, see ArrayScorer):
 
 - ``arc[h, m]``: every arc;
 - ``sib[h, s, m]``: every consecutive-sibling part (s == h: m is h's innermost modifier on its
@@ -475,7 +476,8 @@ cdef inline const score_t* data_of(array):
 
 
 cdef class ArrayScorer(ChartScorer):
-    """Unlabeled parts from DESIGN.md score arrays (see the module docstring for which parts):
+    """Unlabeled parts from score arrays (docs/design.md, 'Score arrays and parts'; the module
+    docstring says which parts):
     ``arc`` float [n+1, n+1]; ``sib``, ``grand`` [n+1]^3; ``trisib``, ``gsib`` [n+1]^4, each
     optional (None: zeros). History: modifiers 2 with trisib or gsib, else 1 with sib or grand,
     else 0; no labels, no valency.

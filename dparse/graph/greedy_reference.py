@@ -16,11 +16,11 @@ Each iteration adds the arc of E with the lowest value
     BGI-PP: v_e = beta * loss_e - (1 - beta) * gain_e     (Algorithm 2, line 11, Section 4)
 
 Parts. A part has a weight W, arcs A that it needs and arcs B that it forbids (footnote 1):
-an arc (h, m) is A = {(h, m)}; ``grand[g, h, m]`` is A = {(g, h), (h, m)}; a consecutive
-sibling part ``sib[h, m, s]`` (DESIGN.md conventions) is A = {(h, m), (h, s)} (A = {(h, s)}
-when m == h) and B = the arcs from h to the words strictly between m and s, because the two
-modifiers must be consecutive. The paper leaves parts with B != {} out (footnote 1, Section
-11); we define, and document here, how they are counted:
+an arc (h, m) is A = {(h, m)}; ``grand[g, h, m]`` is A = {(g, h), (h, m)}; a consecutive sibling
+part ``sib[h, m, s]`` (docs/design.md, 'Score arrays and parts') is A = {(h, m), (h, s)}
+(A = {(h, s)} when m == h) and B = the arcs from h to the words strictly between m and s, because
+the two modifiers must be consecutive. The paper leaves parts with B != {} out (footnote 1,
+Section 11); we define, and document here, how they are counted:
 
 - a part is *lost* when an arc of A becomes impossible or an arc of B is added to T;
 - it is *gained* (in T) when all of A is in T and every arc of B is impossible.
@@ -58,10 +58,11 @@ dropped, else that entry is removed, so the beam never holds the same partial tr
 result is the first tree of the final list (fewest disallowed arcs, then lowest value).
 Width 1 is plain BGI / BGI-PP.
 
-Other choices where the paper is silent, documented: single_root=True (the DESIGN default) adds
-to lostArcs of a root arc (0, v) the other root arcs; probabilities are not renormalised as arcs
-are removed; arcs are scanned in index order h * (n+1) + m; tol = ``TIE_TOLERANCE`` * (1 + the
-largest |part weight|), so exact ties and float-rounding near-ties go to the earliest candidate.
+Other choices where the paper is silent, documented: single_root=True (the default of the decoder
+contract, docs/design.md, 'Decoder contract') adds to lostArcs of a root arc (0, v) the other root
+arcs; probabilities are not renormalised as arcs are removed; arcs are scanned in index order
+h * (n+1) + m; tol = ``TIE_TOLERANCE`` * (1 + the largest |part weight|), so exact ties and
+float-rounding near-ties go to the earliest candidate.
 """
 
 from __future__ import annotations

@@ -3,8 +3,9 @@
 Section 6), in C; returns the trees of the Python reference dparse/graph/improve_reference.py, whose
 docstring states the swaps (case 1: u' outside v's subtree, v moves to u'; case 2: u' inside
 it, v moves to u' and w, v's child towards u', moves to u), the score conventions (sib[h, m, s],
-grand[g, h, m] as in DESIGN.md; fewer disallowed arcs first; parts with a disallowed arc count
-0 and are not read), the single-root rule, the scan order and the tie margin tol.
+grand[g, h, m] as in docs/design.md, 'Score arrays and parts'; fewer disallowed arcs first; parts
+with a disallowed arc count 0 and are not read), the single-root rule, the scan order and the tie
+margin tol.
 
 Each round rebuilds from heads the children lists (ascending by position, so each side's chain
 is a contiguous run), a preorder numbering tin and tout = tin + subtree size (u' lies in v's

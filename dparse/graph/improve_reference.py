@@ -19,7 +19,7 @@ one replaces the best so far only if its increase is larger by more than tol, so
 to the first. tol = ``TIE_TOLERANCE`` * (1 + the largest |weight| of an allowed arc or of a
 sibling or grandparent part all of whose arcs are allowed), so float rounding never decides.
 
-Score (the conventions of DESIGN.md, "Python contract for decoders"): the sum of arc[h, m] over
+Score (docs/design.md, 'Score arrays and parts'): the sum of arc[h, m] over
 the tree's arcs, plus sib[h, m, s] for each pair of consecutive modifiers m, s of h on one side
 (m == h: s is the innermost modifier on its side; no stop part), plus grand[g, h, m] for each
 chain g -> h -> m with h != 0. Arcs scored -inf or NaN are disallowed: they are never swapped

@@ -15,8 +15,8 @@ All three go through the same C functions: one per part kind (``sib_feats``, ``g
 ...), and ``arc_step_feats`` / ``close_step_feats``, the parts of one chart step (the arc h -> m
 built by Eisner's rule (b), resp. closed by rule (a), see generalized_eisner.pxd).
 
-Parts (cube semantics, DESIGN.md indices; labels are label ids, "start" stands for a missing
-inner sibling):
+Parts (cube semantics, the indices of docs/design.md, 'Score arrays and parts'; labels are label
+ids, "start" stands for a missing inner sibling):
 
 - ``label`` (always): the labeled arc h -l-> m, 2**label_bits rows of L label weights (the
   unlabeled arc features are the first-order ones of arcfeatures.pyx, scored by the caller;

@@ -1,10 +1,10 @@
 # cython: language_level=3
 """Part scores on demand for the higher-order charts: C interface (see partscorer.pyx).
 
-Nodes 0..n (0 the root), parts indexed head first as in DESIGN.md: ``arc(h, m)``,
-``sib(h, m, s)``, ``grand(g, h, m)``, ``trisib(h, a, b, c)``, ``gsib(g, h, m, s)``. A method
-returns the part's score: finite, or -inf / NaN for a disallowed part (never +inf). The base
-class scores every part 0; a subclass overrides the kinds it has.
+Nodes 0..n (0 the root), parts indexed head first as in docs/design.md, 'Score arrays and
+parts': ``arc(h, m)``, ``sib(h, m, s)``, ``grand(g, h, m)``, ``trisib(h, a, b, c)``,
+``gsib(g, h, m, s)``. A method returns the part's score: finite, or -inf / NaN for a disallowed
+part (never +inf). The base class scores every part 0; a subclass overrides the kinds it has.
 """
 
 from libc.stdint cimport uint64_t

@@ -3,7 +3,7 @@
 
 Dense part arrays stop fitting early ([n+1]^4 float64 is 800 MB at n = 100), so a chart asks a
 :class:`PartScorer` for each part it needs, through ``noexcept nogil`` virtual methods, indexed
-head first over nodes 0..n (node 0 the root) as in DESIGN.md:
+head first over nodes 0..n (node 0 the root) as in docs/design.md, 'Score arrays and parts':
 
 - ``arc(h, m)``: the arc h -> m;
 - ``sib(h, m, s)``: m and s consecutive modifiers of h on one side, s farther out (m == h: s is

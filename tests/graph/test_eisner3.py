@@ -1,9 +1,9 @@
 """The exact third-order decoders eisner3 and eisner3-outermost and the part scorers they read,
 against brute force.
 
-Optimal SCORES are compared, not trees: ties make several trees optimal. The reference scorers
-are tests/bruteforce.py's tree_score3 / best_score3 (DESIGN.md's part conventions) for eisner3
-and cube_tree_score / best_cube_score (grand and gsib parts of outermost modifiers only) for
+Optimal SCORES are compared, not trees: ties make several trees optimal. The reference scorers are
+tests/bruteforce.py's tree_score3 / best_score3 (docs/design.md, 'Score arrays and parts') for
+eisner3 and cube_tree_score / best_cube_score (grand and gsib parts of outermost modifiers only) for
 eisner3-outermost, written independently of the decoders. Every output goes through
 dparse.trees.check_tree. The suite runs under another seed with DPARSE_TEST_SEED=<int>.
 """

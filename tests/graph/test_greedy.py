@@ -58,7 +58,8 @@ def order_parts(
 
 
 def total_weight(arc: np.ndarray, sib: np.ndarray | None, grand: np.ndarray | None) -> float:
-    """Sum of the weights of every part of the complete graph (DESIGN.md conventions)."""
+    """Sum of the weights of every part of the complete graph (docs/design.md, 'Score arrays
+    and parts')."""
     size = arc.shape[0]
     total = sum(arc[h, m] for h in range(size) for m in range(1, size) if h != m)
     for h in range(size):
