@@ -28,12 +28,6 @@ from pathlib import Path
 import numpy as np
 
 from dparse._ext.arcfeatures import FeatureSpace, arc_list_indices, arc_list_scores
-from dparse.graph.o3features import (
-    O3ChartScorer,
-    O3PartScorer,
-    O3Sentence,
-    tree_feature_indices,
-)
 from dparse.config import ExperimentConfig
 from dparse.decoders import ConfiguredDecoder, Decoder
 from dparse.errors import DparseError
@@ -41,6 +35,12 @@ from dparse.graph.decoders import CubePruning
 from dparse.graph.eisner import eisner
 from dparse.graph.eisner3 import eisner3_scorer
 from dparse.graph.model import GraphModel, PartScratch
+from dparse.graph.o3features import (
+    O3ChartScorer,
+    O3PartScorer,
+    O3Sentence,
+    tree_feature_indices,
+)
 from dparse.graph.pruner import Pruner
 from dparse.graph.thirdorder_settings import ThirdOrderSettings, check_decoder_fits, parse_groups
 from dparse.modeldir import (

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from dparse.graph.o3features import EXACT_GROUPS, GROUPS
 from dparse.errors import ConfigError, DparseError
+from dparse.graph.o3features import EXACT_GROUPS, GROUPS
 from dparse.sections import ExperimentConfig
 
 DECODERS = ("cube", "eisner3-outermost")
