@@ -141,8 +141,8 @@ def test_manifest_lists_every_file_with_size_and_checksum(vocab: Vocabulary,
     assert manifest["dparse_version"] == __version__
     files = _contents(tmp_path / "m")
     assert set(manifest["files"]) == set(files) - {MANIFEST_FILE} == {
-        "config.yaml", "vocab.json", "weights.bin",
-        "pruner/pruner.json", "pruner/vocab.json", "pruner/weights.bin"}
+        "config.yaml", "templates.json", "vocab.json", "weights.bin",
+        "pruner/pruner.json", "pruner/templates.json", "pruner/vocab.json", "pruner/weights.bin"}
     for rel, entry in manifest["files"].items():
         assert entry == {"size": len(files[rel]), "sha256": hashlib.sha256(files[rel]).hexdigest(),
                          "crc32": f"{zlib.crc32(files[rel]):08x}"}

@@ -58,6 +58,10 @@ N_COLS = NCOLS
 COLUMNS = {"word": WORD, "lemma": LEMMA, "upos": UPOS, "xpos": XPOS, "prefix": PREFIX,
            "suffix": SUFFIX}  # the columns of an encoded sentence's tokens
 SPECIAL_IDS = {"unk": UNK_ID, "root": ROOT_ID, "bos": BOS_ID, "eos": EOS_ID}
+#: The version of the arc and arc-label templates of this module (build_parts and what reads
+#: its parts), saved with every model that reads them (dparse.templates): a change that gives
+#: any arc other features takes the next version.
+TEMPLATES_VERSION = 1
 
 # The between-POS keys fmix(b + 64 c + 7919) of tag id b (modulo 64) in column c (0 UPOS,
 # 1 XPOS), computed once.
@@ -784,6 +788,9 @@ def arc_list_indices(const int32_t[:, ::1] tokens, const int32_t[::1] morph_ptr,
 # them: adding them leaves every directed weight index unchanged.
 
 EDGE_GROUPS = {"between-counts": 1, "between-xpos": 2, "context": 4, "morph": 8}
+#: The version of the edge templates, saved with the undirected models that read them
+#: (dparse.templates).
+EDGE_TEMPLATES_VERSION = 1
 
 cdef enum:
     G_BETWEEN_COUNTS = 1

@@ -2,8 +2,10 @@
 
 A model is a vocabulary, a ``FeatureSpace`` (the layout of the hashed weight vector) and the
 weights. A saved model is a directory holding ``weights.bin``, ``vocab.json``, ``config.yaml``
-(the resolved experiment config it was trained with) and ``manifest.json``, written whole and
-checked on load by :mod:`dparse.modeldir`. :func:`dparse.graph.load.load_model` loads a model of any
+(the resolved experiment config it was trained with), ``templates.json`` (the version of the
+first-order arc templates, dparse/_ext/arcfeatures.pyx: a model of another version is refused,
+:mod:`dparse.templates`) and ``manifest.json``, written whole and checked on load by
+:mod:`dparse.modeldir`. :func:`dparse.graph.load.load_model` loads a model of any
 order.
 """
 
@@ -32,6 +34,7 @@ from dparse.modeldir import (
     require_model_files,
     save_arrays,
 )
+from dparse.templates import ARC, check_templates, write_templates
 from dparse.timer import ParseTimer
 from dparse.vocab import EncodedSentence, Vocabulary
 
@@ -247,8 +250,8 @@ class ArcFactoredModel(GraphModel):
                              enc.heads, enc.labels, heads, labels)
 
     def write_files(self, directory: Path) -> None:
-        """Write the weights and the vocabulary into ``directory`` (created if needed), and
-        the pruner, if any, into its ``pruner/``."""
+        """Write the weights, the vocabulary and the templates' version into ``directory``
+        (created if needed), and the pruner, if any, into its ``pruner/``."""
         directory.mkdir(parents=True, exist_ok=True)
         save_arrays(
             directory / WEIGHTS_FILE,
@@ -258,6 +261,7 @@ class ArcFactoredModel(GraphModel):
             layout=self.space.layout,
         )
         self.vocab.save(directory / VOCAB_FILE)
+        write_templates(directory, ARC)
         if self.pruner is not None:
             self.pruner.write_files(directory / PRUNER_DIR)
 
@@ -267,6 +271,7 @@ class ArcFactoredModel(GraphModel):
         blocked layout: hashed); the weights are float32, 64-byte aligned, memory-mapped
         read-only. The pruner, if any, is left to :func:`dparse.graph.load.load_model`."""
         require_model_files(directory, VOCAB_FILE)
+        check_templates(directory, ARC)
         vocab = Vocabulary.load(directory / VOCAB_FILE)
         data = load_arrays(directory / WEIGHTS_FILE)
         layout = str(data["layout"]) if "layout" in data else "hashed"

@@ -37,6 +37,10 @@ cdef enum:
     # Stand-in attribute of the start symbol (m == h in a sibling part).
     START_ID = 0x7FFFFFF0
 
+#: The version of the sibling and grandparent templates, saved with every second-order model
+#: (dparse.templates): a change that gives any part other features takes the next version.
+TEMPLATES_VERSION = 1
+
 
 cdef class SecondOrderSpace:
     """The first-order space followed by the sibling and grandparent weight regions."""

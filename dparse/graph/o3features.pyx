@@ -59,6 +59,10 @@ from dparse._ext.weights cimport add_row, gather_sum
 
 GROUPS = ("sib", "grand", "trisib", "gsib", "sibgrand", "valency", "position")
 EXACT_GROUPS = ("sib", "grand", "trisib", "gsib")   # what eisner3-outermost can score
+#: The version of the templates below (and of how a part's features are keyed), saved with
+#: every model that reads them, third-order models and forest rerankers (dparse.templates):
+#: a change that gives any part other features takes the next version.
+TEMPLATES_VERSION = 1
 
 # Templates: for each kind, T rows of MAX_ROLES attribute codes (roles in the order of the
 # part's words as listed in the module docstring; unused roles A_NONE).

@@ -8,6 +8,10 @@ through each word's head softmax (``pruner.objective: perceptron``, the stored p
 older models), or an unlabeled arc model trained by AdaGrad on a log-loss (``local``: each
 word's head softmax; ``crf``: the tree CRF, probabilities being arc marginals by the
 matrix-tree theorem, :func:`dparse.prune.tree_marginals`).
+
+A saved pruner (a model's ``pruner/``) is the first-order model's directory, whose
+``templates.json`` holds the version of the arc templates that every objective reads
+(:mod:`dparse.templates`), with the pruning parameters in ``pruner.json``.
 """
 
 from __future__ import annotations

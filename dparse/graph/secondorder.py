@@ -7,7 +7,10 @@ As in TurboParser (Martins et al. 2013), a separately trained first-order model 
 (see :mod:`dparse.graph.pruner`). Second-order parts are scored only over surviving arcs; pruned
 arcs get score -inf. Labels stay first-order (arc-label parts), so choosing each arc's best
 label before decoding remains exact. A saved model directory holds the weights, the vocabulary,
-the resolved config and the pruner (a first-order model directory, ``pruner/``).
+the resolved config, the versions of the first-order and second-order templates
+(``templates.json``: dparse/_ext/arcfeatures.pyx and dparse/graph/o2features.pyx; a model of
+other versions is refused, :mod:`dparse.templates`) and the pruner (a first-order model
+directory, ``pruner/``).
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from dparse.modeldir import (
     load_arrays,
     save_arrays,
 )
+from dparse.templates import ARC, O2, check_templates, write_templates
 from dparse.vocab import EncodedSentence, Vocabulary
 
 
@@ -110,7 +114,8 @@ class SecondOrderModel(GraphModel):
         return np.concatenate([idx1, idx2]), np.concatenate([val1, val2])
 
     def write_files(self, directory: Path) -> None:
-        """Write the weights, the vocabulary and the pruner (``pruner/``) into ``directory``."""
+        """Write the weights, the vocabulary, the templates' versions and the pruner
+        (``pruner/``) into ``directory``."""
         directory.mkdir(parents=True, exist_ok=True)
         first = self.space.first
         save_arrays(
@@ -124,11 +129,13 @@ class SecondOrderModel(GraphModel):
             siblings=self.siblings,
         )
         self.vocab.save(directory / VOCAB_FILE)
+        write_templates(directory, ARC, O2)
         self.pruner.write_files(directory / PRUNER_DIR)
 
     @classmethod
     def read_files(cls, directory: Path) -> SecondOrderModel:
         """Read what ``write_files`` wrote."""
+        check_templates(directory, ARC, O2)
         vocab = Vocabulary.load(directory / VOCAB_FILE)
         data = load_arrays(directory / WEIGHTS_FILE)
         first = FeatureSpace(int(data["arc_bits"]), int(data["lab_bits"]), len(vocab.labels))

@@ -16,8 +16,10 @@ exact baseline of the paper), each arc then taking its best label.
 
 Weights, one flat vector: the first-order space (arc features; its own label rows are the
 minimum and unused), then 2**label_bits rows of L label weights, then 2**ho_bits higher-order
-weights. A saved model directory holds them, the vocabulary, the resolved config and the
-pruner (``pruner/``).
+weights. A saved model directory holds them, the vocabulary, the resolved config, the versions
+of the first-order and third-order templates (``templates.json``: dparse/_ext/arcfeatures.pyx
+and dparse/_ext/o3features.pyx; a model of other versions is refused, :mod:`dparse.templates`)
+and the pruner (``pruner/``).
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ from dparse.modeldir import (
     require_model_files,
     save_arrays,
 )
+from dparse.templates import ARC, O3, check_templates, write_templates
 from dparse.timer import ParseTimer
 from dparse.vocab import EncodedSentence, Vocabulary
 
@@ -263,7 +266,8 @@ class ThirdOrderModel(GraphModel):
     # -- files --------------------------------------------------------------------------------
 
     def write_files(self, directory: Path) -> None:
-        """Write the weights, the vocabulary and the pruner (``pruner/``) into ``directory``."""
+        """Write the weights, the vocabulary, the templates' versions and the pruner
+        (``pruner/``) into ``directory``."""
         directory.mkdir(parents=True, exist_ok=True)
         s = self.settings
         save_arrays(
@@ -279,12 +283,14 @@ class ThirdOrderModel(GraphModel):
             first_order_labels=s.first_order_labels,
         )
         self.vocab.save(directory / VOCAB_FILE)
+        write_templates(directory, ARC, O3)
         self.pruner.write_files(directory / PRUNER_DIR)
 
     @classmethod
     def read_files(cls, directory: Path) -> ThirdOrderModel:
         """Read what ``write_files`` wrote."""
         require_model_files(directory, VOCAB_FILE)
+        check_templates(directory, ARC, O3)
         vocab = Vocabulary.load(directory / VOCAB_FILE)
         data = load_arrays(directory / WEIGHTS_FILE)
         first = FeatureSpace(int(data["arc_bits"]), int(data["lab_bits"]), len(vocab.labels))

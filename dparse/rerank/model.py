@@ -18,8 +18,11 @@ features scored by cube pruning (features and decoders: :mod:`dparse.rerank.rera
   (``rerank.labels`` only adds label features to the reranker's arc scores).
 
 A saved model is a directory: ``weights.bin`` (the reranker's float32 weights, its layout and
-settings, beta), ``vocab.json`` and ``config.yaml``, and the first-stage model in
-``first-stage/`` (its own ``weights.bin``, ``vocab.json`` and ``config.yaml``).
+settings, beta), ``vocab.json``, ``templates.json`` (the versions of the templates the reranker
+reads: dparse/_ext/arcfeatures.pyx, dparse/_ext/o3features.pyx and dparse/rerank/reranker.pyx; a
+model of other versions is refused, :mod:`dparse.templates`) and ``config.yaml``, and the
+first-stage model in ``first-stage/`` (its own ``weights.bin``, with its templates' version,
+``vocab.json`` and ``config.yaml``).
 """
 
 from __future__ import annotations
@@ -66,6 +69,7 @@ from dparse.punct import excluded
 from dparse.rerank.checks import beta_grid
 from dparse.rerank.jackknife import jackknife_forests, read_jackknife_forests, stamp_key
 from dparse.rerank.reranker import WORD_CLASSES, RerankSentence
+from dparse.templates import ARC, O3, RERANK, check_templates, write_templates
 from dparse.timer import ParseTimer
 from dparse.transition.shiftreduce import ShiftReduceModel
 from dparse.transition.shiftreduce import train as train_first_stage
@@ -209,7 +213,8 @@ class RerankModel(SavedModel):
             yield sent.with_parse(heads, deprels)
 
     def write_files(self, directory: Path) -> None:
-        """Write the reranker's files and the first stage's into ``directory``."""
+        """Write the reranker's files (its templates' versions too) and the first stage's into
+        ``directory``."""
         directory.mkdir(parents=True, exist_ok=True)
         save_arrays(directory / WEIGHTS_FILE, weights=np.asarray(self.weights, dtype=np.float32),
                     arc_bits=self.arc_bits, ho_bits=self.ho_bits,
@@ -217,6 +222,7 @@ class RerankModel(SavedModel):
                     label_bits=self.label_bits, beta=self.beta, tag=self.classes.tag,
                     word_classes=self.classes.table)
         self.first.vocab.save(directory / VOCAB_FILE)
+        write_templates(directory, ARC, O3, RERANK)
         self.first.write_files(directory / FIRST_STAGE_DIR)
         save_config(self.first_cfg, directory / FIRST_STAGE_DIR / CONFIG_FILE)
 
@@ -226,6 +232,7 @@ class RerankModel(SavedModel):
         config)."""
         directory = Path(directory)
         require_model_files(directory, VOCAB_FILE)
+        check_templates(directory, ARC, O3, RERANK)
         first_dir = directory / FIRST_STAGE_DIR
         require_model_files(first_dir, CONFIG_FILE)
         first_cfg = load_config(first_dir / CONFIG_FILE)

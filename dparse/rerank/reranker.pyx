@@ -71,6 +71,10 @@ cdef enum:
     NONE_ATTR = 0x7FFFFFF1
 
 WORD_CLASSES = {"preposition": C_PREP, "conjunction": C_CONJ}
+#: The version of this module's templates (PP attachment, guide, coordination, valency and
+#: the grandchild and grand-sibling parts as it reads them), saved with every forest reranker
+#: (dparse.templates): a change that gives any arc other features takes the next version.
+TEMPLATES_VERSION = 1
 
 
 cdef struct RerankC:

@@ -93,6 +93,11 @@ TEMPLATES: dict[str, tuple[Template, ...]] = {
         (("U", 0), ("s4", 0)), (("U", 0), ("lower", 0)), (("F", 0), ("s3", 0)),
     ),
 }
+#: The version of the tagger's features: what the atoms and the template parts read and how a
+#: feature is keyed (dparse/tagging/tagger.pyx), saved with every tagger (dparse.templates). A
+#: tagger keeps its columns' template lists (tagger.bin), so other lists in TEMPLATES need no
+#: new version; a change that gives a template of a saved tagger other features does.
+TEMPLATES_VERSION = 1
 
 
 def template_array(templates: Sequence[Template], column: str) -> np.ndarray:

@@ -16,7 +16,9 @@ candidates are then kept only if the training data paired them with the word's U
 Files of a tagger model directory: ``tagger.bin`` (an aligned array file of
 :func:`dparse.modeldir.save_arrays`, memory-mapped when loaded: each column's feature table of
 float32 weights, see :mod:`dparse.tagging.tagger`, the known types' candidates and UPOS pairings,
-and their atoms) and ``tagger.json`` (forms, classes, lexicon).
+and their atoms), ``tagger.json`` (forms, classes, lexicon) and ``templates.json`` (the version
+of the tagger's features, dparse/tagging/features.py: a model of another version is refused,
+:mod:`dparse.templates`).
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ from dparse.tagging.features import (
 )
 from dparse.tagging.lemma_rules import Rule, RuleIndex, apply_rule
 from dparse.tagging.tagger import CheckedTable, tag_column
+from dparse.templates import TAGGER, check_templates, write_templates
 from dparse.timer import ParseTimer
 
 TAGGER_JSON = "tagger.json"
@@ -376,7 +379,7 @@ class TaggerModel:
     # -- files -----------------------------------------------------------------------------
 
     def write_files(self, directory: Path) -> None:
-        """Write ``tagger.json`` and ``tagger.bin`` into ``directory``."""
+        """Write ``tagger.json``, ``tagger.bin`` and ``templates.json`` into ``directory``."""
         arrays = {"atoms": self.atoms}
         meta_columns = []
         for col in self.columns:
@@ -397,6 +400,7 @@ class TaggerModel:
         save_arrays(directory / TAGGER_ARRAYS, **arrays)
         (directory / TAGGER_JSON).write_text(json.dumps(meta, ensure_ascii=False),
                                              encoding="utf-8")
+        write_templates(directory, TAGGER)
 
     @classmethod
     def load(cls, directory: Path, checked: bool = False) -> TaggerModel:
@@ -411,6 +415,7 @@ class TaggerModel:
         if meta.get("format_version") != FORMAT_VERSION:
             raise DparseError(f"{directory}: tagger format {meta.get('format_version')} is "
                               f"not the one this dparse reads ({FORMAT_VERSION}); retrain it")
+        check_templates(directory, TAGGER)
         arrays = load_arrays(directory / TAGGER_ARRAYS)
         try:
             columns = [

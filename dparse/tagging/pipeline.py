@@ -17,7 +17,8 @@ tagger config (``tagger.config``) or a trained tagger (``tagger.model``). Traini
    reuses them, e.g. a second parser config of the same treebank and tagger;
 3. the parser: trained by its own trainer on the tagged files;
 4. the model directory: the parser's files and the tagger's in :data:`TAGGER_DIR` (its
-   ``tagger.json``, ``tagger.bin`` and ``config.yaml``), under one manifest.
+   ``tagger.json``, ``tagger.bin``, ``templates.json`` and ``config.yaml``), under one
+   manifest.
 
 ``dparse parse`` of such a model tags first (:func:`tagging_wrapper`; ``--tags``: ``auto``
 predicts the columns the input leaves empty, ``predict`` all, ``keep`` none).
@@ -44,6 +45,7 @@ from dparse.modeldir import CONFIG_FILE, TAGGER_DIR, check_model_dir, file_sha25
 from dparse.outputs import write_text
 from dparse.tagging.model import TAGGER_ARRAYS, TAGGER_JSON, TaggerModel
 from dparse.tagging.training import read_tagged, train_tagger
+from dparse.templates import TEMPLATES_FILE
 from dparse.timer import ParseTimer
 
 if TYPE_CHECKING:
@@ -192,7 +194,10 @@ class PipelineModel:
         target = directory / TAGGER_DIR
         target.mkdir()
         if self.tagger_source is not None:
-            for name in (TAGGER_JSON, TAGGER_ARRAYS, CONFIG_FILE):
+            names = [TAGGER_JSON, TAGGER_ARRAYS, CONFIG_FILE]
+            if (self.tagger_source / TEMPLATES_FILE).is_file():  # none: saved before versions
+                names.append(TEMPLATES_FILE)
+            for name in names:
                 shutil.copyfile(self.tagger_source / name, target / name)
             return
         self.tagger.write_files(target)

@@ -12,7 +12,9 @@ epoch is kept, as for the graph parser. On several workers the epochs are mixed 
 The tag column t_p reads and the prepositions and coordinators among its tags are resolved on
 the training data when the config says ``auto`` (:mod:`dparse.postags`) and stored in the model.
 A saved model is a directory with ``weights.bin`` (float32 weights, the layout sizes, the tag
-column and the tag flags), ``vocab.json`` and ``config.yaml``.
+column, the tag flags and the template groups), ``vocab.json``, ``templates.json`` (the version
+of the templates of dparse/transition/easyfirst_core.pyx: a model of another version is
+refused, :mod:`dparse.templates`) and ``config.yaml``.
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ from dparse.modeldir import (
     save_arrays,
 )
 from dparse.postags import TagSettings
+from dparse.templates import EASYFIRST, check_templates, write_templates
 from dparse.timer import ParseTimer
 from dparse.transition.easyfirst_core import (
     TAG_LEXICAL,
@@ -157,13 +160,15 @@ class EasyFirstModel(SavedModel):
             yield sent.with_parse(heads, deprels)
 
     def write_files(self, directory: Path) -> None:
-        """Write the weights and the vocabulary into ``directory`` (created if needed)."""
+        """Write the weights, the vocabulary and the templates' version into ``directory``
+        (created if needed)."""
         directory.mkdir(parents=True, exist_ok=True)
         save_arrays(
             directory / WEIGHTS_FILE, weights=np.asarray(self.weights, dtype=np.float32),
             action_bits=self.action_bits, label_bits=self.label_bits, tag=self.tag,
             flags=self.flags, templates=self.templates)
         self.vocab.save(directory / VOCAB_FILE)
+        write_templates(directory, EASYFIRST)
 
     @classmethod
     def read_files(cls, directory: Path) -> EasyFirstModel:
@@ -173,6 +178,7 @@ class EasyFirstModel(SavedModel):
         data = load_arrays(directory / WEIGHTS_FILE)
         if "action_bits" not in data:
             raise DparseError(f"{directory}: not an easy-first model")
+        check_templates(directory, EASYFIRST)
         model = cls(vocab, np.ascontiguousarray(data["weights"], dtype=np.float32),
                     int(data["action_bits"]), int(data["label_bits"]), str(data["tag"]),
                     np.ascontiguousarray(data["flags"], dtype=np.uint8),

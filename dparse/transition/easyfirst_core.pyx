@@ -68,6 +68,10 @@ cdef enum:
 TAG_LEXICAL = FLAG_LEXICAL
 TAG_PREPOSITION = FLAG_PREPOSITION
 TEMPLATE_GROUPS = {"lexical": GROUP_LEXICAL, "feats": GROUP_FEATS, "atoms": GROUP_ATOMS}
+#: The version of the action and label templates of this module (the paper's and the groups'),
+#: saved with every easy-first model (dparse.templates): a change that gives any location or
+#: arc other features takes the next version.
+TEMPLATES_VERSION = 1
 
 
 cdef inline uint64_t key(uint64_t t, uint64_t a, uint64_t b, uint64_t c,

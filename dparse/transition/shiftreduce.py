@@ -19,8 +19,9 @@ antecedents); the Viterbi derivation of each forest is the parser's best tree an
 
 A saved model is a directory with ``weights.bin`` (float32 weights, the layout sizes, the tag
 column: ``features.tag``, with ``auto`` resolved on the training data by
-:func:`dparse.postags.resolve_column`, ``upos_pair``, and the version of the action feature
-templates: models of other versions are refused), ``vocab.json`` and ``config.yaml``.
+:func:`dparse.postags.resolve_column`, ``upos_pair``, and ``templates``, the version of the
+feature templates of dparse/transition/shiftreduce_core.pyx: models of other versions are
+refused, :mod:`dparse.templates`), ``vocab.json`` and ``config.yaml``.
 """
 
 from __future__ import annotations
@@ -58,6 +59,7 @@ from dparse.modeldir import (
 )
 from dparse.postags import resolve_column
 from dparse.projectivize import projectivize_heads
+from dparse.templates import SHIFTREDUCE, UNVERSIONED, check_version
 from dparse.timer import ParseTimer
 from dparse.transition.shiftreduce_core import (
     PAIRED_TAGS,
@@ -219,10 +221,8 @@ class ShiftReduceModel(SavedModel):
         data = load_arrays(directory / WEIGHTS_FILE)
         if "system" not in data:
             raise DparseError(f"{directory}: not a shift-reduce model")
-        version = int(data["templates"]) if "templates" in data else 1
-        if version != TEMPLATES_VERSION:
-            raise DparseError(f"{directory}: trained with feature templates version "
-                              f"{version}, this dparse has {TEMPLATES_VERSION}: retrain it")
+        check_version(directory, SHIFTREDUCE,
+                      int(data["templates"]) if "templates" in data else UNVERSIONED)
         model = cls(vocab, np.ascontiguousarray(data["weights"], dtype=np.float32),
                     int(data["action_bits"]), int(data["label_bits"]), str(data["tag"]),
                     str(data["system"]), upos_pair=bool(data["upos_pair"]))

@@ -21,7 +21,10 @@
 U-MST-df needs no code here: it is the directed first-order parser with the ``umst-df``
 decoder (dparse/undirected/decoders.py). Configs say ``parser: umst`` and hold a ``umst`` section
 (:class:`dparse.config.UmstConfig`). A saved undirected model is a directory with
-``weights.bin``, ``vocab.json``, ``prune.json`` (if pruned) and ``config.yaml``.
+``weights.bin``, ``vocab.json``, ``prune.json`` (if pruned), ``templates.json`` (the versions of
+the first-order arc templates and, with ``umst.edge_templates``, of the edge templates, both in
+dparse/_ext/arcfeatures.pyx: a model of other versions is refused, :mod:`dparse.templates`) and
+``config.yaml``.
 """
 
 from __future__ import annotations
@@ -61,6 +64,7 @@ from dparse.modeldir import (
     save_arrays,
 )
 from dparse.prune import LengthDictionary, undirected_edges
+from dparse.templates import ARC, EDGE, TemplateSet, check_templates, write_templates
 from dparse.timer import ParseTimer
 from dparse.trees import root_words
 from dparse.undirected.decoders import single_root_repair
@@ -69,6 +73,11 @@ from dparse.vocab import EncodedSentence, Vocabulary
 
 PRUNE_FILE = "prune.json"
 LABEL_BITS = 8  # the undirected model has no label weights: a minimal label block
+
+
+def template_sets(groups: int) -> tuple[TemplateSet, ...]:
+    """The feature-template sets an undirected model of edge template ``groups`` reads."""
+    return (ARC, EDGE) if groups else (ARC,)
 
 
 @dataclass
@@ -124,11 +133,13 @@ class UndirectedModel(SavedModel):
         return np.concatenate(parts)
 
     def write_files(self, directory: Path) -> None:
-        """Write the weights, the vocabulary and the length dictionary into ``directory``."""
+        """Write the weights, the vocabulary, the templates' versions and the length
+        dictionary into ``directory``."""
         directory.mkdir(parents=True, exist_ok=True)
         save_arrays(directory / WEIGHTS_FILE, weights=np.asarray(self.weights, dtype=np.float32),
                     arc_bits=self.space.arc_bits, both=self.both, groups=self.groups)
         self.vocab.save(directory / VOCAB_FILE)
+        write_templates(directory, *template_sets(self.groups))
         if self.pruner is not None:
             self.pruner.save(directory / PRUNE_FILE)
 
@@ -142,6 +153,7 @@ class UndirectedModel(SavedModel):
         weights = np.ascontiguousarray(data["weights"], dtype=np.float32)
         both = bool(data["both"])
         groups = int(data["groups"])
+        check_templates(directory, *template_sets(groups))
         if weights.shape[0] != space.size:
             raise DparseError(f"{directory}: weights do not match the feature space")
         pruner = (LengthDictionary.load(directory / PRUNE_FILE)
