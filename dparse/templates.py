@@ -76,7 +76,7 @@ ARC = TemplateSet("arc", "first-order arc features", "dparse/_ext/arcfeatures.py
 EDGE = TemplateSet("edge", "undirected edge templates", "dparse/_ext/arcfeatures.pyx",
                    "EDGE_TEMPLATES_VERSION")
 O2 = TemplateSet("o2", "second-order features", "dparse/graph/o2features.pyx")
-O3 = TemplateSet("o3", "third-order features", "dparse/_ext/o3features.pyx")
+O3 = TemplateSet("o3", "third-order features", "dparse/graph/o3features.pyx")
 EASYFIRST = TemplateSet("easyfirst", "easy-first features",
                         "dparse/transition/easyfirst_core.pyx")
 SHIFTREDUCE = TemplateSet("shiftreduce", "shift-reduce features",
