@@ -18,7 +18,7 @@ Weights, one flat vector: the first-order space (arc features; its own label row
 minimum and unused), then 2**label_bits rows of L label weights, then 2**ho_bits higher-order
 weights. A saved model directory holds them, the vocabulary, the resolved config, the versions
 of the first-order and third-order templates (``templates.json``: dparse/_ext/arcfeatures.pyx
-and dparse/_ext/o3features.pyx; a model of other versions is refused, :mod:`dparse.templates`)
+and dparse/graph/o3features.pyx; a model of other versions is refused, :mod:`dparse.templates`)
 and the pruner (``pruner/``).
 """
 

@@ -19,7 +19,7 @@ features scored by cube pruning (features and decoders: :mod:`dparse.rerank.rera
 
 A saved model is a directory: ``weights.bin`` (the reranker's float32 weights, its layout and
 settings, beta), ``vocab.json``, ``templates.json`` (the versions of the templates the reranker
-reads: dparse/_ext/arcfeatures.pyx, dparse/_ext/o3features.pyx and dparse/rerank/reranker.pyx; a
+reads: dparse/_ext/arcfeatures.pyx, dparse/graph/o3features.pyx and dparse/rerank/reranker.pyx; a
 model of other versions is refused, :mod:`dparse.templates`) and ``config.yaml``, and the
 first-stage model in ``first-stage/`` (its own ``weights.bin``, with its templates' version,
 ``vocab.json`` and ``config.yaml``).
