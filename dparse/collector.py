@@ -2,9 +2,9 @@
 
 Tagging or parsing a batch allocates tens of lists and objects per sentence, all of them freed
 by reference counting. In a process that holds many objects (a benchmark's earlier runs, a
-user's Docs), the collections that these allocations trigger scan everything the process holds:
-about 13% of the spaCy component's time (results/api-bench.md) and 25% of the tagger's on en_ewt
-test after the benchmark's accuracy runs (results/tagging-en_ewt.md).
+user's Docs), the collections that these allocations trigger scan everything the process holds,
+a large share of the spaCy component's and the tagger's time (results/api-bench.md,
+results/tagging-en_ewt.md).
 """
 
 from __future__ import annotations

@@ -14,9 +14,9 @@ copied, and every process that loads the model (``--jobs`` workers, other comman
 file's pages. dparse never rewrites a model's file in place (a new save replaces the whole
 directory, and :func:`save_arrays` writes a new file), so a mapped model stays intact while a new
 one is saved over it; a file truncated or overwritten in place by other means (``cp`` over it)
-can crash a process that maps it (SIGBUS) instead of giving an error. Weights of models saved
-before (a compressed ``weights.npz``) are still read, decompressed into memory as before: save
-or train the model again to get the mapped form.
+can crash a process that maps it (SIGBUS) instead of giving an error. Weights in a compressed
+``weights.npz`` (the format before aligned array files) are read too, decompressed into memory:
+save or train such a model again to get the mapped form.
 
 Saving (:func:`writing_model_dir`, ``SavedModel.save``): the files go into a fresh hidden
 sibling directory (``.NAME.dparse-PID-XXXXXXXX.new``); each is hashed and fsynced, the manifest
@@ -39,9 +39,8 @@ with their sizes and checksums; otherwise a DparseError names the file and the p
 check at load is the CRC-32 (zlib: cheap, and no OpenSSL in the process), read through a
 memory map as the weights are (about 15 ms for 60 MB of weights); the SHA-256 names the
 files' contents (``sha256sum`` gives the same) and is checked for a manifest without CRC-32s.
-A directory saved before manifests existed is refused with a request to retrain it: there are no
-users with older models to keep working, and a model whose files cannot be checked is what the
-manifest exists to refuse. A directory checked once in a process is not hashed again while its
+A directory without a manifest is refused with a request to retrain it: a model whose files
+cannot be checked is what the manifest exists to refuse. A directory checked once in a process is not hashed again while its
 files keep their inode, size and modification time.
 """
 
@@ -159,7 +158,7 @@ def load_arrays(path: Path) -> Mapping[str, np.ndarray]:
     """The arrays :func:`save_arrays` wrote to ``path``, memory-mapped read-only (64-byte
     aligned, shared with every process that maps the file). A model saved before aligned
     array files has ``weights.npz`` instead of ``weights.bin``: its arrays are decompressed into
-    memory when read, as before (not aligned). DparseError naming the file if it is missing or
+    memory when read (not aligned). DparseError naming the file if it is missing or
     damaged."""
     if not path.is_file():
         old = path.with_suffix(".npz")

@@ -21,7 +21,7 @@ Single root (exactly one word attached to 0) is exact at no extra cost by reweig
 (Stanojevic and Cohen 2021, "A Root of a Problem"): every tree has at least one root arc, so
 lowering every root arc by a constant C larger than the score spread of any two trees, C >
 n (max - min), makes the best tree have exactly one root arc while ranking the single-root
-trees exactly as before. The unconstrained tree comes first (a trained parser's usually has a
+trees as the unchanged scores do. The unconstrained tree comes first (a trained parser's usually has a
 single root child, and then it is also the best single-root tree); only if it has several root
 children does a second, reweighted run follow. O(n^2) as above.
 

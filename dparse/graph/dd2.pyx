@@ -62,8 +62,9 @@ on (the disagreement only at fixed arcs) gets one more ``node_iter`` iterations 
 its own. Every step keeps the bounds valid, so a certified tree is a best tree.
 
 Options: the defaults (step 1, 500 iterations, no branch and bound) are plain dual
-decomposition; configs/en_ewt/o2-dd.yaml sets step 2, 200 iterations, then up to 100 nodes of
-50 (faster, and certifying far more sentences: results/dd2-certificates.md).
+decomposition; configs/en_ewt/o2-dd.yaml sets its own (step 2, 100 iterations, then up to 100
+branch-and-bound nodes of 20 iterations), which certify far more sentences in less time
+(results/dd2-certificates.md).
 
 Candidates (pruning): when some tree uses only allowed arcs (the first CLE tree tells) and no
 sibling or grandparent part made of allowed arcs is disallowed, the automata consider only

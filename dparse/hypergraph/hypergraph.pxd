@@ -6,7 +6,7 @@ A :class:`Hypergraph` holds a forest's arrays with the hyperedges of each vertex
 over the vertices (ids are topological); :class:`LazyKBest` is Huang and Chiang's (2005)
 Algorithm 3; :class:`ForestCube` runs the generic cube pruner (cubepruning.pxd) bottom-up over
 the forest, with non-local scores from a :class:`ForestCombiner`. Users: ``dparse forest``, the
-shift-reduce parser's tests and the forest reranker (issue 14), which passes its own hyperedge
+shift-reduce parser's tests and the forest reranker, which passes its own hyperedge
 scores. See hypergraph.pyx.
 """
 
