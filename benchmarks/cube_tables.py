@@ -52,7 +52,7 @@ from dparse.graph.thirdorder_settings import parse_groups
 from dparse.metrics import evaluate
 from dparse.modeldir import CONFIG_FILE
 from dparse.outputs import write_text
-from dparse.parsers import PARSE_TIME_KEYS, check_model_overrides, load_parser
+from dparse.parsers import check_model_overrides, load_parser
 from dparse.search_errors import search_errors
 from dparse.timer import ParseTimer
 
@@ -122,7 +122,7 @@ def measure(model_dir: Path, test: Sequence[Sentence], punct: str,
             overrides: Sequence[str] = ()) -> dict:
     """Parse ``test`` with the model (``overrides``: parse-time ``key=value`` settings, as
     ``dparse parse --set``): {"uas", "las", "tokens_per_second", "seconds", "tokens"}."""
-    check_model_overrides(model_dir, overrides, PARSE_TIME_KEYS)
+    check_model_overrides(model_dir, overrides)
     cfg = load_config(model_dir / CONFIG_FILE, list(overrides))
     parser = load_parser(model_dir, cfg, None)
     timer = ParseTimer()

@@ -36,10 +36,11 @@ from cube_tables import measure
 from greedy_tables import find_or_train
 from treebanks import CONFIGS, TREEBANKS, Treebank, config_for
 
-from dparse.config import PrunerConfig, load_config
+from dparse.config import load_config
 from dparse.data.jackknife import fold_bounds
 from dparse.epochs import read_split
 from dparse.graph.pruner import fit_pruner, model_pruner
+from dparse.graph.sections import PrunerConfig
 from dparse.modeldir import WEIGHTS_FILE
 from dparse.outputs import write_text
 from dparse.prune import EncodedPruner, PruneStats, prune_stats
