@@ -36,9 +36,9 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from dparse.config import check_decoder, load_config
+from dparse.config import load_config
 from dparse.conll import Sentence, read_treebank
-from dparse.decoders import configured_decoder
+from dparse.decoders import check_decoder, configured_decoder
 from dparse.errors import DparseError
 from dparse.graph.ensemble import aligned, bias_parts, decode_scored
 from dparse.graph.load import load_model

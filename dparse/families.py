@@ -67,10 +67,10 @@ class ParserFamily:
 
     - ``name``: the config's ``parser`` value; ``summary``: one line, a plural noun phrase
       ("forest rerankers ..."), as messages name the family;
-    - ``train(cfg, progress, on_epoch, *, workers=None, **options) -> TrainResult``
-      (:class:`dparse.epochs.TrainResult`): ``workers`` the
-      :class:`~dparse.batch.engines.WorkerOptions` of ``--workers`` (None: one), ``options``
-      those of :meth:`train_options` that the trainer takes (``jobs``);
+    - ``train(cfg, progress, on_epoch, workers=None, **options) -> TrainResult``
+      (:class:`dparse.epochs.TrainResult`): ``workers`` (only where ``trains_on_workers``)
+      the :class:`~dparse.batch.engines.WorkerOptions` of ``--workers`` (None: one worker),
+      ``options`` the keyword options it takes (``jobs`` where ``takes_jobs``);
     - ``load(directory, cfg, decoder_name) -> LoadedParser``
       (:class:`dparse.parsers.LoadedParser`): the model saved in ``directory`` ready to
       parse with ``decoder_name`` (ConfigError for a decoder it cannot use);

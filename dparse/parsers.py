@@ -102,7 +102,6 @@ def train_parser(
 
     record = family(cfg.parser)
     if not has_tagger(cfg):
-        options.pop("work", None)
         return record.train(cfg, progress, on_epoch, **options)
     work = Path(options.pop("work", None) or Path("models") / f"{cfg.name}.work")
     jobs = options.get("jobs", 1) if record.takes_jobs else options.pop("jobs", 1)

@@ -432,6 +432,23 @@ def test_a_family_registered_by_one_line_is_seen_everywhere(toy_family, tmp_path
     assert get_decoder("toy-flat").decode([[0, 0], [0, 0]]).tolist() == [-1, 0]
 
 
+def test_a_family_or_a_section_registered_twice_is_refused(tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch
+                                                           ) -> None:
+    with pytest.raises(ValueError, match="a parser family named 'graph' is registered already"):
+        families._collect((*families.FAMILY_MODULES, "dparse.graph.family"))
+    (tmp_path / "twice_family.py").write_text(
+        "from dparse.families import ParserFamily\n"
+        "from dparse.sections import DataConfig\n"
+        "FAMILIES = (ParserFamily(name='twice', summary='x', train=print, load=print,\n"
+        "                         sections={'data': DataConfig}),)\n", encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(ValueError, match="section 'data' of twice belongs to the core"):
+        families._collect((*families.FAMILY_MODULES, "twice_family"))
+    sys.modules.pop("twice_family", None)
+    assert families.families()[0].name == "graph"
+
+
 def test_without_its_line_the_family_is_unknown() -> None:
     with pytest.raises(ConfigError, match="unknown section.* toy"):
         load_config(raw={"parser": "toy", "data": {"train": "x"}, "toy": {"width": 4}})
