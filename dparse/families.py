@@ -14,10 +14,10 @@ do: no other module lists the families.
 tuple of its records, and is imported on the first use of the registry (by
 :func:`families`), so that this module stays cheap to import and imports no family module
 itself (tests/test_layout.py). A family module keeps the record cheap too: its ``train`` and
-``load`` import the family's heavy modules inside the function. A check imports only
+``load`` import the family's heavy modules inside the function. A check imports
 :mod:`dparse.sections`, :mod:`dparse.errors`, the family's own sections and the extensions it
-needs, never :mod:`dparse.config` (which imports this module: tests/test_layout.py finds any
-cycle).
+needs (the graph family's, inside the function, :func:`dparse.decoders.check_decoder`), never
+:mod:`dparse.config` (which imports this module: tests/test_layout.py finds any cycle).
 
 A new family needs its subpackage and one line here. The tagger is the worked example
 (``parser: tagger``, its keys in a section ``tagging``, and a ``tagger`` section that a parser
