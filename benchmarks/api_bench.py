@@ -38,8 +38,7 @@ import time
 from pathlib import Path
 
 import dparse
-from dparse.api import as_sentence
-from dparse.conll import Sentence, read_treebank, write_conll
+from dparse.conll import Sentence, as_sentence, read_treebank, write_conll
 from dparse.parsers import LoadedParser
 from dparse.timer import ParseTimer
 

@@ -178,10 +178,10 @@ def measure(model_dir: Path, test: Sequence[Sentence], punct: str,
     from dparse.config import load_config
     from dparse.metrics import evaluate
     from dparse.modeldir import CONFIG_FILE
-    from dparse.parsers import PARSE_TIME_KEYS, check_model_overrides, load_parser
+    from dparse.parsers import check_model_overrides, load_parser
     from dparse.timer import ParseTimer
 
-    check_model_overrides(model_dir, overrides, PARSE_TIME_KEYS)
+    check_model_overrides(model_dir, overrides)
     cfg = load_config(model_dir / CONFIG_FILE, list(overrides))
     parser = load_parser(model_dir, cfg, None)
     timer = ParseTimer()
@@ -374,7 +374,8 @@ def tune(model_dir: Path, scores: DevScores, grid: Grid, others: list[list[Sente
          punct: str, log: Callable[[str], None] = print) -> dict:
     """Run the grid's stages over ``scores`` (the dev file scored by the model in
     ``model_dir``); returns the report as plain data (see greedy_tune.py's ``write_report``)."""
-    from dparse.config import check_decoder, load_config
+    from dparse.config import load_config
+    from dparse.decoders import check_decoder
     from dparse.graph.ensemble import aligned
     from dparse.metrics import evaluate, format_score
     from dparse.modeldir import CONFIG_FILE

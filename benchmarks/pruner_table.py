@@ -34,10 +34,11 @@ import yaml
 from common import CONFIGS, TREEBANKS, config_for, find_or_train, log, measure
 
 from dparse.batch.grid import Treebank
-from dparse.config import PrunerConfig, load_config
+from dparse.config import load_config
 from dparse.data.jackknife import fold_bounds
 from dparse.epochs import read_split
 from dparse.graph.pruner import fit_pruner, model_pruner
+from dparse.graph.sections import PrunerConfig
 from dparse.modeldir import WEIGHTS_FILE
 from dparse.outputs import write_text
 from dparse.prune import EncodedPruner, PruneStats, prune_stats

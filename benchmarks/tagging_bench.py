@@ -27,11 +27,9 @@ import subprocess
 import time
 from pathlib import Path
 
-from dparse.config import load_config
 from dparse.conll import Sentence, read_treebank
 from dparse.metrics import evaluate
-from dparse.modeldir import CONFIG_FILE, check_model_dir
-from dparse.parsers import load_parser
+from dparse.parsers import ParserSpec
 from dparse.tagscores import score_tags
 from dparse.timer import ParseTimer
 
@@ -42,8 +40,7 @@ def run(model: Path, sentences: list[Sentence], tags: str, tag_only: bool = Fals
         ) -> tuple[float, list[Sentence], float]:
     """Tokens/sec of one pass of ``model`` over ``sentences`` (as ``dparse parse`` reports
     it), its output, and tokens per second of the process's CPU time in that pass."""
-    check_model_dir(model)
-    runner = load_parser(model, load_config(model / CONFIG_FILE), None, tags, tag_only)
+    runner = ParserSpec(str(model), tags=tags, tag_only=tag_only).load()
     timer = ParseTimer()
     start = time.process_time()
     out = list(runner.parse(sentences, timer))

@@ -22,9 +22,11 @@ if TYPE_CHECKING:
         Evaluation,
         Parser,
         ParseStats,
+        Tagger,
         TrainedModel,
         evaluate,
         load,
+        load_tagger,
         read,
         train,
         write,
@@ -37,6 +39,8 @@ __version__ = "0.1.0"
 _LAZY = {
     "load": "dparse.api",
     "Parser": "dparse.api",
+    "load_tagger": "dparse.api",
+    "Tagger": "dparse.api",
     "ParseStats": "dparse.api",
     "read": "dparse.api",
     "write": "dparse.api",
@@ -48,8 +52,8 @@ _LAZY = {
 }
 
 __all__ = ["ConfigError", "DparseError", "Evaluation", "InputError", "ParseStats", "Parser",
-           "Sentence", "TrainedModel", "__version__", "evaluate", "load", "read", "train",
-           "write"]
+           "Sentence", "Tagger", "TrainedModel", "__version__", "evaluate", "load", "load_tagger",
+           "read", "train", "write"]
 
 
 def __getattr__(name: str) -> Any:

@@ -1,17 +1,18 @@
 """YAML experiment configs -> typed, validated objects.
 
-A config has the sections ``data``, ``features``, ``decoder`` and ``training`` (see
-``configs/en_ewt/o1-cle.yaml`` for every key, commented), and optionally ``pruner`` (second
-order, ``configs/en_ewt/o2-dd.yaml``), ``umst``, ``shiftreduce``, ``rerank`` and ``ensemble``
-(``dparse ensemble``, ``configs/en_ewt/o1-bgi-pp.yaml``). ``--set key.path=value`` overrides
-patch the YAML before validation; values are parsed as YAML scalars (``--set training.epochs=3``).
-Treebank paths are relative to the data root: ``--data-root``, else ``$DPARSE_DATA``, else
-``../shared/data``.
+A config has the core sections ``data``, ``features``, ``decoder`` and ``training`` (see
+``configs/en_ewt/o1-cle.yaml`` for every key, commented), and optionally any parser family's
+sections: ``pruner`` (second order, ``configs/en_ewt/o2-dd.yaml``) and ``ensemble`` (``dparse
+ensemble``, ``configs/en_ewt/o1-bgi-pp.yaml``) of the graph family, ``umst``,
+``shiftreduce``, ``rerank``, ``tagging`` and ``tagger``. ``--set key.path=value`` overrides
+patch the YAML before validation; values are parsed as YAML scalars (``--set
+training.epochs=3``). Treebank paths are relative to the data root: ``--data-root``, else
+``$DPARSE_DATA``, else ``../shared/data``.
 
-The sections' dataclasses are defined in :mod:`dparse.sections` and read from here. This module
-knows no parser family: it checks the core sections and calls each family's check of its own
-sections through the registry :data:`dparse.families.CHECKS`, which says how a new family
-registers its sections and checks.
+The core sections' dataclasses are defined in :mod:`dparse.sections` and read from here; the
+families' in their subpackages. This module knows no parser family: it checks the core
+sections and reads, resolves and checks each family's own sections through the registry
+:mod:`dparse.families`, which says how a new family registers.
 """
 
 from __future__ import annotations
@@ -27,34 +28,26 @@ import yaml
 
 from dparse.columns import parse_columns_setting
 from dparse.errors import ConfigError
+from dparse.families import config_references, families, family_names, family_sections
 from dparse.outputs import write_text
 from dparse.sections import (
+    CORE_SECTIONS,
     DEFAULT_DATA_ROOT,
-    SECTIONS,
     DataConfig,
     DecoderConfig,
-    EnsembleConfig,
     ExperimentConfig,
     FeatureConfig,
-    PrunerConfig,
-    RerankConfig,
-    ShiftReduceConfig,
     TrainingConfig,
-    UmstConfig,
 )
 
-# The dataclasses live in dparse.sections (which the families' checks import); read them here.
+# The core dataclasses live in dparse.sections (which the families' checks import); read them
+# here.
 __all__ = [
-    "CONFIG_REFERENCES", "DEFAULT_DATA_ROOT", "SECTIONS", "DataConfig", "DecoderConfig",
-    "EnsembleConfig", "ExperimentConfig", "FeatureConfig", "PrunerConfig", "RerankConfig",
-    "ShiftReduceConfig", "TrainingConfig", "UmstConfig", "PUNCT_RULES", "YamlLoader",
-    "apply_overrides", "check_decoder", "load_config", "load_yaml", "read_yaml", "save_config",
-    "validate",
+    "CORE_SECTIONS", "DEFAULT_DATA_ROOT", "DataConfig", "DecoderConfig", "ExperimentConfig",
+    "FeatureConfig", "TrainingConfig", "PUNCT_RULES", "YamlLoader", "apply_overrides",
+    "load_config", "load_yaml", "read_yaml", "save_config", "validate",
 ]
 PUNCT_RULES = ("include", "conll", "ptb", "upos")
-# (section, key) of the settings that name another config file, relative to the naming config's
-# file (resolved by load_config when it has the file's path)
-CONFIG_REFERENCES = (("rerank", "first_stage"), ("tagger", "config"))
 
 
 class YamlLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
@@ -96,23 +89,17 @@ def apply_overrides(raw: dict[str, Any], overrides: list[str], source: str) -> N
             raise ConfigError(f"{source}: override {key}: {value!r} is not a YAML value") from exc
 
 
-# Keys that dparse once had: (section class, key) -> (the old default, what became of the
-# key). A config that gives the old default (every model saved before, which stores its whole
-# config) loads as if the key were absent; another value is an error that says why.
-RETIRED_KEYS = {
-    ("TaggingConfig", "bits"): (22, "the tagger's weights are exact (one per feature and class "
-                                    "seen in training) since tagger format 2: delete the key"),
-}
-
-
 def _build(cls: type, raw: Any, where: str) -> Any:
     """Instantiate a config dataclass from a mapping, checking keys and value types."""
     if raw is None:
         raw = {}
     if not isinstance(raw, dict):
         raise ConfigError(f"{where}: expected a mapping, got {type(raw).__name__}")
-    for key in [k for k in raw if (cls.__name__, k) in RETIRED_KEYS]:
-        old_default, why = RETIRED_KEYS[(cls.__name__, key)]
+    # keys the section once had (its ``retired_keys``: key -> (old default, why)): a config
+    # that gives the old default (a model saved before) loads as if the key were absent
+    retired = getattr(cls, "retired_keys", {})
+    for key in [k for k in raw if k in retired]:
+        old_default, why = retired[key]
         if raw[key] != old_default:
             raise ConfigError(f"{where}.{key}: {why}")
         raw = {k: v for k, v in raw.items() if k != key}
@@ -148,14 +135,13 @@ def _build(cls: type, raw: Any, where: str) -> Any:
 
 
 def validate(cfg: ExperimentConfig, source: str) -> None:
-    """Check the values that have a fixed set of choices or ranges: the core sections here, each
-    family's sections by its check in :data:`dparse.families.CHECKS`, then the decoders."""
-    from dparse.families import CHECKS, PARSERS
-
+    """Check the values that have a fixed set of choices or ranges: the core sections here,
+    then each family's sections (and the decoders it reads) by its registered check, in
+    registry order (:mod:`dparse.families`)."""
     if not cfg.data.train:
         raise ConfigError(f"{source}: data.train is required")
-    if cfg.parser not in PARSERS:
-        raise ConfigError(f"{source}: parser must be one of {', '.join(PARSERS)}")
+    if cfg.parser not in family_names():
+        raise ConfigError(f"{source}: parser must be one of {', '.join(family_names())}")
     try:
         parse_columns_setting(cfg.data.columns)
     except ConfigError as e:
@@ -172,9 +158,6 @@ def validate(cfg: ExperimentConfig, source: str) -> None:
     if not cfg.features.siblings and not cfg.features.grandparents:
         raise ConfigError(f"{source}: features.siblings and features.grandparents are both "
                           "false: a second-order model needs one of them")
-    if cfg.pruner.first_order and cfg.features.order != 1:
-        raise ConfigError(f"{source}: pruner.first_order is for first-order models (features."
-                          "order: 1); second- and third-order models always prune")
     if cfg.training.learner not in ("perceptron", "pa"):
         raise ConfigError(f"{source}: training.learner must be 'perceptron' or 'pa'")
     if cfg.training.epochs < 1:
@@ -187,46 +170,12 @@ def validate(cfg: ExperimentConfig, source: str) -> None:
         raise ConfigError(f"{source}: training.punct must be one of {', '.join(PUNCT_RULES)}")
     if not 10 <= cfg.features.arc_bits <= 30 or not 8 <= cfg.features.label_bits <= 26:
         raise ConfigError(f"{source}: features.arc_bits in 10..30 and label_bits in 8..26")
-    e = cfg.ensemble
-    if not (0.0 <= e.gamma1 < float("inf") and 0.0 <= e.gamma2 < float("inf")):
-        raise ConfigError(f"{source}: ensemble.gamma1 and ensemble.gamma2 must be finite and >= 0")
     if cfg.training.decoder is None and cfg.training.decoder_options:
         raise ConfigError(f"{source}: training.decoder_options needs training.decoder (with a "
                           "null training.decoder, training uses decoder.name and decoder.options)")
-    if cfg.training.decoder is not None and cfg.parser != "graph":
-        raise ConfigError(f"{source}: training.decoder is for graph parsers only "
-                          f"(this config's parser is {cfg.parser})")
-    for check in CHECKS.values():
-        check(cfg, source)
-    decoders = [("ensemble.decoder", e.decoder, "ensemble.options", e.options)]
-    if cfg.parser == "graph":
-        decoders.append(("decoder.name", cfg.decoder.name, "decoder.options", cfg.decoder.options))
-    if cfg.training.decoder is not None:
-        decoders.append(("training.decoder", cfg.training.decoder, "training.decoder_options",
-                         cfg.training.decoder_options))
-    for key, name, options_key, options in decoders:
-        check_decoder(source, key, name, options_key, options)
-
-
-def check_decoder(source: str, key: str, name: str, options_key: str, options: dict) -> None:
-    """ConfigError naming ``key`` unless ``name`` is a registered decoder, or naming
-    ``options_key`` unless the decoder accepts ``options`` (tried on a two-word sentence, when
-    there are options: a decoder's extension is loaded at its first call)."""
-    import numpy as np
-
-    from dparse.decoders import UnknownDecoderError, configured_decoder
-
-    try:
-        decoder = configured_decoder(name, options)
-    except UnknownDecoderError as exc:
-        raise ConfigError(f"{source}: {key}: {exc}") from None
-    if not options:
-        return
-    try:
-        decoder.decode(np.zeros((3, 3)))
-    except (TypeError, ValueError) as exc:
-        raise ConfigError(f"{source}: {options_key} {options} rejected by decoder {name!r}: "
-                          f"{exc}") from None
+    for record in families():
+        if record.check is not None:
+            record.check(cfg, source)
 
 
 def read_yaml(path: str | os.PathLike) -> Any:
@@ -256,7 +205,8 @@ def load_config(
     if not isinstance(raw, dict):
         raise ConfigError(f"{source}: the config must be a mapping")
     apply_overrides(raw, list(overrides), source)
-    unknown = sorted(set(raw) - set(SECTIONS) - {"name", "parser"})
+    sections = family_sections()
+    unknown = sorted(set(raw) - set(CORE_SECTIONS) - set(sections) - {"name", "parser"})
     if unknown:
         raise ConfigError(f"{source}: unknown section(s) {', '.join(unknown)}")
     name = raw.get("name", Path(source).stem)
@@ -266,9 +216,12 @@ def load_config(
         name=name,
         parser=str(raw.get("parser", "graph")),
         data_root=data_root or os.environ.get("DPARSE_DATA") or DEFAULT_DATA_ROOT,
-        **{key: _build(cls, raw.get(key), f"{source}: {key}") for key, cls in SECTIONS.items()},
+        **{key: _build(cls, raw.get(key), f"{source}: {key}")
+           for key, cls in CORE_SECTIONS.items()},
+        family_sections={key: _build(cls, raw.get(key), f"{source}: {key}")
+                         for key, cls in sections.items()},
     )
-    for section, key in CONFIG_REFERENCES:
+    for section, key in config_references():
         other = getattr(getattr(cfg, section), key)  # another config, named from this one
         if other and path is not None and not Path(other).is_absolute():
             setattr(getattr(cfg, section), key, os.path.normpath(Path(path).parent / other))

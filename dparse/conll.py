@@ -59,7 +59,7 @@ import os
 import re
 import sys
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from typing import BinaryIO, TextIO
 
 import numpy as np
@@ -381,6 +381,45 @@ class Sentence:
             return self.to_conll() + _missing_separator(self)
         return Sentence.build(self.form, self.heads, self.deprels, self.upos, self.xpos,
                               self.lemma, self.feats, comments=self.comments).to_conllu()
+
+
+# A file's path as the readers and writers take it (``-``: stdin or stdout).
+PathLike = str | os.PathLike[str]
+# A sentence given as its words, or as (word, tag) pairs (:func:`as_sentence`).
+Words = Sequence[str] | Sequence[tuple[str, str]]
+
+
+def as_sentence(item: Words | Sentence, position: int = 1) -> Sentence:
+    """``item`` as a Sentence: itself, or a new one from its words or (word, tag) pairs (the
+    tag in UPOS and XPOS, as Malt-TAB's one POS column); InputError for a string, a pair that
+    is not two strings, or a word that is empty or holds a tab or a line break (``position``:
+    the item's, for the message).
+
+    Example::
+
+        as_sentence([("Hi", "INTJ")]).upos == ["INTJ"]
+    """
+    if isinstance(item, Sentence):
+        return item
+    where = f"<sentence {position}>"
+    if isinstance(item, str):
+        raise InputError(where, None, "a sentence is a list of words, not a string (split it "
+                         "into words first)")
+    words = list(item)
+    if not words:
+        raise InputError(where, None, "a sentence needs at least one word")
+    tags = None
+    if words and not isinstance(words[0], str):
+        if not all(isinstance(p, tuple | list) and len(p) == 2 for p in words):
+            raise InputError(where, None, "give words, or (word, tag) pairs, not a mixture")
+        tags = [str(tag) for _, tag in words]
+        words = [word for word, _ in words]
+    for word in words:
+        if not isinstance(word, str) or not word or "\t" in word or "\n" in word \
+                or "\r" in word:
+            raise InputError(where, None, f"word {word!r}: a word is a non-empty string "
+                             "without tabs or line breaks")
+    return Sentence.build(words, upos=tags)
 
 
 def _set_parse(fmt: str, cols: list[str], head: int, rel: str) -> list[str]:

@@ -16,10 +16,14 @@ The decoders register themselves (:func:`register_decoder`, usable as a class de
 the modules of their parser families: :mod:`dparse.graph.decoders` (``cle``, ``eisner``, the
 exact second- and third-order ``eisner2-*`` and ``eisner3*``, the greedy ``bgi`` and ``bgi-pp``,
 and ``cube``), :mod:`dparse.graph.dd2` (``dd2``) and :mod:`dparse.undirected.decoders` (``umst``
-and ``umst-df*``); :data:`PROVIDERS` lists those modules, imported in order at the lookup of a
-name not yet registered until one registers it (all of them for :func:`available_decoders`).
-A part keyword given as None is left out. A new decoder subclasses :class:`Decoder`,
-implements :meth:`Decoder._decode`, is registered, and its module is added to PROVIDERS.
+and ``umst-df*``). Each family's record names its modules
+(:attr:`dparse.families.ParserFamily.decoders`); ``PROVIDERS``, read from the registry when
+asked for (this module imports no provider and no family at its own import), lists them in
+registry order, imported in order at the lookup of a name not yet registered until one
+registers it (all of them for :func:`available_decoders`). A part keyword given as None is
+left out. A new decoder subclasses :class:`Decoder`, implements :meth:`Decoder._decode`, is
+registered, and its module is named in its family's record. :func:`check_decoder` checks a
+config's decoder setting (a family's config check calls it).
 """
 
 from __future__ import annotations
@@ -31,15 +35,16 @@ from typing import ClassVar, TypeVar
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from dparse.errors import DparseError
+from dparse.errors import ConfigError, DparseError
 
+# PROVIDERS too (module __getattr__: read from the registry when asked for)
 __all__ = [
-    "PROVIDERS",
     "ConfiguredDecoder",
     "Decoder",
     "UnknownDecoderError",
     "as_scores",
     "available_decoders",
+    "check_decoder",
     "configured_decoder",
     "find_decoder",
     "get_decoder",
@@ -138,13 +143,27 @@ class Decoder:
 
 D = TypeVar("D", bound="Decoder | type[Decoder]")
 _REGISTRY: dict[str, Decoder] = {}
-# The modules whose decoders register themselves on import, imported in this order at the
-# first lookup of a name not yet registered, until one registers it.
-PROVIDERS = ("dparse.graph.decoders", "dparse.graph.dd2", "dparse.undirected.decoders")
+
+
+def _providers() -> tuple[str, ...]:
+    """The modules whose decoders register themselves on import: every family's
+    (:attr:`dparse.families.ParserFamily.decoders`) in registry order, imported in this order
+    at the first lookup of a name not yet registered, until one registers it. Read from the
+    registry at each use, so that a family registered later is seen."""
+    from dparse.families import families
+
+    return tuple(module for record in families() for module in record.decoders)
+
+
+def __getattr__(name: str) -> tuple[str, ...]:
+    """``PROVIDERS``: :func:`_providers`, read when asked for."""
+    if name != "PROVIDERS":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return _providers()
 
 
 def _import_providers(until: str | None = None) -> None:
-    for module in PROVIDERS:
+    for module in _providers():
         if until is not None and until in _REGISTRY:
             return
         importlib.import_module(module)  # a no-op once imported
@@ -217,3 +236,22 @@ def score_tree(heads: ArrayLike, arc: ArrayLike) -> float:
     h = np.asarray(heads)
     a = np.asarray(arc, dtype=np.float64)
     return float(a[h[1:], np.arange(1, h.shape[0])].sum())
+
+
+def check_decoder(source: str, key: str, name: str, options_key: str,
+                  options: Mapping[str, object]) -> None:
+    """ConfigError naming ``key`` unless ``name`` is a registered decoder, or naming
+    ``options_key`` unless the decoder accepts ``options`` (tried on a two-word sentence, when
+    there are options: a decoder's extension is loaded at its first call); ``source``: the
+    config file, first in the message."""
+    try:
+        decoder = configured_decoder(name, options)
+    except UnknownDecoderError as exc:
+        raise ConfigError(f"{source}: {key}: {exc}") from None
+    if not options:
+        return
+    try:
+        decoder.decode(np.zeros((3, 3)))
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"{source}: {options_key} {options} rejected by decoder {name!r}: "
+                          f"{exc}") from None

@@ -40,8 +40,8 @@ check at load is the CRC-32 (zlib: cheap, and no OpenSSL in the process), read t
 memory map as the weights are (about 15 ms for 60 MB of weights); the SHA-256 names the
 files' contents (``sha256sum`` gives the same) and is checked for a manifest without CRC-32s.
 A directory without a manifest is refused with a request to retrain it: a model whose files
-cannot be checked is what the manifest exists to refuse. A directory checked once in a process is not hashed again while its
-files keep their inode, size and modification time.
+cannot be checked is what the manifest exists to refuse. A directory checked once in a process
+is not hashed again while its files keep their inode, size and modification time.
 """
 
 from __future__ import annotations

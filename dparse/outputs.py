@@ -20,9 +20,10 @@ What happens depends on what the path names:
   and never replaced.
 
 SIGINT and SIGTERM during a write remove the temporary file and are then delivered under the
-disposition they had outside the write (by default KeyboardInterrupt for SIGINT and death by the signal for SIGTERM). A
-SIGKILL cannot be caught: it can leave a hidden temporary file, which the next write of the same
-path removes once the process named by the PID in its name is gone. A ``.gz`` path is gzip-
+disposition they had outside the write (by default KeyboardInterrupt for SIGINT and death by the
+signal for SIGTERM). A SIGKILL cannot be caught: it can leave a hidden temporary file, which the
+next write of the same path removes once the process named by the PID in its name is gone. A
+``.gz`` path is gzip-
 compressed (level ``GZIP_LEVEL``) with an empty name and a zero time in the header, so equal
 content gives equal bytes. A directory, a missing parent directory, a permission problem, a full
 disk or an unknown encoding is a :class:`DparseError` naming the path.

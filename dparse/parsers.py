@@ -1,170 +1,89 @@
-"""The parser types of dparse, chosen by the config's top-level ``parser`` key.
+"""Training and loading a parser of any family, through the family's record
+(:mod:`dparse.families`), chosen by the config's top-level ``parser`` key.
 
 ``graph`` (the default) is the graph-based parser of :mod:`dparse.graph` (first, second and
-third order); ``easyfirst`` is the easy-first parser of :mod:`dparse.transition.easyfirst`;
+third order); ``easyfirst`` the easy-first parser of :mod:`dparse.transition.easyfirst`;
 ``umst`` the undirected MST parser of :mod:`dparse.undirected`; ``shiftreduce`` the beam
 shift-reduce parser of :mod:`dparse.transition.shiftreduce`; ``rerank`` the forest reranker
-over its forests (:mod:`dparse.rerank`). The
-command line trains and loads every type through :func:`train_parser` and :func:`load_parser`;
-a new type adds its two functions to ``TRAINERS`` and ``LOADERS``, and its name and config checks
-to :mod:`dparse.families`.
+over its forests (:mod:`dparse.rerank`); ``tagger`` the tagger of :mod:`dparse.tagging`, which
+trains here but does not parse. A config with a ``tagger`` section trains on predicted tags
+and its model tags before it parses (:mod:`dparse.tagging.pipeline`), whatever its family.
+
+The command line and the API train through :func:`train_options` and :func:`train_model`,
+and load through :class:`ParserSpec` (what a worker process needs to load the same parser);
+every loaded model is a :class:`LoadedParser`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from dparse.config import ExperimentConfig, load_config
 from dparse.conll import Sentence
 from dparse.errors import ConfigError
+from dparse.families import families, family
 from dparse.timer import ParseTimer
 
 if TYPE_CHECKING:  # training's module: not imported to parse
     from dparse.batch.engines import WorkerOptions
     from dparse.epochs import EpochReport, TrainResult
+    from dparse.hypergraph.forest import OnForest
+
+# The options of ``dparse train`` that a parser trained on predicted tags (a tagger section)
+# takes, whatever its family: the jackknife's processes and the tagged files' directory.
+PIPELINE_OPTIONS = ("jobs", "work")
 
 
-@dataclass
-class LoadedParser:
-    """A trained parser ready to parse: ``parse(sentences, timer)`` yields parsed copies.
-    Parsers that build packed forests (shiftreduce) also have ``forest_fn(sentences, timer,
-    on_forest)``, calling ``on_forest(position, forest)`` for each non-empty sentence."""
+class LoadedParser(Protocol):
+    """A trained model ready to parse, as a family's ``load`` gives it.
+
+    ``decoder_name``: the decoder it parses with (its own name for a family with one way to
+    decode); ``builds_forests``: whether it builds packed forests (shiftreduce, rerank).
+    ``parse(sentences, timer)`` yields parsed copies of ``sentences`` in order (HEAD and
+    DEPREL replaced; a model that tags also fills the tag columns), adding its times to
+    ``timer``; ``on_forest``, given only to a model that builds forests, is called with each
+    non-empty sentence's position and forest before the sentence is yielded.
+    """
 
     decoder_name: str
-    parse_fn: Callable[[Iterable[Sentence], ParseTimer], Iterator[Sentence]]
-    forest_fn: Callable[..., Iterator[Sentence]] | None = None
+    builds_forests: bool
 
-    def parse(self, sentences: Iterable[Sentence], timer: ParseTimer) -> Iterator[Sentence]:
-        return self.parse_fn(sentences, timer)
-
-
-def _train_graph(cfg: ExperimentConfig, progress: bool,
-                 on_epoch: Callable[[EpochReport], None] | None,
-                 workers: WorkerOptions | None = None) -> TrainResult:
-    from dparse.graph.training import train
-
-    return train(cfg, progress=progress, on_epoch=on_epoch, workers=workers)
+    def parse(self, sentences: Iterable[Sentence], timer: ParseTimer,
+              on_forest: OnForest | None = None) -> Iterator[Sentence]:
+        """Parsed copies of ``sentences``, in order."""
+        ...
 
 
-def _load_graph(directory: Path, cfg: ExperimentConfig, name: str) -> LoadedParser:
-    from dparse.decoders import configured_decoder
-    from dparse.graph.load import load_model
+@dataclass(frozen=True)
+class ParserSpec:
+    """What a process needs to load a parser: the model directory, the ``--set`` overrides
+    of its config, the decoder (None: the config's), how a model that tags treats the
+    input's tags (:data:`dparse.tagging.TAG_MODES`), and ``tag_only``: load only its tagger
+    (:func:`dparse.load_tagger`), as a LoadedParser whose ``parse`` tags."""
 
-    model = load_model(directory)
-    # The config's decoder options go with the config's decoder, not with an override.
-    decoder = configured_decoder(name, cfg.decoder.options if name == cfg.decoder.name else None)
-    single_root = cfg.decoder.single_root
-    return LoadedParser(decoder.name,
-                        lambda sents, timer: model.parse(sents, decoder, single_root, timer))
+    model_dir: str
+    overrides: tuple[str, ...] = ()
+    decoder_name: str | None = None
+    tags: str = "auto"
+    tag_only: bool = False
 
+    def load(self) -> LoadedParser:
+        """Check the model directory and load the parser, as ``dparse parse`` does (the
+        tagger, as ``dparse tag`` does, with ``tag_only``)."""
+        from dparse.modeldir import CONFIG_FILE, check_model_dir
 
-def _train_easyfirst(cfg: ExperimentConfig, progress: bool,
-                     on_epoch: Callable[[EpochReport], None] | None,
-                     workers: WorkerOptions | None = None) -> TrainResult:
-    from dparse.transition.easyfirst import train
+        directory = Path(self.model_dir)
+        check_model_dir(directory)
+        check_model_overrides(directory, self.overrides)
+        cfg = load_config(directory / CONFIG_FILE, self.overrides)
+        if self.tag_only:
+            from dparse.tagging.pipeline import TagOnly, load_tagger
 
-    return train(cfg, progress=progress, on_epoch=on_epoch, workers=workers)
-
-
-def _load_easyfirst(directory: Path, cfg: ExperimentConfig, name: str) -> LoadedParser:
-    from dparse.transition.easyfirst import EasyFirstModel, use_heap
-
-    use_heap(name)  # a bad decoder name fails before loading
-    model = EasyFirstModel.load(directory)
-    single_root = cfg.decoder.single_root
-    return LoadedParser(name, lambda sents, timer: model.parse(sents, name, single_root, timer))
-
-
-def _train_umst(cfg: ExperimentConfig, progress: bool,
-                on_epoch: Callable[[EpochReport], None] | None,
-                workers: WorkerOptions | None = None) -> TrainResult:
-    from dparse.undirected.parser import train_undirected
-
-    return train_undirected(cfg, progress=progress, on_epoch=on_epoch, workers=workers)
-
-
-def _load_umst(directory: Path, cfg: ExperimentConfig, name: str) -> LoadedParser:
-    from dparse.undirected.parser import load_parser as load_undirected
-
-    if name != cfg.decoder.name:
-        raise ConfigError(f"{directory}: an undirected MST model (parser: umst) decodes with its "
-                          f"own {cfg.decoder.name!r} only; --decoder {name} does not apply")
-    return LoadedParser("umst", load_undirected(directory, cfg).parse)
-
-
-def _train_shiftreduce(cfg: ExperimentConfig, progress: bool,
-                       on_epoch: Callable[[EpochReport], None] | None,
-                       workers: WorkerOptions | None = None) -> TrainResult:
-    from dparse.transition.shiftreduce import train
-
-    return train(cfg, progress=progress, on_epoch=on_epoch, workers=workers)
-
-
-def _load_shiftreduce(directory: Path, cfg: ExperimentConfig, name: str) -> LoadedParser:
-    from dparse.transition.shiftreduce import DECODER_NAME, ShiftReduceModel
-
-    if name not in (DECODER_NAME, cfg.decoder.name):
-        raise ConfigError(f"{directory}: a shift-reduce model (parser: shiftreduce) decodes "
-                          f"with its own beam search only; --decoder {name} does not apply")
-    model = ShiftReduceModel.load(directory).configure(cfg)
-    sc = cfg.shiftreduce
-    return LoadedParser(DECODER_NAME,
-                        lambda sents, timer: model.parse(sents, timer, sc.force_gold),
-                        lambda sents, timer, on_forest: model.parse(sents, timer, sc.force_gold,
-                                                                    on_forest))
-
-
-def _train_rerank(cfg: ExperimentConfig, progress: bool,
-                  on_epoch: Callable[[EpochReport], None] | None, jobs: int = 1,
-                  workers: WorkerOptions | None = None) -> TrainResult:
-    from dparse.rerank.model import train
-
-    return train(cfg, progress=progress, on_epoch=on_epoch, jobs=jobs, workers=workers)
-
-
-def _load_rerank(directory: Path, cfg: ExperimentConfig, name: str) -> LoadedParser:
-    from dparse.rerank.model import DECODER_NAME, RerankModel
-
-    if name not in (DECODER_NAME, cfg.decoder.name):
-        raise ConfigError(f"{directory}: a forest reranker (parser: rerank) decodes with its "
-                          f"own two stages only; --decoder {name} does not apply")
-    model = RerankModel.load(directory)
-    rc = cfg.rerank  # the parse-time keys (dparse.config.RerankConfig)
-    model.k = rc.k
-    model.beta = model.beta if rc.beta is None else rc.beta
-    model.first.beam = rc.first_stage_beam or model.first.beam
-    return LoadedParser(DECODER_NAME, model.parse,
-                        lambda sents, timer, on_forest: model.parse(sents, timer, on_forest))
-
-
-def _train_tagger(cfg: ExperimentConfig, progress: bool,
-                  on_epoch: Callable[[EpochReport], None] | None) -> TrainResult:
-    from dparse.tagging.training import train
-
-    return train(cfg, progress=progress, on_epoch=on_epoch)
-
-
-def _load_tagger(directory: Path, cfg: ExperimentConfig, name: str) -> LoadedParser:
-    raise ConfigError(f"{directory} is a tagger (parser: tagger), not a parser: `dparse tag "
-                      f"{directory}` tags with it; parsing needs a parser model (one trained "
-                      "with a tagger section carries its tagger)")
-
-
-TRAINERS = {"graph": _train_graph, "easyfirst": _train_easyfirst, "umst": _train_umst,
-            "shiftreduce": _train_shiftreduce, "rerank": _train_rerank,
-            "tagger": _train_tagger}
-LOADERS = {"graph": _load_graph, "easyfirst": _load_easyfirst, "umst": _load_umst,
-           "shiftreduce": _load_shiftreduce, "rerank": _load_rerank, "tagger": _load_tagger}
-
-
-def _entry(table: dict[str, Any], cfg: ExperimentConfig) -> Any:
-    if cfg.parser not in table:
-        raise ConfigError(f"parser type {cfg.parser!r} cannot be trained or loaded here "
-                          f"(known: {', '.join(sorted(table))})")
-    return table[cfg.parser]
+            return TagOnly(load_tagger(directory, cfg), self.tags)
+        return load_parser(directory, cfg, self.decoder_name, self.tags)
 
 
 def train_parser(
@@ -173,79 +92,121 @@ def train_parser(
     on_epoch: Callable[[EpochReport], None] | None = None,
     **options: Any,
 ) -> TrainResult:
-    """Train the config's parser type (the model saved by :func:`dparse.epochs.save_model`);
-    ``options`` go to the trainers that take them (rerank: ``jobs``; every parser type:
-    ``workers``). A config with a ``tagger`` section trains on predicted tags
-    (:mod:`dparse.tagging.pipeline`: ``work`` keeps the tagged files, ``jobs`` jackknife folds
-    at a time, or with ``workers`` the tagger and its folds as tasks on
-    the parser's training engine)."""
+    """Train the config's parser family (the model saved by :func:`dparse.epochs.save_model`);
+    ``options`` (:func:`train_options`) go to the family's trainer: ``workers`` (the
+    WorkerOptions of ``--workers``) and the options it takes (``jobs``). A config with a
+    ``tagger`` section trains on predicted tags (:mod:`dparse.tagging.pipeline`: ``work``
+    keeps the tagged files, ``jobs`` processes run the jackknife folds, or with ``workers``
+    the tagger and its folds run as tasks on the parser's training engine)."""
     from dparse.tagging.pipeline import has_tagger, train_pipeline
 
-    trainer = _entry(TRAINERS, cfg)
+    record = family(cfg.parser)
     if not has_tagger(cfg):
-        options.pop("work", None)
-        return trainer(cfg, progress, on_epoch, **options)
+        return record.train(cfg, progress, on_epoch, **options)
     work = Path(options.pop("work", None) or Path("models") / f"{cfg.name}.work")
-    jobs = options.get("jobs", 1) if cfg.parser == "rerank" else options.pop("jobs", 1)
+    jobs = options.get("jobs", 1) if record.takes_jobs else options.pop("jobs", 1)
     workers = options.pop("workers", None)
 
     def train_on_tags(pcfg: ExperimentConfig, on: WorkerOptions | None) -> TrainResult:
-        return trainer(pcfg, progress, on_epoch, workers=on, **options)
+        return record.train(pcfg, progress, on_epoch, workers=on, **options)
 
     return train_pipeline(cfg, train_on_tags, work, jobs, workers)
 
 
+def train_options(cfg: ExperimentConfig, out_dir: Path, work: str | None, jobs: int,
+                  fold: int | None = None, workers: WorkerOptions | None = None
+                  ) -> dict[str, Any]:
+    """The options of :func:`train_parser` for ``cfg`` from those of ``dparse train``:
+    ``workers`` (WorkerOptions, or None for one worker) for a family that trains on workers;
+    ``jobs`` (processes) for a family that takes it and for a tagging pipeline; ``work``: a
+    family's work directory (its ``work_key`` set in ``cfg``: ``work``, else the config's,
+    else ``<out_dir>.work``) or a tagging pipeline's (default ``<out_dir>.work``). ConfigError
+    where an option does not apply (``fold`` is for :attr:`ParserFamily.make_fold`, which the
+    command calls itself)."""
+    from dparse.tagging.pipeline import has_tagger
+
+    record = family(cfg.parser)
+    pipeline = has_tagger(cfg)
+    options: dict[str, Any] = {}
+    if workers is not None:
+        if not record.trains_on_workers:
+            takers = [other.name for other in families() if other.trains_on_workers]
+            raise ConfigError(f"--workers trains parsers ({', '.join(takers)}); a "
+                              f"{cfg.parser} config trains on one core")
+        options["workers"] = workers
+    taken = set(record.train_options()) | (set(PIPELINE_OPTIONS) if pipeline else set())
+    given = {"work": work is not None, "jobs": jobs != 1, "fold": fold is not None}
+    refused = [name for name, on in given.items() if on and name not in taken]
+    if refused:
+        raise ConfigError(_refusal(cfg, refused, pipeline))
+    if "jobs" in taken:
+        options["jobs"] = jobs
+    if record.work_key is not None:
+        section, _, key = record.work_key.partition(".")
+        holder = getattr(cfg, section)
+        if work is not None or getattr(holder, key) is None:
+            setattr(holder, key, work or f"{out_dir}.work")
+    elif pipeline:
+        options["work"] = work or f"{out_dir}.work"
+    return options
+
+
+def _refusal(cfg: ExperimentConfig, refused: Sequence[str], pipeline: bool) -> str:
+    """Why the ``dparse train`` options ``refused`` do not apply to ``cfg``: the families (and
+    the tagging pipeline) that take each."""
+    parts = []
+    for name in refused:
+        takers = [f"{other.summary} (parser: {other.name})" for other in families()
+                  if name in other.train_options()]
+        if name in PIPELINE_OPTIONS:
+            takers.append("parsers trained on predicted tags (a tagger section)")
+        parts.append(f"--{name} applies to {' and '.join(takers) or 'no parser'}")
+    return (f"{'; '.join(parts)}; this is a {cfg.parser} config"
+            + ("" if pipeline else " without a tagger"))
+
+
+def train_model(cfg: ExperimentConfig, out_dir: Path, options: dict[str, Any],
+                progress: bool = False, on_epoch: Callable[[EpochReport], None] | None = None
+                ) -> TrainResult:
+    """Train the parser of the loaded config ``cfg`` (``options``: :func:`train_options`) and
+    save it in ``out_dir``, as ``dparse train`` and :func:`dparse.train` do."""
+    from dparse.epochs import save_model
+
+    result = train_parser(cfg, progress=progress, on_epoch=on_epoch, **options)
+    save_model(result, cfg, out_dir)
+    return result
+
+
 def load_parser(directory: Path, cfg: ExperimentConfig, decoder_name: str | None,
-                tags: str = "auto", tag_only: bool = False) -> LoadedParser:
+                tags: str = "auto") -> LoadedParser:
     """Load the model in ``directory`` (trained with ``cfg``), parsing with ``decoder_name``
     (default: the config's decoder). A pipeline model tags first (``tags``: the mode of
-    :meth:`dparse.tagging.model.TaggerModel.tag_batch`); with ``tag_only`` the result only
-    tags (a tagger model, or a pipeline model's tagger)."""
+    :meth:`dparse.tagging.model.TaggerModel.tag_batch`)."""
     from dparse.modeldir import TAGGER_DIR
 
-    if tag_only:
-        from dparse.tagging.pipeline import load_tagger
-
-        tagger = load_tagger(directory, cfg)
-        return LoadedParser("tagger", lambda sents, timer: tagger.tag(sents, timer, tags))
-    parser = _entry(LOADERS, cfg)(directory, cfg, decoder_name or cfg.decoder.name)
+    parser = family(cfg.parser).load(directory, cfg, decoder_name or cfg.decoder.name)
     if (directory / TAGGER_DIR).is_dir():  # the pipeline's modules only for a model that tags
-        from dparse.tagging.pipeline import load_tagger, tagging_wrapper
+        from dparse.tagging.pipeline import TaggingParser, load_tagger
 
-        tagger = load_tagger(directory, cfg)
-        parser.parse_fn = tagging_wrapper(tagger, tags, parser.parse_fn)
-        if parser.forest_fn is not None:
-            parser.forest_fn = tagging_wrapper(tagger, tags, parser.forest_fn)
+        return TaggingParser(load_tagger(directory, cfg), tags, parser)
     return parser
 
 
-# The --set keys that a trained model's commands accept, by parser type: the values read when
-# parsing (the decoder, its options, LEP moves, ...), each with its sub-keys. Every other key
-# (features, data, training, ...) was fixed by training: overriding it would change nothing.
-PARSE_TIME_KEYS: Mapping[str, Sequence[str]] = {
-    "graph": ("decoder.name", "decoder.single_root", "decoder.options"),
-    "easyfirst": ("decoder.name", "decoder.single_root"),
-    "umst": ("decoder.single_root", "umst.lep_steps", "umst.directed_model", "umst.method"),
-    "shiftreduce": ("decoder.single_root", "shiftreduce.beam", "shiftreduce.force_gold"),
-    "rerank": ("rerank.k", "rerank.beta", "rerank.first_stage_beam"),
-    "tagger": (),
-}
-ENSEMBLE_KEYS: Mapping[str, Sequence[str]] = {"graph": ("decoder.single_root", "ensemble")}
-
-
-def check_model_overrides(
-    model_dir: Path, overrides: Sequence[str], keys: Mapping[str, Sequence[str]]
-) -> None:
-    """ConfigError naming the first ``--set`` of ``overrides`` whose key ``keys`` does not
-    allow for the parser type of the model in ``model_dir`` (a DparseError first if that is
-    not a sound model directory)."""
+def check_model_overrides(model_dir: Path, overrides: Sequence[str],
+                          ensemble: bool = False) -> None:
+    """ConfigError naming the first ``--set`` of ``overrides`` whose key the family of the
+    model in ``model_dir`` does not accept (a DparseError first if that is not a sound model
+    directory): its ``parse_time_keys`` (``dparse parse``, ``tag``, ``search-errors``), or
+    with ``ensemble`` its ``ensemble_keys``. Every other key (features, data, training, ...)
+    was fixed by training: overriding it would change nothing."""
     if not overrides:
         return
     from dparse.modeldir import CONFIG_FILE, check_model_dir
 
     check_model_dir(model_dir)
     trained = load_config(model_dir / CONFIG_FILE)
-    allowed = keys.get(trained.parser, ())
+    record = family(trained.parser)
+    allowed = record.ensemble_keys if ensemble else record.parse_time_keys
     for item in overrides:
         key = item.partition("=")[0].strip()
         if not any(key == k or key.startswith(k + ".") for k in allowed):

@@ -50,6 +50,7 @@ from numpy.typing import ArrayLike, NDArray
 from dparse.conll import read_conll
 from dparse.decoders import Decoder, configured_decoder
 from dparse.errors import DparseError, InputError
+from dparse.families import family
 from dparse.graph.ensemble import tree_parts
 from dparse.graph.load import load_model
 from dparse.graph.model import GraphModel
@@ -352,7 +353,7 @@ def load_search_setup(
     switch = [] if decoder in (None, saved.decoder.name) else [
         f"decoder.name={decoder}", "decoder.options={}"]
     cfg = load_config(path / CONFIG_FILE, [*switch, *overrides])
-    if cfg.parser != "graph":
+    if not family(cfg.parser).scores_parts:
         raise DparseError(f"{path}: search errors need a graph-based model; this one is "
                           f"parser {cfg.parser!r}")
     return load_model(path), cfg.decoder.name, dict(cfg.decoder.options), cfg.decoder.single_root

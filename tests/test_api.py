@@ -1,7 +1,8 @@
-"""The public Python API (``dparse.load``, ``Parser``, ``read``, ``write``, ``evaluate``,
-``train``): the same bytes and numbers as the command line, errors as DparseError subclasses
-without exiting or printing, threads taking turns, a cheap ``import dparse``, a documented
-example for every public name, and the README's "From Python" examples run as written."""
+"""The public Python API (``dparse.load``, ``Parser``, ``load_tagger``, ``Tagger``, ``read``,
+``write``, ``evaluate``, ``train``): the same bytes and numbers as the command line, errors as
+DparseError subclasses without exiting or printing, threads taking turns, overrides as a
+mapping or as strings, a cheap ``import dparse``, a documented example for every public name,
+and the README's "From Python" examples run as written."""
 
 from __future__ import annotations
 
@@ -53,6 +54,15 @@ def cli_parse(model: Path, test_file: Path, tmp_path_factory: pytest.TempPathFac
     return out.read_bytes()
 
 
+@pytest.fixture(scope="module")
+def tagger_model(tiny_first_order: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tagger (configs/en_ewt/tagger.yaml, one epoch) trained on the tiny model's files."""
+    return dparse.train(REPO / "configs" / "en_ewt" / "tagger.yaml",
+                        tmp_path_factory.mktemp("api-tagger") / "model",
+                        {"data.train": "train.conllu", "data.dev": "dev.conllu",
+                         "training.epochs": 1}, data_root=tiny_first_order).path
+
+
 def test_import_is_cheap_and_loads_neither_click_nor_matplotlib() -> None:
     code = ("import sys, time; t = time.perf_counter(); import dparse; "
             "print(time.perf_counter() - t, 'click' in sys.modules, "
@@ -91,6 +101,48 @@ def test_parse_file_and_parse_many_equal_dparse_parse(model: Path, test_file: Pa
         assert text.encode() == cli_parse, jobs
     dparse.write(parser.parse_many(dparse.read(test_file)), tmp_path / "w.conllu")
     assert (tmp_path / "w.conllu").read_bytes() == cli_parse
+
+
+@pytest.mark.parametrize("options", [[], ["--tags", "predict", "--jobs", "2"]])
+def test_tag_file_and_tag_many_equal_dparse_tag(tagger_model: Path, test_file: Path,
+                                                options: list[str], tmp_path: Path) -> None:
+    run_cli("tag", str(tagger_model), str(test_file), "-o", str(tmp_path / "cli.conllu"),
+            *options)
+    cli = (tmp_path / "cli.conllu").read_bytes()
+    tags, jobs = ("predict", 2) if options else ("auto", 1)
+    tagger = dparse.load_tagger(tagger_model, tags=tags)
+    stats = tagger.tag_file(test_file, tmp_path / "api.conllu", jobs, batch_size=32)
+    assert (tmp_path / "api.conllu").read_bytes() == cli
+    assert stats.timer.sentences == 150 and stats.decoder is None and stats.jobs == jobs
+    text = "".join(s.to_conllu() for s in tagger.tag_many(dparse.read(test_file), jobs=jobs))
+    assert text.encode() == cli
+    sentence = next(dparse.read(test_file))
+    assert tagger.tag(sentence).to_conllu() == next(tagger.tag_many([sentence])).to_conllu()
+    words = tagger.tag(sentence.words)
+    assert words.words == sentence.words and len(words.upos) == len(sentence)
+    assert "_" not in words.upos
+
+
+def test_load_and_load_tagger_refuse_what_they_cannot_use(tagger_model: Path,
+                                                          model: Path) -> None:
+    with pytest.raises(dparse.ConfigError, match="is a tagger .* not a parser"):
+        dparse.load(tagger_model)
+    with pytest.raises(dparse.DparseError, match="carries no tagger"):
+        dparse.load_tagger(model)
+    with pytest.raises(dparse.ConfigError, match="--set training.epochs does not apply"):
+        dparse.load(model, overrides={"training.epochs": 3})
+    with pytest.raises(dparse.ConfigError, match="--set tagging.lexicon does not apply"):
+        dparse.load_tagger(tagger_model, overrides=["tagging.lexicon=false"])
+
+
+def test_load_takes_overrides_as_a_mapping_or_as_strings(model: Path, test_file: Path
+                                                         ) -> None:
+    words = [s.words for s in islice(dparse.read(test_file), 20)]
+    by_map = dparse.load(model, overrides={"decoder.name": "eisner"})
+    by_text = dparse.load(model, overrides=["decoder.name=eisner"])
+    assert by_map.decoder == by_text.decoder == "eisner"
+    assert [s.heads.tolist() for s in by_map.parse_many(words)] == \
+        [s.heads.tolist() for s in by_text.parse_many(words)]
 
 
 def test_parse_words_and_word_tag_pairs(model: Path, test_file: Path) -> None:
@@ -212,14 +264,18 @@ def readme_python_blocks() -> list[str]:
     return re.findall(r"```python\n(.*?)```", section, re.S)
 
 
-def test_readme_from_python_examples_run(model: Path, tmp_path: Path, monkeypatch) -> None:
+def test_readme_from_python_examples_run(model: Path, tagger_model: Path, tmp_path: Path,
+                                         monkeypatch) -> None:
     """The examples run from a project root whose ``models/en_ewt-o1-cle`` is the tiny
-    model and whose ``../shared/data`` is a miniature of the data root."""
+    model, whose ``models/en_ewt-o1-cle-tagged`` is a tiny tagger standing in for the pipeline
+    model (both give their tagger to ``load_tagger``), and whose ``../shared/data`` is a
+    miniature of the data root."""
     blocks = [b for b in readme_python_blocks() if "spacy" not in b]
-    assert len(blocks) >= 2
+    assert len(blocks) >= 3
     project = tmp_path / "project"
     (project / "models").mkdir(parents=True)
     (project / "models" / "en_ewt-o1-cle").symlink_to(model)
+    (project / "models" / "en_ewt-o1-cle-tagged").symlink_to(tagger_model)
     (project / "configs").symlink_to(REPO / "configs")
     data = tmp_path / "shared" / "data" / "en_ewt"
     data.mkdir(parents=True)

@@ -13,7 +13,6 @@ import pytest
 from dparse.config import (
     DEFAULT_DATA_ROOT,
     DecoderConfig,
-    EnsembleConfig,
     ExperimentConfig,
     FeatureConfig,
     TrainingConfig,
@@ -25,6 +24,7 @@ from dparse.conll import Sentence, write_conll
 from dparse.errors import ConfigError, DparseError
 from dparse.graph import training
 from dparse.graph.model import ArcFactoredModel
+from dparse.graph.sections import EnsembleConfig
 from dparse.graph.training import parsing_decoder, training_decoder
 
 REPO = Path(__file__).resolve().parents[1]

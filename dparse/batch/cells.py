@@ -33,7 +33,7 @@ both with ``tags: "predicted"`` and the tag scores of the output against the tes
 tagger does not predict) and ``tag_words``.
 
 A cell's key hashes its resolved config with every config file it names (``tagger.config``,
-``rerank.first_stage``: :data:`dparse.config.CONFIG_REFERENCES`) replaced by the digest of that
+``rerank.first_stage``: :func:`dparse.families.config_references`) replaced by the digest of that
 file's bytes: editing the tagger config makes new cells, and the key does not depend on where
 the checkout is.
 
@@ -56,7 +56,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from dparse.config import CONFIG_REFERENCES
+from dparse.families import config_references, family
 from dparse.outputs import write_text
 
 if TYPE_CHECKING:
@@ -107,9 +107,9 @@ def _data_digest(path: Path) -> str:
 
 
 def _by_content(config: dict[str, Any]) -> dict[str, Any]:
-    """``config`` with each config file it names (:data:`CONFIG_REFERENCES`) replaced by the
+    """``config`` with each config file it names (:func:`config_references`) replaced by the
     digest of its bytes (the same mapping when it names none)."""
-    named = [(section, key) for section, key in CONFIG_REFERENCES
+    named = [(section, key) for section, key in config_references()
              if (config.get(section) or {}).get(key)]
     if not named:
         return config
@@ -226,10 +226,10 @@ def _score_test(cell: Cell, cfg: ExperimentConfig, model_dir: Path, gold: list[S
     from dparse.conll import write_conll
     from dparse.metrics import evaluate
     from dparse.parsers import load_parser
-    from dparse.tagging.pipeline import has_tagger
+    from dparse.tagging.pipeline import TagOnly, has_tagger, load_tagger
     from dparse.tagscores import score_tags
 
-    tag_only = cfg.parser == "tagger"
+    tag_only = not family(cfg.parser).parses
     if not (tag_only or has_tagger(cfg)):
         parsed = list(load_parser(model_dir, cfg, None).parse(gold, timer))
         write_conll(parsed, Path(cell.directory) / PARSED_FILE, encoding=cfg.data.encoding)
@@ -238,7 +238,8 @@ def _score_test(cell: Cell, cfg: ExperimentConfig, model_dir: Path, gold: list[S
         return ({"uas": report.uas, "las": report.las, "punct": cell.punct},
                 {"test_sentences": report.sentences, "test_tokens": report.tokens})
     words = [s.words_only() for s in gold]
-    system = load_parser(model_dir, cfg, None, tags="predict", tag_only=tag_only)
+    system = (TagOnly(load_tagger(model_dir, cfg), "predict") if tag_only
+              else load_parser(model_dir, cfg, None, tags="predict"))
     output = list(system.parse(words, timer))
     write_conll(output, Path(cell.directory) / (TAGGED_FILE if tag_only else PARSED_FILE),
                 encoding=cfg.data.encoding)

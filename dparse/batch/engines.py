@@ -35,7 +35,7 @@ class WorkerOptions:
     ``cluster`` they run on (:data:`CLUSTERS`), the ``mixing`` of :mod:`dparse.mixing`,
     batch-job settings and a running scheduler's address. Trainers given one mix its epochs
     (one worker: one shard through the mixing path); given None they train serially, which is
-    what ``dparse train`` asks for one worker (:func:`dparse.api.worker_options`)."""
+    what ``dparse train`` asks for one worker (:func:`worker_options`)."""
 
     workers: int = 1
     cluster: str = "local"
@@ -53,6 +53,17 @@ class WorkerOptions:
             raise DparseError(f"unknown mixing {self.mixing!r} (known: {', '.join(MIXINGS)})")
         if self.workers < 1:
             raise DparseError(f"workers must be at least 1, not {self.workers}")
+
+
+def worker_options(workers: int, cluster: str, mixing: str, **batch: Any) -> WorkerOptions | None:
+    """The WorkerOptions of ``workers`` on ``cluster`` with ``mixing``, as ``dparse train
+    --workers`` and :func:`dparse.train` ask for them (None for one worker: serial training);
+    ``batch``: :class:`dparse.batch.cluster.ClusterOptions` values and ``scheduler``."""
+    if workers == 1:
+        return None
+    scheduler = batch.pop("scheduler", None)
+    return WorkerOptions(workers, cluster, mixing,
+                         ClusterOptions().merged(batch, "worker options"), scheduler)
 
 
 class InlineEngine:

@@ -3,7 +3,8 @@
 :class:`ParallelParser` hands the input to ``jobs`` worker processes in blocks of about
 ``chunk_size`` sentences, at most ``2 * jobs`` blocks in flight, and yields the parsed blocks
 in input order: memory is bounded by the blocks in flight, whatever the corpus size. Each
-worker loads the model once (:class:`ParserSpec`), as ``dparse parse`` would.
+worker loads the model once (:class:`dparse.parsers.ParserSpec`), as ``dparse parse``
+would.
 
 The parent's share of the work is kept small, so that two jobs can come close to twice one
 job's speed: :meth:`ParallelParser.parse_file` does not read sentences at all. It cuts the
@@ -51,7 +52,6 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import chain, islice
-from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING
 
@@ -65,7 +65,7 @@ from dparse.conll import (
 )
 from dparse.errors import DparseError
 from dparse.outputs import open_output
-from dparse.parsers import LoadedParser
+from dparse.parsers import LoadedParser, ParserSpec
 from dparse.timer import ParseTimer
 
 if TYPE_CHECKING:
@@ -99,31 +99,6 @@ def _block_patterns(utf8: bool) -> tuple[re.Pattern[bytes], re.Pattern[bytes]]:
     end = (rb"\n(?!#)" + start + rb"[^\n]*\n(?:" + blank + rb"\n)*" + blank
            + rb"(?=\n" + start + rb")")
     return re.compile(end), re.compile(rb"^(?!#)" + start, re.MULTILINE)
-
-
-@dataclass(frozen=True)
-class ParserSpec:
-    """What a process needs to load a parser: the model directory, the ``--set`` overrides
-    of its config, the decoder (None: the config's) and how it tags (``dparse tag``: only
-    tags)."""
-
-    model_dir: str
-    overrides: tuple[str, ...] = ()
-    decoder_name: str | None = None
-    tags: str = "auto"  # a model that tags: dparse.tagging.TAG_MODES
-    tag_only: bool = False  # tag, do not parse (dparse tag)
-
-    def load(self) -> LoadedParser:
-        """Check the model directory and load the parser, as ``dparse parse`` does."""
-        from dparse.config import load_config
-        from dparse.modeldir import CONFIG_FILE, check_model_dir
-        from dparse.parsers import PARSE_TIME_KEYS, check_model_overrides, load_parser
-
-        directory = Path(self.model_dir)
-        check_model_dir(directory)
-        check_model_overrides(directory, self.overrides, PARSE_TIME_KEYS)
-        cfg = load_config(directory / CONFIG_FILE, self.overrides)
-        return load_parser(directory, cfg, self.decoder_name, self.tags, self.tag_only)
 
 
 @dataclass(frozen=True)

@@ -12,11 +12,12 @@ from dparse.config import load_config
 from dparse.conll import FORMATS, read_conll, write_conll
 from dparse.decoders import configured_decoder
 from dparse.errors import ConfigError
+from dparse.families import family
 from dparse.gold import vote_trees
 from dparse.graph.ensemble import ensemble_parse
 from dparse.graph.load import load_model
 from dparse.modeldir import CONFIG_FILE, check_model_dir
-from dparse.parsers import ENSEMBLE_KEYS, check_model_overrides
+from dparse.parsers import check_model_overrides
 from dparse.timer import ParseTimer
 
 _FILE = click.Path(exists=True, dir_okay=False, allow_dash=True)
@@ -76,14 +77,14 @@ def ensemble(model_dir: str, input: str, others: tuple[str, ...], output: str,
     """
     directory = Path(model_dir)
     check_model_dir(directory)  # before its config is read
-    check_model_overrides(directory, overrides, ENSEMBLE_KEYS)
+    check_model_overrides(directory, overrides, ensemble=True)
     settings = [f"ensemble.{key}={value!r}"
                 for key, value in (("gamma1", gamma1), ("gamma2", gamma2)) if value is not None]
     if decoder_name is not None:  # the config's options go with the config's decoder only
         if decoder_name != load_config(directory / CONFIG_FILE).ensemble.decoder:
             settings += [f"ensemble.decoder={json.dumps(decoder_name)}", "ensemble.options={}"]
     cfg = load_config(directory / CONFIG_FILE, [*settings, *overrides])
-    if cfg.parser != "graph":
+    if not family(cfg.parser).ensemble_keys:  # the families whose models it can bias
         raise ConfigError(f"{directory}: dparse ensemble needs a graph model, this one is "
                           f"{cfg.parser}")
     ens = cfg.ensemble

@@ -6,9 +6,9 @@ import json
 
 import click
 
-from dparse.api import evaluation
 from dparse.cli.options import skip_invalid_trees_option
 from dparse.conll import FORMATS
+from dparse.evaluation import score_system
 from dparse.metrics import format_table
 from dparse.punct import PUNCT_RULES
 from dparse.tagscores import format_tags
@@ -106,8 +106,9 @@ def eval_command(
     """
     if train is not None and not detail:
         raise click.UsageError("--train is for --detail (accuracy on unseen words)")
-    result = evaluation(gold, system, punct, others, detail, train, None if fmt == "auto" else fmt,
-                        encoding, skip_invalid_trees, compare=plot_dir is not None)
+    result = score_system(gold, system, punct, others, detail, train,
+                          None if fmt == "auto" else fmt, encoding, skip_invalid_trees,
+                          compare=plot_dir is not None)
     if not result.system_heads:
         if others or plot_dir:
             option = "--other" if others else "--plot"

@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import click
 
-from dparse.api import load
+from dparse.api import ParseStats, load
 from dparse.batch.parallel_parse import DEFAULT_CHUNK, Shard
 from dparse.cli.options import model_set_option
 from dparse.conll import INPUT_FORMATS
@@ -93,30 +93,27 @@ def parse(model_dir: str, input: str, output: str, decoder_name: str | None, fmt
           --forest dev.forests.gz
       dparse parse models/en_ewt-o1-cle-tagged words.txt --format text -o words.conllu
     """
-    run(model_dir, input, output, decoder_name, fmt, encoding, as_json, jobs, shard_text,
-        chunk_size, forest_path, tags, overrides, tag_only=False)
-
-
-def run(model_dir: str, input: str, output: str, decoder_name: str | None, fmt: str,
-        encoding: str, as_json: bool, jobs: int, shard_text: str | None, chunk_size: int,
-        forest_path: str | None, tags: str, overrides: tuple[str, ...], tag_only: bool) -> None:
-    """What ``dparse parse`` (and, with ``tag_only``, ``dparse tag``) does: read INPUT, parse
-    or tag it with the model in ``model_dir`` (:meth:`dparse.Parser.parse_file`), write OUTPUT,
-    then the warnings about the input's columns and the summary line."""
-    if tag_only and (decoder_name is not None or forest_path is not None):
-        raise click.UsageError("dparse tag takes neither --decoder nor --forest")
     if forest_path is not None and jobs > 1:
         raise click.UsageError("--forest writes one forest file: use it with --jobs 1")
-    if shard_text is not None:
-        Shard.parse(shard_text)  # a bad --shard before the model loads
-    parser = load(model_dir, decoder=decoder_name, tags=tags, overrides=overrides,
-                  tag_only=tag_only)
+    check_shard(shard_text)
+    parser = load(model_dir, decoder=decoder_name, tags=tags, overrides=overrides)
     stats = parser.parse_file(input, output, jobs, fmt=None if fmt == "auto" else fmt,
                               encoding=encoding, batch_size=chunk_size, shard=shard_text,
                               forest=forest_path)
+    report(stats, jobs, as_json, "parsed")
+
+
+def check_shard(shard_text: str | None) -> None:
+    """A bad ``--shard`` is an error before the model loads."""
+    if shard_text is not None:
+        Shard.parse(shard_text)
+
+
+def report(stats: ParseStats, jobs: int, as_json: bool, verb: str) -> None:
+    """What ``dparse parse`` (``verb`` parsed) and ``dparse tag`` (tagged) print on stderr
+    after the output: the warnings about the input's columns, then the summary line."""
     for warning in stats.warnings:
         click.echo(f"warning: {warning}", err=True)
-    verb = "tagged" if tag_only else "parsed"
     click.echo(_summary(stats.timer, stats.decoder, stats.certified_percent, jobs, as_json,
                         verb), err=True)
 

@@ -10,7 +10,7 @@ import click
 from dparse.cli.options import model_set_option
 from dparse.conll import FORMATS
 from dparse.errors import DparseError
-from dparse.parsers import PARSE_TIME_KEYS, check_model_overrides
+from dparse.parsers import check_model_overrides
 from dparse.search_errors import DEFAULT_BINS, bin_labels, format_report, search_errors
 
 
@@ -66,7 +66,7 @@ def search_errors_command(model_dir: str, gold: str, decoder_name: str | None,
       dparse search-errors models/en_ewt-o2-dd ../shared/data/en_ewt/dev.conllu \\
           --set decoder.options.max_iter=5
     """
-    check_model_overrides(Path(model_dir), overrides, PARSE_TIME_KEYS)
+    check_model_overrides(Path(model_dir), overrides)
     report = search_errors(model_dir, gold, decoder_name, overrides=overrides, bins=bins,
                            fmt=None if fmt == "auto" else fmt, encoding=encoding)
     if as_json:

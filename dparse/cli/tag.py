@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import click
 
+from dparse.api import load_tagger
 from dparse.cli.options import model_set_option
-from dparse.cli.parse import run, stream_options
+from dparse.cli.parse import check_shard, report, stream_options
 
 
 @click.command("tag")
@@ -33,5 +34,8 @@ def tag(model_dir: str, input: str, output: str, fmt: str, tags: str, encoding: 
       dparse eval ../shared/data/en_ewt/test.conllu test.tagged.conllu
       echo "Words in , trees out ." | dparse tag models/en_ewt-tagger --format text
     """
-    run(model_dir, input, output, None, fmt, encoding, as_json, jobs, shard_text, chunk_size,
-        None, tags, overrides, tag_only=True)
+    check_shard(shard_text)
+    tagger = load_tagger(model_dir, tags=tags, overrides=overrides)
+    stats = tagger.tag_file(input, output, jobs, fmt=None if fmt == "auto" else fmt,
+                            encoding=encoding, batch_size=chunk_size, shard=shard_text)
+    report(stats, jobs, as_json, "tagged")

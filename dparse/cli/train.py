@@ -7,8 +7,7 @@ from pathlib import Path
 
 import click
 
-from dparse.api import MIXED_PARSERS, train_model, train_options, worker_options
-from dparse.batch.engines import CLUSTERS
+from dparse.batch.engines import CLUSTERS, worker_options
 from dparse.cli.options import (
     batch_job_options,
     data_root_option,
@@ -20,6 +19,8 @@ from dparse.cli.options import (
 from dparse.config import load_config
 from dparse.epochs import EpochReport
 from dparse.errors import ConfigError
+from dparse.families import family
+from dparse.parsers import train_model, train_options
 
 
 @click.command("train")
@@ -104,8 +105,9 @@ def train(config: str, out: str | None, work: str | None, jobs: int, fold: int |
     if not quiet:
         logging.basicConfig(level=logging.INFO, format="%(message)s")
     out_dir = Path(out) if out else Path("models") / cfg.name
+    record = family(cfg.parser)
     source = click.get_current_context().get_parameter_source("workers")
-    if cfg.parser not in MIXED_PARSERS and source == click.core.ParameterSource.ENVIRONMENT:
+    if not record.trains_on_workers and source == click.core.ParameterSource.ENVIRONMENT:
         workers = 1  # DPARSE_TRAIN_WORKERS (make TRAIN_WORKERS=N) is for the parsers it can train
     try:
         options = train_options(cfg, out_dir, work, jobs, fold, worker_options(
@@ -113,10 +115,9 @@ def train(config: str, out: str | None, work: str | None, jobs: int, fold: int |
             walltime=walltime, memory=memory, scheduler_host=scheduler_host))
     except ConfigError as exc:
         raise click.UsageError(f"{exc} ({config})") from None
-    if fold is not None:
-        from dparse.rerank.model import make_fold
-
-        click.echo(make_fold(cfg, fold, show_progress(quiet, progress)), err=True)
+    if fold is not None:  # train_options took it: the family makes folds
+        assert record.make_fold is not None
+        click.echo(record.make_fold(cfg, fold, show_progress(quiet, progress)), err=True)
         return
 
     def report(ep: EpochReport) -> None:

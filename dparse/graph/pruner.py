@@ -3,10 +3,11 @@
 As in TurboParser (Martins et al. 2013), a separately trained first-order model prunes the arcs:
 for each word only its heads with probability >= ``threshold`` (absolute, or relative to the
 best head's with ``pruner.relative``) are kept, at most ``top_k`` of them. The pruner is either
-a labeled first-order model trained by the ``training`` learner, whose scores are pushed
-through each word's head softmax (``pruner.objective: perceptron``), or an unlabeled arc model trained by AdaGrad on a log-loss (``local``: each
-word's head softmax; ``crf``: the tree CRF, probabilities being arc marginals by the
-matrix-tree theorem, :func:`dparse.prune.tree_marginals`).
+a labeled first-order model trained by the ``training`` learner, whose scores are pushed through
+each word's head softmax (``pruner.objective: perceptron``), or an unlabeled arc model trained
+by AdaGrad on a log-loss (``local``: each word's head softmax; ``crf``: the tree CRF,
+probabilities being arc marginals by the matrix-tree theorem,
+:func:`dparse.prune.tree_marginals`).
 
 A saved pruner (a model's ``pruner/``) is the first-order model's directory, whose
 ``templates.json`` holds the version of the arc templates that every objective reads

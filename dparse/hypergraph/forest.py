@@ -18,6 +18,7 @@ that make this true by induction (see its docstring).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, fields
 
 import numpy as np
@@ -123,3 +124,8 @@ class Forest:
             e = int(np.flatnonzero(~np.isfinite(self.edge_score))[0])
             raise DparseError(f"forest: hyperedge {e} has score {self.edge_score[e]}")
         return V, E
+
+
+# What a parser that builds forests calls for each non-empty sentence it parses (``on_forest``
+# of dparse.parsers.LoadedParser.parse): the sentence's 1-based position and its forest.
+OnForest = Callable[[int, Forest], None]

@@ -1,4 +1,4 @@
-"""The forest reranker's config checks (registered in :mod:`dparse.families`): the ``rerank``
+"""The forest reranker's config checks (its record: :mod:`dparse.rerank.family`): the ``rerank``
 section of a ``parser: rerank`` config, and its grid of betas (:func:`beta_grid`)."""
 
 from __future__ import annotations

@@ -7,7 +7,9 @@
 - :mod:`dparse.tagging.training`: training it (``parser: tagger`` configs);
 - :mod:`dparse.tagging.pipeline`: parsers trained on jackknifed predicted tags that carry
   their tagger (a ``tagger:`` section in a parser's config);
-- :mod:`dparse.tagging.checks`: the config checks of both.
+- :mod:`dparse.tagging.sections` and :mod:`dparse.tagging.checks`: the config sections of both
+  (``tagging``, ``tagger``) and their checks;
+- :mod:`dparse.tagging.family`: the family's record in the registry (:mod:`dparse.families`).
 """
 
 # How a model that tags treats the input's LEMMA, UPOS, XPOS and FEATS (TaggerModel.tag_batch):

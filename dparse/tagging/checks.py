@@ -1,4 +1,4 @@
-"""The tagging family's config checks (registered in :mod:`dparse.families`): the ``tagging``
+"""The tagging family's config checks (its record: :mod:`dparse.tagging.family`): the ``tagging``
 section of a tagger's config and the ``tagger`` section of a parser's."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Parsers trained on predicted tags, and the model directories that carry their tagger.
 
-A parser config with a ``tagger`` section (:class:`dparse.sections.TaggerConfig`) names a
+A parser config with a ``tagger`` section (:class:`dparse.tagging.sections.TaggerConfig`) names a
 tagger config (``tagger.config``) or a trained tagger (``tagger.model``). Training it
 (:func:`train_pipeline`):
 
@@ -20,8 +20,9 @@ tagger config (``tagger.config``) or a trained tagger (``tagger.model``). Traini
    ``tagger.json``, ``tagger.bin``, ``templates.json`` and ``config.yaml``), under one
    manifest.
 
-``dparse parse`` of such a model tags first (:func:`tagging_wrapper`; ``--tags``: ``auto``
-predicts the columns the input leaves empty, ``predict`` all, ``keep`` none).
+``dparse parse`` of such a model tags first (:class:`TaggingParser`; ``--tags``: ``auto``
+predicts the columns the input leaves empty, ``predict`` all, ``keep`` none); ``dparse tag``
+of it, or of a tagger model (``parser: tagger``), only tags (:class:`TagOnly`).
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ from dparse.timer import ParseTimer
 
 if TYPE_CHECKING:
     from dparse.batch.engines import WorkerOptions
+    from dparse.hypergraph.forest import OnForest
     from dparse.mixing import Engine
 
 log = logging.getLogger(__name__)
@@ -253,14 +255,37 @@ def load_tagger(directory: Path, cfg: ExperimentConfig) -> TaggerModel:
                       "trained on the treebank's own tags): there is nothing to tag with")
 
 
-def tagging_wrapper(tagger: TaggerModel, mode: str,
-                    run: Callable[..., Iterator[Sentence]]) -> Callable[..., Iterator[Sentence]]:
-    """``run(sentences, timer, *rest)`` (a parser's parse or forest function) with the
-    sentences tagged first (``mode`` of :meth:`TaggerModel.tag_batch`); the tagging time
-    goes to the timer's ``tag``."""
+class TaggingParser:
+    """A pipeline model: its tagger, then ``parser`` (a :class:`dparse.parsers.LoadedParser`,
+    not named here: dparse.parsers imports this module), whose decoder and forests it has.
+    The tagging time goes to the timer's ``tag``."""
 
-    def tag_then_run(sentences: Iterable[Sentence], timer: ParseTimer,
-                     *rest: Any) -> Iterator[Sentence]:
-        return run(tagger.tag(sentences, timer, mode, count=False), timer, *rest)
+    def __init__(self, tagger: TaggerModel, mode: str, parser: Any) -> None:
+        self.tagger = tagger
+        self.mode = mode  # how the input's tags are treated: TaggerModel.tag_batch
+        self.parser = parser
+        self.decoder_name = parser.decoder_name
+        self.builds_forests = parser.builds_forests
 
-    return tag_then_run
+    def parse(self, sentences: Iterable[Sentence], timer: ParseTimer,
+              on_forest: OnForest | None = None) -> Iterator[Sentence]:
+        """The sentences tagged, then parsed (``on_forest``: the parser's forests)."""
+        tagged = self.tagger.tag(sentences, timer, self.mode, count=False)
+        return self.parser.parse(tagged, timer, on_forest)
+
+
+class TagOnly:
+    """A model's tagger alone, as a :class:`dparse.parsers.LoadedParser` whose ``parse``
+    tags (what ``dparse tag`` and :func:`dparse.load_tagger` run, in worker processes too)."""
+
+    decoder_name = "tagger"
+    builds_forests = False
+
+    def __init__(self, tagger: TaggerModel, mode: str) -> None:
+        self.tagger = tagger
+        self.mode = mode  # how the input's tags are treated: TaggerModel.tag_batch
+
+    def parse(self, sentences: Iterable[Sentence], timer: ParseTimer,
+              on_forest: OnForest | None = None) -> Iterator[Sentence]:
+        """The sentences tagged (LEMMA, UPOS, XPOS and FEATS as ``mode`` says)."""
+        return self.tagger.tag(sentences, timer, self.mode)

@@ -29,7 +29,6 @@ from dparse.conll import Sentence, read_treebank
 from dparse.epochs import BestEpoch, TrainResult
 from dparse.errors import ConfigError, DparseError
 from dparse.folds import fold_of_sentences, jackknife_splits
-from dparse.sections import TaggingConfig
 from dparse.tagging.features import (
     ATOMS,
     COLUMNS,
@@ -50,6 +49,7 @@ from dparse.tagging.model import (
     csr,
     rule_class,
 )
+from dparse.tagging.sections import TaggingConfig
 from dparse.tagging.tagger import ColumnWeights, train_column_epoch
 
 log = logging.getLogger(__name__)

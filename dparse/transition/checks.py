@@ -1,4 +1,4 @@
-"""The shift-reduce parser's config checks (registered in :mod:`dparse.families`): the
+"""The shift-reduce parser's config checks (its record: :mod:`dparse.transition.family`): the
 ``shiftreduce`` section."""
 
 from __future__ import annotations

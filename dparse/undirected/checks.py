@@ -1,4 +1,4 @@
-"""The undirected MST family's config checks (registered in :mod:`dparse.families`): the
+"""The undirected MST family's config checks (its record: :mod:`dparse.undirected.family`): the
 ``umst`` section."""
 
 from __future__ import annotations

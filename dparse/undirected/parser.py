@@ -20,7 +20,7 @@
 
 U-MST-df needs no code here: it is the directed first-order parser with the ``umst-df``
 decoder (dparse/undirected/decoders.py). Configs say ``parser: umst`` and hold a ``umst`` section
-(:class:`dparse.config.UmstConfig`). A saved undirected model is a directory with
+(:class:`dparse.undirected.sections.UmstConfig`). A saved undirected model is a directory with
 ``weights.bin``, ``vocab.json``, ``prune.json`` (if pruned), ``templates.json`` (the versions of
 the first-order arc templates and, with ``umst.edge_templates``, of the edge templates, both in
 dparse/_ext/arcfeatures.pyx: a model of other versions is refused, :mod:`dparse.templates`) and

@@ -239,7 +239,7 @@ def test_rerank_fold_option_and_misuse(tmp_path, data):
     assert sorted(p.name for p in (tmp_path / "w").glob("*.forests.gz")) == [
         "fold-02-of-03.forests.gz"]
     result = runner.invoke(cli, ["train", str(sr), "--jobs", "2"])
-    assert result.exit_code == 2 and "apply to forest rerankers" in result.output
+    assert result.exit_code == 2 and "--jobs applies to forest rerankers" in result.output
     result = runner.invoke(cli, ["train", str(rr), "--out", str(tmp_path / "m"), "--set",
                                  f"rerank.first_stage={rr}"])
     assert isinstance(result.exception, ConfigError)

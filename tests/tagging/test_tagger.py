@@ -526,8 +526,8 @@ def test_tagger_config_errors(tmp_path: Path) -> None:
 def test_ambiguity_classes_and_their_jackknife() -> None:
     """A training word reads the ambiguity class the other folds give its form: '?' where
     they never saw it, as a new word does."""
-    from dparse.sections import TaggingConfig
     from dparse.tagging.features import ATOMS, ambiguity_atoms
+    from dparse.tagging.sections import TaggingConfig
     from dparse.tagging.training import ambiguity_classes, build_model, training_batch
 
     sents = [Sentence.build(["a", "b"], upos=["NOUN", "VERB"]),

@@ -1,0 +1,73 @@
+"""The graph-based parser family (``parser: graph``) as the registry sees it
+(:mod:`dparse.families`): its record, trainer, loader and loaded parser. The model modules
+are imported inside the functions, so that the record is cheap to import."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from dparse.families import ParserFamily
+from dparse.graph.checks import check_graph
+from dparse.graph.sections import EnsembleConfig, PrunerConfig
+
+if TYPE_CHECKING:
+    from dparse.batch.engines import WorkerOptions
+    from dparse.conll import Sentence
+    from dparse.decoders import Decoder
+    from dparse.epochs import EpochReport, TrainResult
+    from dparse.graph.model import GraphModel
+    from dparse.hypergraph.forest import OnForest
+    from dparse.sections import ExperimentConfig
+    from dparse.timer import ParseTimer
+
+
+class GraphParser:
+    """A graph model of any order with its decoder (:class:`dparse.parsers.LoadedParser`)."""
+
+    builds_forests = False
+
+    def __init__(self, model: GraphModel, decoder: Decoder, single_root: bool) -> None:
+        self.model = model
+        self.decoder = decoder
+        self.decoder_name = decoder.name
+        self.single_root = single_root
+
+    def parse(self, sentences: Iterable[Sentence], timer: ParseTimer,
+              on_forest: OnForest | None = None) -> Iterator[Sentence]:
+        """The sentences parsed by the decoder over the model's part scores."""
+        return self.model.parse(sentences, self.decoder, self.single_root, timer)
+
+
+def _train(cfg: ExperimentConfig, progress: bool,
+           on_epoch: Callable[[EpochReport], None] | None,
+           workers: WorkerOptions | None = None) -> TrainResult:
+    from dparse.graph.training import train
+
+    return train(cfg, progress=progress, on_epoch=on_epoch, workers=workers)
+
+
+def _load(directory: Path, cfg: ExperimentConfig, name: str) -> GraphParser:
+    from dparse.decoders import configured_decoder
+    from dparse.graph.load import load_model
+
+    model = load_model(directory)
+    # The config's decoder options go with the config's decoder, not with an override.
+    decoder = configured_decoder(name, cfg.decoder.options if name == cfg.decoder.name else None)
+    return GraphParser(model, decoder, cfg.decoder.single_root)
+
+
+GRAPH = ParserFamily(
+    name="graph",
+    summary="graph-based parsers of first, second and third order",
+    train=_train,
+    load=_load,
+    sections={"pruner": PrunerConfig, "ensemble": EnsembleConfig},
+    check=check_graph,
+    parse_time_keys=("decoder.name", "decoder.single_root", "decoder.options"),
+    ensemble_keys=("decoder.single_root", "ensemble"),
+    decoders=("dparse.graph.decoders", "dparse.graph.dd2"),
+    scores_parts=True,
+)
+FAMILIES = (GRAPH,)
