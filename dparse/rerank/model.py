@@ -73,7 +73,7 @@ from dparse.templates import ARC, O3, RERANK, check_templates, write_templates
 from dparse.timer import ParseTimer
 from dparse.transition.shiftreduce import ShiftReduceModel
 from dparse.transition.shiftreduce import train as train_first_stage
-from dparse.transition.shiftreduce_core import label_tree
+from dparse.transition.shiftreduce_labeler import label_tree
 from dparse.vocab import TAG_COLUMNS, EncodedSentence, Vocabulary
 
 if TYPE_CHECKING:  # the cluster's modules: imported to train on several workers only

@@ -3,7 +3,11 @@
 Huang and Sagae (2010)'s arc-standard beam search with merged states, in the plain
 (``spurious``) system or Hayashi, Kondo and Matsumoto (2013)'s system without spurious
 ambiguity (``nonspurious``: a scan action, 3n steps, one derivation per tree); the search runs
-in C (:mod:`dparse.transition.shiftreduce_core`). Training is the averaged perceptron on the
+in C: the transition system in :mod:`dparse.transition.shiftreduce_state`, the feature
+templates in :mod:`~dparse.transition.shiftreduce_templates`, the beam search in
+:mod:`~dparse.transition.shiftreduce_search`, the arc labeler in
+:mod:`~dparse.transition.shiftreduce_labeler` and a training step in
+:mod:`~dparse.transition.shiftreduce_training`. Training is the averaged perceptron on the
 beam with early update (Collins and Roark 2004) or max-violation update (Huang et al. 2012), on
 projectivized training trees; the best epoch on dev is kept. On several workers the epochs are
 mixed from shards (:class:`ShiftReduceShard`, :mod:`dparse.mixing`).
@@ -61,14 +65,9 @@ from dparse.postags import resolve_column
 from dparse.projectivize import projectivize_heads
 from dparse.templates import SHIFTREDUCE, UNVERSIONED, check_version
 from dparse.timer import ParseTimer
-from dparse.transition.shiftreduce_core import (
-    PAIRED_TAGS,
-    TEMPLATES_VERSION,
-    UPDATES,
-    layout_size,
-    train_sentence,
-)
-from dparse.transition.shiftreduce_core import parse as parse_encoded_sentence
+from dparse.transition.shiftreduce_search import parse as parse_encoded_sentence
+from dparse.transition.shiftreduce_templates import PAIRED_TAGS, TEMPLATES_VERSION, layout_size
+from dparse.transition.shiftreduce_training import UPDATES, train_sentence
 from dparse.trees import root_words
 from dparse.vocab import TAG_COLUMNS, EncodedSentence, Vocabulary
 
@@ -242,8 +241,8 @@ def train_epoch(
 ) -> dict[str, int]:
     """One perceptron pass over ``encoded`` in ``order`` (the weights the C code writes marked
     in ``learner.touched`` when the learner keeps it); returns the summed counts of
-    :func:`dparse.transition.shiftreduce_core.train_sentence` (updated, steps, total_steps, correct,
-    label_correct) and ``words`` and ``skipped`` (trees without a derivation)."""
+    :func:`dparse.transition.shiftreduce_training.train_sentence` (updated, steps, total_steps,
+    correct, label_correct) and ``words`` and ``skipped`` (trees without a derivation)."""
     from tqdm import tqdm  # here: parsing, which imports this module, never needs it
 
     totals = dict.fromkeys(("updated", "steps", "total_steps", "correct", "label_correct",

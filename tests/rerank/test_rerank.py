@@ -19,8 +19,8 @@ import yaml
 from click.testing import CliRunner
 from dparse.hypergraph.hypergraph import Hypergraph
 from dparse.rerank.reranker import RerankSentence, vertex_outer
-from dparse.transition.shiftreduce_core import layout_size
-from dparse.transition.shiftreduce_core import parse as sr_parse
+from dparse.transition.shiftreduce_search import parse as sr_parse
+from dparse.transition.shiftreduce_templates import layout_size
 
 from dparse.cli import cli
 from dparse.conll import read_conll, read_treebank, write_conll

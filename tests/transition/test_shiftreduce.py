@@ -11,8 +11,9 @@ import pytest
 from click.testing import CliRunner
 from conftest import DATA
 from dparse.hypergraph.hypergraph import Hypergraph
-from dparse.transition.shiftreduce_core import PAIRED_TAGS, layout_size, oracle, score_actions
-from dparse.transition.shiftreduce_core import parse as sr_parse
+from dparse.transition.shiftreduce_search import parse as sr_parse
+from dparse.transition.shiftreduce_state import oracle
+from dparse.transition.shiftreduce_templates import PAIRED_TAGS, layout_size, score_actions
 
 from dparse.cli import cli
 from dparse.config import load_config
