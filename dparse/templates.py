@@ -80,7 +80,7 @@ O3 = TemplateSet("o3", "third-order features", "dparse/graph/o3features.pyx")
 EASYFIRST = TemplateSet("easyfirst", "easy-first features",
                         "dparse/transition/easyfirst_core.pyx")
 SHIFTREDUCE = TemplateSet("shiftreduce", "shift-reduce features",
-                          "dparse/transition/shiftreduce_core.pyx")
+                          "dparse/transition/shiftreduce_templates.pyx")
 RERANK = TemplateSet("rerank", "forest reranker features", "dparse/rerank/reranker.pyx")
 TAGGER = TemplateSet("tagger", "tagger features", "dparse/tagging/features.py")
 SETS = (ARC, EDGE, O2, O3, EASYFIRST, SHIFTREDUCE, RERANK, TAGGER)

@@ -21,7 +21,7 @@ from conftest import DATA, requires_data
 from dparse._ext.arcfeatures import EDGE_GROUPS, FeatureSpace
 from dparse.graph.o2features import SecondOrderSpace
 from dparse.transition.easyfirst_core import layout_size as easyfirst_size
-from dparse.transition.shiftreduce_core import layout_size as shiftreduce_size
+from dparse.transition.shiftreduce_templates import layout_size as shiftreduce_size
 
 from dparse.config import load_config, save_config
 from dparse.conll import Sentence, read_conll

@@ -24,7 +24,7 @@ antecedents); the Viterbi derivation of each forest is the parser's best tree an
 A saved model is a directory with ``weights.bin`` (float32 weights, the layout sizes, the tag
 column: ``features.tag``, with ``auto`` resolved on the training data by
 :func:`dparse.postags.resolve_column`, ``upos_pair``, and ``templates``, the version of the
-feature templates of dparse/transition/shiftreduce_core.pyx: models of other versions are
+feature templates of dparse/transition/shiftreduce_templates.pyx: models of other versions are
 refused, :mod:`dparse.templates`), ``vocab.json`` and ``config.yaml``.
 """
 
