@@ -1,11 +1,12 @@
-"""Greedy second-order decoding time (bgi-pp, dparse/graph/greedy.pyx) against sentence length.
+"""Greedy second-order decoding time (bgi-pp, dparse/graph/greedy_search.pyx) against sentence
+length.
 
 Appendix A of Tchernowitz, Yedidsion and Reichart (2016) bounds Algorithm 2 by
 O(n_in^(k+1) k + n (n n_in (n_in + min(n_in^2, n_in^(k-1))) + n_in^k k^2)) for n words, largest
 in-degree n_in and part order k = 2. With a first-order pruner n_in is a constant (en_ewt keeps
 about 9 heads per word), so time ~ n^2; on the complete graph (n_in = n) their bound is n^4.
 dparse's search evaluates each possible arc in O(1) per iteration (module doc of
-dparse/graph/greedy.pyx): O(n |E|) = O(n^2 n_in) evaluation, plus the part updates, about
+dparse/graph/greedy_search.pyx): O(n |E|) = O(n^2 n_in) evaluation, plus the part updates, about
 |parts| = O(|E| n_in + sum_h deg(h)^2), times O(|B|) for sibling parts; so ~ n^2 pruned (the
 root's O(n^2) sibling parts included) and between n^3 and n^4 on the complete graph.
 

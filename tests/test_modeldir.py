@@ -366,7 +366,8 @@ def test_command_line_refuses_a_damaged_model_with_exit_2(
 NOT_FOR_A_FIRST_ORDER_PARSE = (
     "_hashlib", "concurrent.futures", "multiprocessing", "dparse.hypergraph.forest_io",
     "dparse.graph.secondorder", "dparse.graph.thirdorder", "dparse.graph.o2features",
-    "dparse.graph.o3features", "dparse.graph.eisner3", "dparse.graph.greedy",
+    "dparse.graph.o3features", "dparse.graph.eisner3", "dparse.graph.greedy_search",
+    "dparse.graph.greedy_parts", "dparse.graph.greedy_witness",
     "dparse.graph.generalized_eisner", "dparse._ext.cubepruning", "dparse.graph.dd2",
     "dparse.undirected.decoders")
 

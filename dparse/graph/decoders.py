@@ -154,7 +154,7 @@ class GreedyBGI(Decoder):
     (constructor defaults, or keywords of one ``decode`` call): ``beam``, the beam width of
     Section 6 (int >= 1, default 1: plain greedy), and ``improve``, rounds of post-search arc
     swaps (Section 6, dparse/graph/improve.pyx; int >= 0, default 0). In C:
-    dparse/graph/greedy.pyx, equal to the reference dparse/graph/greedy_reference.py."""
+    dparse/graph/greedy_search.pyx, equal to the reference dparse/graph/greedy_reference.py."""
 
     name = "bgi"
     exact = False
@@ -198,7 +198,7 @@ class GreedyBGI(Decoder):
         return variant
 
     def _decode(self, arc: Scores, single_root: bool, **parts: Scores) -> Heads:
-        from dparse.graph.greedy import greedy
+        from dparse.graph.greedy_search import greedy
 
         return greedy(arc, parts.get("sib"), parts.get("grand"), single_root,
                       self.partial_predictions, self.alpha, self.beta, self.beam,

@@ -4,7 +4,7 @@ Tchernowitz, Yedidsion and Reichart (2016), "Effective Greedy Inference for Grap
 Non-Projective Dependency Parsing": Algorithm 1 (basic greedy inference, BGI, Section 3),
 Algorithm 2 (greedy inference with partial part predictions, BGI-PP, Section 4) and beam search
 (Section 6). Written for clarity, not speed (no Appendix A data structures): a slow but literal
-baseline that dparse/graph/greedy.pyx must equal, tree for tree.
+baseline that the C search dparse/graph/greedy_search.pyx must equal, tree for tree.
 
 Both build a tree one arc per iteration. The partial tree T is a forest; E holds the arcs still
 possible (arcs into words without a head that close no cycle). Adding e = (u, v) makes the

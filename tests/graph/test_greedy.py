@@ -1,5 +1,5 @@
 """Greedy inference (Tchernowitz et al. 2016): the ``bgi`` and ``bgi-pp`` decoders, their C search
-dparse/graph/greedy.pyx and the Python reference dparse/graph/greedy_reference.py.
+dparse/graph/greedy_search.pyx and the Python reference dparse/graph/greedy_reference.py.
 
 The C search returns the reference's tree and beam value on random instances (first and second
 order, pruned arcs, ties, single_root, beam 1 and 3). Approximate decoders: every output is a
@@ -17,7 +17,7 @@ import os
 import numpy as np
 import pytest
 from bruteforce import all_trees, best_score, best_score2, tree_score2
-from dparse.graph.greedy import greedy as c_greedy
+from dparse.graph.greedy_search import greedy as c_greedy
 from dparse.graph.improve import improve_tree
 
 from dparse.decoders import configured_decoder, get_decoder, score_tree
@@ -80,7 +80,7 @@ def total_weight(arc: np.ndarray, sib: np.ndarray | None, grand: np.ndarray | No
 @pytest.mark.parametrize("order", ORDERS)
 @pytest.mark.parametrize("pp", [False, True])
 def test_greedy_cython_equals_reference(pp: bool, order: str) -> None:
-    """dparse/graph/greedy.pyx returns the reference's tree and beam value: ties, pruned
+    """dparse/graph/greedy_search.pyx returns the reference's tree and beam value: ties, pruned
     (-inf) arcs, single_root, beams 1 and 3, n = 1..8."""
     rng = np.random.default_rng([SEED, 37, pp, ORDERS.index(order)])
     for case in range(48):
