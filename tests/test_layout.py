@@ -530,3 +530,68 @@ def test_import_dparse_is_cheap_and_loads_neither_click_nor_matplotlib(tmp_path:
     assert "dparse" in modules and "dparse.errors" in modules
     assert not {m for m in modules if m.split(".")[0] in ("click", "matplotlib", "numpy")}
     assert microseconds < 5000, f"import dparse: {microseconds:.0f} us of dparse's own modules"
+
+
+# A Cython-level import: ``from dparse.X cimport ...`` or ``cimport dparse.X``.
+CIMPORT = re.compile(
+    r"^[ \t]*(?:from[ \t]+(dparse[\w.]*)[ \t]+cimport\b|cimport[ \t]+(dparse[\w.]*))",
+    re.MULTILINE)
+EXT = "dparse._ext"
+
+
+def cython_users() -> dict[str, set[str]]:
+    """Each module of dparse/_ext (``.pyx`` or ``.pxd``, by dotted name) -> the modules outside
+    dparse/_ext that import or cimport it (Python imports from the import graph, cimports read
+    from every ``.pyx`` and ``.pxd``)."""
+    ext = {".".join(p.relative_to(PACKAGE.parent).with_suffix("").parts)
+           for p in (PACKAGE / "_ext").glob("*.p[yx][xd]")}
+    users: dict[str, set[str]] = {name: set() for name in ext}
+    for importer, targets in import_graph().items():
+        for target in targets:
+            if target in users and not importer.startswith(EXT + "."):
+                users[target].add(importer)
+    for path in sorted(PACKAGE.rglob("*.pyx")) + sorted(PACKAGE.rglob("*.pxd")):
+        importer = ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+        for m in CIMPORT.finditer(path.read_text(encoding="utf-8")):
+            target = m.group(1) or m.group(2)
+            if target in users and not importer.startswith(EXT + "."):
+                users[target].add(importer)
+    return users
+
+
+def area(module: str) -> str:
+    """The part of dparse a module belongs to: its family subpackage, or "core"."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 2 and parts[1] in FAMILIES else "core"
+
+
+def test_ext_holds_only_what_several_parts_share() -> None:
+    """dparse/_ext keeps the Cython that the core (modules outside the family subpackages, which
+    every family uses) or two or more families use, directly or through another _ext module;
+    what one family alone uses lives beside it."""
+    users = cython_users()
+    # an _ext module used only by another _ext module counts that module's users as its own
+    graph = import_graph()
+    for path in sorted((PACKAGE / "_ext").glob("*.p[yx][xd]")):
+        name = ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+        text = path.read_text(encoding="utf-8")
+        for m in CIMPORT.finditer(text):
+            target = m.group(1) or m.group(2)
+            if target in users and target != name:
+                users[target] |= users[name]
+        for target in graph.get(name, {}):
+            if target in users and target != name:
+                users[target] |= users[name]
+    owned = {name: sorted(by) for name, by in users.items()
+             if "core" not in {area(u) for u in by} and len({area(u) for u in by}) < 2}
+    assert not owned, f"dparse/_ext modules used by one part only (move them beside it): {owned}"
+
+
+def test_ext_imports_no_family() -> None:
+    found = []
+    for path in sorted((PACKAGE / "_ext").glob("*.p[yx][xd]")):
+        text = path.read_text(encoding="utf-8")
+        targets = [m.group(1) or m.group(2) for m in CIMPORT.finditer(text)]
+        targets += [m.group(1) or m.group(3) for m in PYX_IMPORT.finditer(text)]
+        found += [f"{path.name} imports {t}" for t in targets if area(t) != "core"]
+    assert not found, "; ".join(found)
