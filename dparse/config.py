@@ -1,10 +1,9 @@
 """YAML experiment configs -> typed, validated objects.
 
 A config has the core sections ``data``, ``features``, ``decoder`` and ``training`` (see
-``configs/en_ewt/o1-cle.yaml`` for every key, commented), and optionally any parser family's
-sections: ``pruner`` (second order, ``configs/en_ewt/o2-dd.yaml``) and ``ensemble`` (``dparse
-ensemble``, ``configs/en_ewt/o1-bgi-pp.yaml``) of the graph family, ``umst``,
-``shiftreduce``, ``rerank``, ``tagging`` and ``tagger``. ``--set key.path=value`` overrides
+``configs/en_ewt/o1-cle.yaml`` for every key, commented), and optionally the sections of any
+parser family (:func:`dparse.families.family_sections`; e.g. the graph family's ``pruner``,
+``configs/en_ewt/o2-dd.yaml``). ``--set key.path=value`` overrides
 patch the YAML before validation; values are parsed as YAML scalars (``--set
 training.epochs=3``). Treebank paths are relative to the data root: ``--data-root``, else
 ``$DPARSE_DATA``, else ``../shared/data``.

@@ -1,13 +1,7 @@
 """Training and loading a parser of any family, through the family's record
-(:mod:`dparse.families`), chosen by the config's top-level ``parser`` key.
-
-``graph`` (the default) is the graph-based parser of :mod:`dparse.graph` (first, second and
-third order); ``easyfirst`` the easy-first parser of :mod:`dparse.transition.easyfirst`;
-``umst`` the undirected MST parser of :mod:`dparse.undirected`; ``shiftreduce`` the beam
-shift-reduce parser of :mod:`dparse.transition.shiftreduce`; ``rerank`` the forest reranker
-over its forests (:mod:`dparse.rerank`); ``tagger`` the tagger of :mod:`dparse.tagging`, which
-trains here but does not parse. A config with a ``tagger`` section trains on predicted tags
-and its model tags before it parses (:mod:`dparse.tagging.pipeline`), whatever its family.
+(:mod:`dparse.families`), chosen by the config's top-level ``parser`` key (``graph`` by
+default). A config with a ``tagger`` section trains on predicted tags and its model tags before
+it parses (:mod:`dparse.tagging.pipeline`), whatever its family.
 
 The command line and the API train through :func:`train_options` and :func:`train_model`,
 and load through :class:`ParserSpec` (what a worker process needs to load the same parser);
