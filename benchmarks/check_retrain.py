@@ -265,14 +265,8 @@ def main() -> int:
                            args.jobs)
     outcomes = {u.name: outcomes[u.name] for u in units}
     commit = commit_of(checkout)
-    args.table.write_text(table(outcomes, entries, commit), encoding="utf-8")
-    print(args.table.read_text(encoding="utf-8"))
     failed = [name for name, o in outcomes.items() if o.error]
-    if args.update:
-        if failed:
-            print(f"check-retrain: not recorded, these failed: {', '.join(failed)}",
-                  file=sys.stderr)
-            return 1
+    if args.update and not failed:
         for name, o in outcomes.items():
             entries[name] = {"weights_sha256": o.weights_sha256, "model_sha256": o.model_sha256,
                              "scores": o.scores, "commit": commit,
@@ -280,6 +274,15 @@ def main() -> int:
         order = [u.name for u in UNITS if u.name in entries]
         args.record.write_text(json.dumps({"configs": {n: entries[n] for n in order}},
                                           indent=1) + "\n", encoding="utf-8")
+    args.table.write_text(table(outcomes, entries, commit), encoding="utf-8")
+    print(args.table.read_text(encoding="utf-8"))
+    if args.update:
+        if failed:
+            print(f"check-retrain: not recorded, these failed: {', '.join(failed)}",
+                  file=sys.stderr)
+            return 1
+        print(f"check-retrain: recorded {len(outcomes)} configs in {args.record}",
+              file=sys.stderr)
         return 0
     moved = [name for name, o in outcomes.items() if differences(o, entries.get(name))]
     if moved:
