@@ -428,11 +428,11 @@ def test_bad_siblings_settings_name_the_key(features: dict, message: str) -> Non
         load_config(raw=_raw(features=features))
 
 
-def test_shipped_grid_files_load(tmp_path: Path) -> None:
+def test_shipped_grid_files_load(tmp_path: Path, data: Path) -> None:
     from dparse.batch.grid import load_grid
 
     grids = sorted((REPO / "configs" / "grids").glob("*.yaml"))
     assert grids
     for path in grids:
-        cells = load_grid(path).cells(tmp_path, str(REPO.parent / "shared" / "data"))
+        cells = load_grid(path).cells(tmp_path, str(data))
         assert cells and all(c.config for c in cells), path
