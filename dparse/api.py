@@ -37,7 +37,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dparse.batch.parallel_parse import (
     DEFAULT_CHUNK,
@@ -60,6 +60,9 @@ from dparse.errors import ConfigError, DparseError
 from dparse.evaluation import Evaluation, SentencesOrPath, score_system
 from dparse.parsers import LoadedParser, ParserSpec, train_model, train_options
 from dparse.timer import ParseTimer
+
+if TYPE_CHECKING:
+    from dparse.constraints import Constraints, ConstraintSource
 
 __all__ = [
     "Evaluation",
@@ -157,6 +160,14 @@ class _Model:
             return self._locked(self._loaded.parse(source, ParseTimer()))
         return self._in_workers(source, jobs, batch_size)
 
+    def _constrained(self, pairs: Iterable[tuple[Sentence, Constraints]], timer: ParseTimer
+                     ) -> Iterator[Sentence]:
+        """Sentences with their constraints through the model (a graph model's: others
+        refuse them, dparse.constraints)."""
+        from dparse.constraints import constrained_parse
+
+        return constrained_parse(self._loaded, pairs, timer, str(self.model_dir))
+
     def _locked(self, parsed: Iterator[Sentence]) -> Iterator[Sentence]:
         """``parsed``, each step of it under the lock."""
         while True:
@@ -175,17 +186,21 @@ class _Model:
 
     def _file(self, input: PathLike, output: PathLike, jobs: int, fmt: str | None,
               encoding: str, batch_size: int, shard: str | None, forest: PathLike | None,
-              decoder_name: str | None, tagging: bool) -> ParseStats:
+              decoder_name: str | None, tagging: bool,
+              constraints: ConstraintSource | None = None) -> ParseStats:
         """The file ``input`` through the model into ``output`` (the options of
         :meth:`Parser.parse_file`); ``decoder_name``: the parser's decoder (None for a
         Tagger); ``tagging``: the model tags, so the input's columns are not checked against
-        the ones it reads."""
+        the ones it reads; ``constraints``: what the parse honours (dparse.constraints)."""
         from dparse.columns import INPUT_SAMPLE, ColumnCounter, input_gaps
         from dparse.decoders import find_decoder
         from dparse.modeldir import VOCAB_FILE
         from dparse.vocab import Vocabulary
 
         _check_jobs(jobs, batch_size)
+        if constraints is not None and (jobs > 1 or (shard and constraints.forbid)):
+            raise DparseError("constraints: parse with jobs=1 (and a forbid file without a "
+                              "shard: its sentences are counted in the whole input)")
         if forest is not None and jobs > 1:
             raise DparseError("forest= writes one forest file: parse with jobs=1")
         name = os.fspath(input)
@@ -219,16 +234,22 @@ class _Model:
             if counting:
                 decoder.reset_stats()
             started = time.perf_counter()
-            self._write(counter.through(sentences), output, encoding, forest, timer)
+            self._write(counter.through(sentences), output, encoding, forest, timer,
+                        constraints)
             timer.wall = time.perf_counter() - started
             certified = 100 * decoder.certified_share if counting else None
         warnings = [] if tagging else input_gaps(trained, unread, counter, source_name)
         return ParseStats(timer, decoder_name, certified, 1, warnings)
 
     def _write(self, sentences: Iterable[Sentence], output: PathLike, encoding: str,
-               forest: PathLike | None, timer: ParseTimer) -> None:
+               forest: PathLike | None, timer: ParseTimer,
+               constraints: ConstraintSource | None = None) -> None:
         """Run ``sentences`` through the model into ``output`` (and their forests into
-        ``forest``)."""
+        ``forest``), under ``constraints`` when given."""
+        if constraints is not None:
+            write_conll(self._constrained(constraints.pairs(sentences), timer), output,
+                        encoding=encoding)
+            return
         if forest is None:
             write_conll(self._loaded.parse(sentences, timer), output, encoding=encoding)
             return
@@ -278,34 +299,62 @@ class Parser(_Model):
     def __repr__(self) -> str:
         return f"<dparse.Parser {self.model_dir} decoder={self.decoder}>"
 
-    def parse(self, words: Words | Sentence) -> Sentence:
+    def parse(self, words: Words | Sentence, *, constraints: str | None = None,
+              forbid: Iterable[tuple[int, int]] = ()) -> Sentence:
         """Parse (and, with a model that tags, tag) one sentence: a list of words, of (word,
         tag) pairs, or a Sentence.
+
+        Constrained parsing (graph models; ``dparse parse --constraints``, dparse.constraints):
+        ``constraints="keep"`` keeps the Sentence's filled heads and deprels (a head -1 is
+        free) and predicts the rest, ``"misc"`` reads only its MISC ``Forbid=`` attributes;
+        ``forbid``: (dependent, head) arcs ruled out. InputError for constraints no tree
+        satisfies.
 
         Example::
 
             s = parser.parse(["She", "reads", "."])
             assert s.words == ["She", "reads", "."] and s.heads[0] == -1
+            fixed = dparse.Sentence.build(["She", "reads", "."], [-1, 2, -1, -1])
+            assert parser.parse(fixed, constraints="keep", forbid=[(3, 2)]).heads[1] == 2
         """
-        return self._one(words)
+        if constraints is None and not forbid:
+            return self._one(words)
+        from dparse.constraints import ConstraintSource, sentence_constraints
+
+        source = ConstraintSource.of(constraints, None) or ConstraintSource()
+        sentence = as_sentence(words)
+        pair = (sentence, sentence_constraints(sentence, source.keep, forbid))
+        with self._lock:
+            return next(self._constrained((pair,), ParseTimer()))
 
     def parse_many(self, sentences: Iterable[Words | Sentence], jobs: int = 1,
-                   batch_size: int = DEFAULT_CHUNK) -> Iterator[Sentence]:
+                   batch_size: int = DEFAULT_CHUNK, *, constraints: str | None = None,
+                   forbid: PathLike | None = None) -> Iterator[Sentence]:
         """Parse a stream of sentences (each as :meth:`parse` takes it), yielding the parsed
         ones in order as they come. ``jobs`` > 1 parses in that many worker processes,
-        ``batch_size`` sentences at a time, with the same results.
+        ``batch_size`` sentences at a time, with the same results. ``constraints`` (``keep``,
+        ``misc``) and ``forbid`` (a forbid file) as for :meth:`parse_file` (one job).
 
         Example::
 
             for s in parser.parse_many(dparse.read("test.conllu"), jobs=2):
                 print(s.to_conllu(), end="")
         """
-        return self._many(sentences, jobs, batch_size)
+        from dparse.constraints import ConstraintSource
+
+        source = ConstraintSource.of(constraints, forbid)
+        if source is None:
+            return self._many(sentences, jobs, batch_size)
+        if jobs != 1:
+            raise DparseError("constraints: parse with jobs=1")
+        pairs = source.pairs(as_sentence(item, k) for k, item in enumerate(sentences, 1))
+        return self._locked(self._constrained(pairs, ParseTimer()))
 
     def parse_file(self, input: PathLike, output: PathLike = "-", jobs: int = 1, *,
                    fmt: str | None = None, encoding: str = "utf-8",
                    batch_size: int = DEFAULT_CHUNK, shard: str | None = None,
-                   forest: PathLike | None = None) -> ParseStats:
+                   forest: PathLike | None = None, constraints: str | None = None,
+                   forbid: PathLike | None = None) -> ParseStats:
         """Parse the file ``input`` into ``output`` as ``dparse parse`` does, byte for byte:
         every sentence in order with its comments, multiword-token and empty-node lines, the
         output written whole or not at all (``-``: stdin, stdout).
@@ -315,12 +364,21 @@ class Parser(_Model):
         ``"I/N"``: only the I-th of N pieces of the input; ``forest``: also write the packed
         forests (models that build them: shift-reduce, rerank; one job).
 
+        Constrained parsing (graph models, one job; dparse.constraints): ``constraints="keep"``
+        keeps the input's filled HEAD (and DEPREL) columns and predicts the rest, ``"misc"``
+        only reads the MISC ``Forbid=H1,H2`` attributes (also read with ``keep``);
+        ``forbid``: a file of ``SENTENCE<TAB>DEPENDENT<TAB>HEAD`` arcs ruled out. InputError
+        naming the sentence for constraints that no tree satisfies.
+
         Example::
 
             stats = parser.parse_file("test.conllu", "test.parsed.conllu", jobs=2)
+            parser.parse_file("partial.conllu", "full.conllu", constraints="keep")
         """
+        from dparse.constraints import ConstraintSource
+
         return self._file(input, output, jobs, fmt, encoding, batch_size, shard, forest,
-                          self.decoder, self.tagging)
+                          self.decoder, self.tagging, ConstraintSource.of(constraints, forbid))
 
 
 class Tagger(_Model):

@@ -262,6 +262,14 @@ class Sentence:
         lead = next(i for i, line in enumerate(self._lines) if line.removeprefix(_BOM).strip())
         return self.lineno + self._word_idx[m - 1] - lead
 
+    @property
+    def misc(self) -> list[str]:
+        """The last column (CoNLL-U's MISC) of each word, ``_`` for Malt-TAB (n strings)."""
+        if self.fmt == "malttab":
+            return ["_"] * len(self)
+        lines = self._lines
+        return [lines[k].rstrip("\r\n").rsplit("\t", 1)[-1] for k in self._word_idx]
+
     def with_parse(self, heads: Iterable[int] | np.ndarray, deprels: list[str]) -> Sentence:
         """A copy whose HEAD and DEPREL columns are replaced; everything else is kept verbatim.
 

@@ -35,7 +35,8 @@ import yaml
 
 from dparse.cli import cli
 from dparse.config import load_yaml
-from dparse.conll import read_treebank
+from dparse.conll import read_treebank, write_conll
+from dparse.constraints import sent_id
 from dparse.decoders import available_decoders
 
 REPO = Path(__file__).resolve().parents[1]
@@ -219,6 +220,13 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
         shutil.copyfile(root / PARSER_OUTPUTS[0], root / name)
     (root / WORDS).write_text("".join(" ".join(s.form) + "\n" for s in read_treebank(test)),
                               encoding="utf-8")
+    # --constraints keep's input: the odd words' gold arcs kept; --forbid's file
+    gold = list(read_treebank(test))
+    write_conll([s.with_parse([h if m % 2 else -1 for m, h in enumerate(s.heads)],
+                              [r if m % 2 else "_" for m, r in enumerate(s.deprels)])
+                 for s in gold], root / "partial.conllu")
+    (root / "forbid.tsv").write_text(f"{sent_id(gold[0])}\t1\t{gold[0].heads[1]}\n",
+                                     encoding="utf-8")
     assert_ran("prune learn", run_command(
         "dparse prune learn ../shared/data/en_ewt/dev.conllu -o en_ewt.lendict.json", root))
     return root

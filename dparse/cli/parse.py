@@ -11,6 +11,7 @@ from dparse.api import ParseStats, load
 from dparse.batch.parallel_parse import DEFAULT_CHUNK, Shard
 from dparse.cli.options import model_set_option
 from dparse.conll import INPUT_FORMATS
+from dparse.constraints import CONSTRAINT_MODES
 from dparse.tagging import TAG_MODES
 from dparse.timer import ParseTimer
 
@@ -63,10 +64,23 @@ def stream_options(verb: str) -> Callable[[Callable[..., None]], Callable[..., N
 @click.option("--forest", "forest_path", default=None, metavar="FILE",
               help="Also write each sentence's packed forest to FILE (dparse.hypergraph "
               "forest format, gzip if it ends in .gz); shift-reduce models only.")
+@click.option("--constraints", "constraint_mode", type=click.Choice(CONSTRAINT_MODES),
+              default=None, help="Constrained parsing (graph models, --jobs 1): keep fixes the "
+              "arcs of the input's filled HEAD column (HEAD _: predicted) and the labels of its "
+              "filled DEPREL column, and honours MISC Forbid=H1,H2 (heads the word may not "
+              "take); misc honours only the Forbid= attributes. Constraints that no tree "
+              "satisfies are an error naming the sentence.")
+@click.option("--forbid", "forbid_path", default=None, metavar="FILE",
+              type=click.Path(exists=True, dir_okay=False),
+              help="Rule arcs out: FILE has one SENTENCE<TAB>DEPENDENT<TAB>HEAD line per arc "
+              "(SENTENCE: the # sent_id, or the 1-based position of a sentence without one; "
+              "HEAD 0: the root; # lines are comments). Implies --constraints misc unless "
+              "keep is given.")
 @model_set_option
 def parse(model_dir: str, input: str, output: str, decoder_name: str | None, fmt: str,
           encoding: str, as_json: bool, jobs: int, shard_text: str | None, chunk_size: int,
-          forest_path: str | None, tags: str, overrides: tuple[str, ...]) -> None:
+          forest_path: str | None, tags: str, overrides: tuple[str, ...],
+          constraint_mode: str | None = None, forbid_path: str | None = None) -> None:
     """Parse INPUT (a CoNLL-X, CoNLL-U or Malt-TAB file; stdin by default) with MODEL_DIR.
 
     Writes every sentence back in order with its comments, multiword-token lines and empty
@@ -78,6 +92,8 @@ def parse(model_dir: str, input: str, output: str, decoder_name: str | None, fmt
     replaces them all, keep uses the input's. Otherwise warns when the input leaves empty a
     column that the model reads and that its training file filled (with --jobs N: judged on
     the file's first sentences). --format text reads words alone, one sentence a line.
+    --constraints keep parses partial.conllu keeping the arcs its HEAD column fills; a
+    forbid.tsv line such as "weblog-0001<TAB>3<TAB>7" rules out 7 -> 3 in sentence weblog-0001.
 
     \b
     Examples:
@@ -92,14 +108,22 @@ def parse(model_dir: str, input: str, output: str, decoder_name: str | None, fmt
       dparse parse models/en_ewt-sr-nonsp-b12 ../shared/data/en_ewt/dev.conllu -o dev.sr.conllu \\
           --forest dev.forests.gz
       dparse parse models/en_ewt-o1-cle-tagged words.txt --format text -o words.conllu
+      dparse parse models/en_ewt-o1-cle partial.conllu --constraints keep -o full.conllu
+      dparse parse models/en_ewt-o1-cle ../shared/data/en_ewt/test.conllu --forbid forbid.tsv \\
+          -o test.forbid.conllu
     """
     if forest_path is not None and jobs > 1:
         raise click.UsageError("--forest writes one forest file: use it with --jobs 1")
     check_shard(shard_text)
+    if (constraint_mode is not None or forbid_path is not None) and jobs > 1:
+        raise click.UsageError("--constraints and --forbid parse with --jobs 1")
+    if forbid_path is not None and shard_text is not None:
+        raise click.UsageError("--forbid counts the whole input's sentences: not with --shard")
     parser = load(model_dir, decoder=decoder_name, tags=tags, overrides=overrides)
     stats = parser.parse_file(input, output, jobs, fmt=None if fmt == "auto" else fmt,
                               encoding=encoding, batch_size=chunk_size, shard=shard_text,
-                              forest=forest_path)
+                              forest=forest_path, constraints=constraint_mode,
+                              forbid=forbid_path)
     report(stats, jobs, as_json, "parsed")
 
 

@@ -15,6 +15,7 @@ from dparse.graph.sections import EnsembleConfig, PrunerConfig
 if TYPE_CHECKING:
     from dparse.batch.engines import WorkerOptions
     from dparse.conll import Sentence
+    from dparse.constraints import Constraints
     from dparse.decoders import Decoder
     from dparse.epochs import EpochReport, TrainResult
     from dparse.graph.model import GraphModel
@@ -38,6 +39,13 @@ class GraphParser:
               on_forest: OnForest | None = None) -> Iterator[Sentence]:
         """The sentences parsed by the decoder over the model's part scores."""
         return self.model.parse(sentences, self.decoder, self.single_root, timer)
+
+    def parse_constrained(self, items: Iterable[tuple[Sentence, Constraints]],
+                          timer: ParseTimer) -> Iterator[Sentence]:
+        """Each sentence parsed under its constraints (dparse.graph.constrained)."""
+        from dparse.graph.constrained import parse_constrained
+
+        return parse_constrained(self.model, items, self.decoder, self.single_root, timer)
 
 
 def _train(cfg: ExperimentConfig, progress: bool,

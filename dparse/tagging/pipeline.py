@@ -32,6 +32,7 @@ import json
 import logging
 import shutil
 import time
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -51,6 +52,7 @@ from dparse.timer import ParseTimer
 
 if TYPE_CHECKING:
     from dparse.batch.engines import WorkerOptions
+    from dparse.constraints import Constraints
     from dparse.hypergraph.forest import OnForest
     from dparse.mixing import Engine
 
@@ -272,6 +274,23 @@ class TaggingParser:
         """The sentences tagged, then parsed (``on_forest``: the parser's forests)."""
         tagged = self.tagger.tag(sentences, timer, self.mode, count=False)
         return self.parser.parse(tagged, timer, on_forest)
+
+    def parse_constrained(self, items: Iterable[tuple[Sentence, Constraints]],
+                          timer: ParseTimer) -> Iterator[Sentence]:
+        """The sentences tagged, then parsed under their constraints (a graph parser's:
+        dparse.constraints)."""
+        from dparse.constraints import constrained_parse
+
+        pending: deque[Constraints] = deque()  # the tagger reads ahead by batches
+
+        def sentences() -> Iterator[Sentence]:
+            for sentence, constraints in items:
+                pending.append(constraints)
+                yield sentence
+
+        tagged = self.tagger.tag(sentences(), timer, self.mode, count=False)
+        return constrained_parse(self.parser, ((s, pending.popleft()) for s in tagged), timer,
+                                 "the pipeline's parser")
 
 
 class TagOnly:
