@@ -30,7 +30,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
@@ -284,6 +284,7 @@ def sentence_constraints(sentence: Sentence, keep: bool, forbid: Iterable[Arc] =
     return c
 
 
+@runtime_checkable
 class ConstrainedParser(Protocol):
     """A loaded parser that honours constraints (:class:`dparse.graph.family.GraphParser`)."""
 
@@ -332,7 +333,7 @@ def constrained_parse(parser: object, items: Iterable[tuple[Sentence, Constraint
                       timer: ParseTimer, model_dir: str) -> Iterator[Sentence]:
     """``parser`` (a :class:`dparse.parsers.LoadedParser`) run on ``items`` under their
     constraints; DparseError when its family does not honour constraints."""
-    if not hasattr(parser, "parse_constrained"):
+    if not isinstance(parser, ConstrainedParser):
         raise DparseError(f"{model_dir}: constraints are supported by graph models (parser: "
                           "graph) only; this model is another family's")
     return parser.parse_constrained(items, timer)

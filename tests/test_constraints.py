@@ -1,6 +1,6 @@
 """dparse.constraints: reading constraints from sentences, forbid files and MISC, and the
 errors that name the file, line and sentence. (Decoding under constraints:
-tests/graph/test_constraints.py; the command: tests/cli/test_cli_constraints.py.)"""
+tests/graph/test_constrained.py; the command: tests/cli/test_cli_constraints.py.)"""
 
 from __future__ import annotations
 

@@ -114,11 +114,13 @@ def parse_constrained(model: GraphModel, items: Iterable[tuple[Sentence, Constra
     names = model.vocab.labels
     scratch = PartScratch(zeroed=decoder.reads_pruned_parts)
     for sent, constraints in items:
-        constraints.check(decoder.projective, single_root, decoder.name, sent)
+        empty = constraints.empty
+        if not empty:
+            constraints.check(decoder.projective, single_root, decoder.name, sent)
         t0 = time.perf_counter()
         enc = model.vocab.encode(sent)
         timer.encode += time.perf_counter() - t0
-        if constraints.empty:
+        if empty:
             heads, labels = model.predict(enc, decoder, single_root, timer=timer,
                                           scratch=scratch)
         else:

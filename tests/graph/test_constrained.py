@@ -13,6 +13,7 @@ another seed with DPARSE_TEST_SEED=<int>.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -24,12 +25,14 @@ from bruteforce import (
     tree_score,
     tree_score3,
 )
+from conftest import requires_data
 
-from dparse.conll import Sentence, read_conll_block
+from dparse.conll import Sentence, read_conll, read_conll_block
 from dparse.constraints import Constraints, sentence_constraints
-from dparse.decoders import get_decoder
+from dparse.decoders import Decoder, get_decoder
 from dparse.errors import InputError
-from dparse.graph.constrained import constrain_scores
+from dparse.graph.constrained import constrain_scores, predict_constrained
+from dparse.graph.model import ArcFactoredModel
 from dparse.trees import check_tree
 
 SEED = int(os.environ.get("DPARSE_TEST_SEED", "0"))
@@ -219,3 +222,32 @@ def test_keep_reads_heads_labels_and_misc_forbid() -> None:
     assert free.heads.tolist() == [-1] * 4 and not free.forbidden[:, 1].any()
     with pytest.raises(InputError, match="word 2: Forbid=9"):
         sentence_constraints(_sentence(2, None, ["_", "Forbid=9"]), False)
+
+
+class Stubborn(Decoder):
+    """An approximate decoder that ignores its scores: the chain 0 -> 1 -> 2 -> ... -> n."""
+
+    name = "stubborn"
+    exact = False
+    projective = False
+
+    def _decode(self, arc: np.ndarray, single_root: bool, **parts: np.ndarray) -> np.ndarray:
+        return np.arange(-1, arc.shape[0] - 1, dtype=np.int32)
+
+
+@requires_data
+def test_an_output_that_breaks_a_constraint_falls_back_to_the_exact_first_order_tree(
+        tiny_first_order: Path) -> None:
+    model = ArcFactoredModel.load(tiny_first_order / "model")
+    sent = next(iter(read_conll(tiny_first_order / "dev.conllu")))
+    enc = model.vocab.encode(sent)
+    n = len(sent)
+    c = Constraints.free(n)
+    c.heads[3] = 1  # the chain has 2 -> 3
+    c.forbidden[0, 1] = True  # and 0 -> 1
+    heads, labels = predict_constrained(model, enc, Stubborn(), True, c)
+    assert c.satisfied_by(heads) and enc.allowed is None  # the sentence is left as it was
+    arc, label = model.score(enc, allowed=c.allowed().astype(np.uint8))
+    best = get_decoder("cle").decode(arc)
+    assert heads.tolist() == best.tolist()
+    assert labels.tolist() == [-1, *label[best[1:], np.arange(1, n + 1)].tolist()]
