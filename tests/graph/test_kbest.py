@@ -1,0 +1,131 @@
+"""dparse.graph.kbest (the K best projective and non-projective first-order trees) against
+brute-force enumeration of every tree.
+
+For random score matrices (ties, negative scores, disallowed arcs as -inf and NaN, matrices
+that admit no allowed tree) and every K from 1 to more than the number of trees, the list must
+hold min(K, trees) distinct valid trees of the right kind, best first, whose scores are the K
+best of the enumeration (ties make several trees equally good, so scores are compared as sorted
+lists) and equal to each tree's own score; with K at least the number of trees it holds every
+tree. The first tree is the 1-best decoder's own. The suite runs under another seed with
+DPARSE_TEST_SEED=<int>.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+from bruteforce import all_trees, tree_score
+from dparse.graph.cle import chu_liu_edmonds
+from dparse.graph.eisner import eisner
+from dparse.graph.kbest import KBEST, kbest_cle, kbest_eisner
+
+from dparse.trees import check_tree
+
+SEED = int(os.environ.get("DPARSE_TEST_SEED", "0"))
+# (k-best function, its 1-best decoder, projective)
+METHODS = {"eisner": (kbest_eisner, eisner, True), "cle": (kbest_cle, chu_liu_edmonds, False)}
+KINDS = ["normal", "ties", "negative", "pruned", "nan", "blocked"]
+
+
+def random_scores(rng: np.random.Generator, n: int, kind: str) -> np.ndarray:
+    """[n+1, n+1] scores of one kind; "pruned" and "nan" disallow about a third of the arcs,
+    "blocked" most of them (often leaving no allowed tree)."""
+    if kind == "normal":
+        return rng.normal(size=(n + 1, n + 1))
+    if kind == "ties":  # integers from a tiny range: many equal trees
+        return rng.integers(-1, 2, size=(n + 1, n + 1)).astype(np.float64)
+    if kind == "negative":
+        return -rng.exponential(3.0, size=(n + 1, n + 1)).round(1)
+    arc = rng.integers(-3, 4, size=(n + 1, n + 1)).astype(np.float64)
+    share = 0.8 if kind == "blocked" else 0.35
+    arc[rng.random(arc.shape) < share] = np.nan if kind == "nan" else -np.inf
+    return arc
+
+
+def expected_scores(arc: np.ndarray, projective: bool, single_root: bool
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """Every tree of the kind without a disallowed arc, and their scores, best first."""
+    n = arc.shape[0] - 1
+    trees = all_trees(n, projective, single_root)
+    scores = tree_score(trees, np.where(np.isnan(arc), -np.inf, arc))
+    keep = np.isfinite(scores)
+    order = np.argsort(-scores[keep], kind="stable")
+    return trees[keep][order], scores[keep][order]
+
+
+def check_list(result: list, arc: np.ndarray, k: int, method: str, single_root: bool) -> None:
+    """The k-best ``result`` of ``method`` for ``arc`` against brute force."""
+    kbest, decoder, projective = METHODS[method]
+    n = arc.shape[0] - 1
+    trees, scores = expected_scores(arc, projective, single_root)
+    one_best = decoder(arc, single_root)
+    if len(trees) == 0:  # no allowed tree: the decoder's tree alone, at -inf
+        assert len(result) == 1
+        assert np.array_equal(result[0][0], one_best) and result[0][1] == -np.inf
+        return
+    assert len(result) == min(k, len(trees))
+    heads = np.array([h for h, _ in result])
+    got = np.array([s for _, s in result])
+    for h in heads:
+        assert h.dtype == np.int32 and h.shape == (n + 1,)
+        check_tree(h, single_root=single_root, projective=projective)
+    assert len({h.tobytes() for h in heads}) == len(heads), "trees must be distinct"
+    np.testing.assert_allclose(got, tree_score(heads, arc), rtol=0, atol=1e-9)
+    assert np.all(np.diff(got) <= 1e-9), "best first"
+    np.testing.assert_allclose(got, scores[: len(got)], rtol=0, atol=1e-9)
+    # the first tree is the decoder's own
+    assert np.array_equal(heads[0], one_best)
+    if k >= len(trees):  # every tree, once
+        assert {h.tobytes() for h in heads} == {t.tobytes() for t in trees}
+
+
+@pytest.mark.parametrize("method", list(METHODS))
+@pytest.mark.parametrize("single_root", [True, False])
+@pytest.mark.parametrize("n", range(1, 7))
+def test_kbest_equals_brute_force(method: str, single_root: bool, n: int) -> None:
+    rng = np.random.default_rng([SEED, n, single_root, method == "cle"])
+    kbest, _, projective = METHODS[method]
+    total = len(all_trees(n, projective, single_root))
+    for kind in KINDS:
+        for _ in range(2 if n < 6 else 1):
+            arc = random_scores(rng, n, kind)
+            for k in sorted({1, 2, 3, 10, total, total + 2}):
+                check_list(kbest(arc, k, single_root), arc, k, method, single_root)
+
+
+@pytest.mark.parametrize("method", list(METHODS))
+def test_longer_sentence_against_decoder(method: str) -> None:
+    """Beyond brute force (n = 25): distinct valid trees, best first, the decoder's first, and
+    each tree's score its own; no tree outside the list beats the last (by the decoder on the
+    scores with every listed tree's arcs... checked through the 1-best of K and K+1)."""
+    kbest, decoder, projective = METHODS[method]
+    rng = np.random.default_rng([SEED, 25])
+    arc = rng.normal(size=(26, 26))
+    result = kbest(arc, 30, True)
+    heads = np.array([h for h, _ in result])
+    scores = np.array([s for _, s in result])
+    assert len(result) == 30 and len({h.tobytes() for h in heads}) == 30
+    for h in heads:
+        check_tree(h, single_root=True, projective=projective)
+    np.testing.assert_allclose(scores, tree_score(heads, arc), rtol=0, atol=1e-9)
+    assert np.all(np.diff(scores) <= 1e-9)
+    assert np.array_equal(heads[0], decoder(arc, True))
+    # a prefix of a longer list: the K best do not depend on K
+    shorter = kbest(arc, 10, True)
+    np.testing.assert_allclose([s for _, s in shorter], scores[:10], rtol=0, atol=1e-9)
+
+
+def test_registry_and_errors() -> None:
+    assert KBEST == {"cle": kbest_cle, "eisner": kbest_eisner}
+    arc = np.zeros((3, 3))
+    for kbest in KBEST.values():
+        with pytest.raises(ValueError, match="at least 1"):
+            kbest(arc, 0)
+        bad = arc.copy()
+        bad[0, 1] = np.inf
+        with pytest.raises(ValueError, match=r"\+inf"):
+            kbest(bad, 2)
+        with pytest.raises(ValueError, match="square"):
+            kbest(np.zeros((1, 1)), 2)
