@@ -305,7 +305,7 @@ class Parser(_Model):
     def parse_file(self, input: PathLike, output: PathLike = "-", jobs: int = 1, *,
                    fmt: str | None = None, encoding: str = "utf-8",
                    batch_size: int = DEFAULT_CHUNK, shard: str | None = None,
-                   forest: PathLike | None = None) -> ParseStats:
+                   forest: PathLike | None = None, kbest: int | None = None) -> ParseStats:
         """Parse the file ``input`` into ``output`` as ``dparse parse`` does, byte for byte:
         every sentence in order with its comments, multiword-token and empty-node lines, the
         output written whole or not at all (``-``: stdin, stdout).
@@ -313,14 +313,63 @@ class Parser(_Model):
         ``fmt``: the input's format (None detects it; ``text``: words alone, a sentence a
         line); ``jobs`` worker processes, ``batch_size`` sentences at a time; ``shard``
         ``"I/N"``: only the I-th of N pieces of the input; ``forest``: also write the packed
-        forests (models that build them: shift-reduce, rerank; one job).
+        forests (models that build them: shift-reduce, rerank; one job); ``kbest`` K: write
+        each sentence's K best trees (:meth:`parse_kbest`) as CoNLL-U blocks, best first, each
+        with its comments and ``# kbest = i`` and ``# score = S`` after them (one job, no
+        forest).
 
         Example::
 
             stats = parser.parse_file("test.conllu", "test.parsed.conllu", jobs=2)
+            parser.parse_file("test.conllu", "test.10best.conllu", kbest=10)
         """
+        if kbest is not None:
+            return self._kbest_file(input, output, kbest, jobs, fmt, encoding, shard, forest)
         return self._file(input, output, jobs, fmt, encoding, batch_size, shard, forest,
                           self.decoder, self.tagging)
+
+    def parse_kbest(self, words: Words | Sentence, k: int) -> list[tuple[Sentence, float]]:
+        """The ``k`` best trees of one sentence (given as to :meth:`parse`), best first, as
+        (parsed Sentence, score) pairs: distinct trees, fewer when fewer exist, each labeled
+        as the model labels its 1-best tree (the best label of each arc); the first is
+        :meth:`parse`'s. Graph models whose decoder has a k-best list: cle (k best spanning
+        trees) and eisner (k best projective trees), first-order scores (dparse/graph/kbest.pyx);
+        DparseError for other models.
+
+        Example::
+
+            for tree, score in parser.parse_kbest(["She", "reads", "."], 3):
+                print(score, tree.heads[1:])
+        """
+        sentence = as_sentence(words)
+        with self._lock:
+            return next(_kbest_parses(self._loaded, (sentence,), k, ParseTimer(),
+                                      self.model_dir))
+
+    def _kbest_file(self, input: PathLike, output: PathLike, k: int, jobs: int,
+                    fmt: str | None, encoding: str, shard: str | None,
+                    forest: PathLike | None) -> ParseStats:
+        """``parse_file(..., kbest=k)``: the k-best lists of ``input`` into ``output``."""
+        from dparse.outputs import open_output
+
+        if jobs != 1 or forest is not None:
+            raise DparseError("kbest= parses in one job and writes no forest")
+        name = os.fspath(input)
+        sentences: Iterable[Sentence] = read_conll(name, fmt=fmt, encoding=encoding,
+                                                   require_heads=False)
+        if shard is not None:
+            sentences = Shard.parse(shard).select(sentences, count_sentences(name, fmt,
+                                                                             encoding))
+        timer = ParseTimer()
+        with self._lock:
+            lists = _kbest_parses(self._loaded, sentences, k, timer, self.model_dir)
+            started = time.perf_counter()
+            with open_output(output, "w", encoding) as out:
+                for trees in lists:
+                    out.writelines(_kbest_block(tree, i, score)
+                                   for i, (tree, score) in enumerate(trees, 1))
+            timer.wall = time.perf_counter() - started
+        return ParseStats(timer, self.decoder)
 
 
 class Tagger(_Model):
@@ -374,6 +423,65 @@ class Tagger(_Model):
         """
         return self._file(input, output, jobs, fmt, encoding, batch_size, shard, None, None,
                           True)
+
+
+def _kbest_parses(loaded: LoadedParser, sentences: Iterable[Sentence], k: int,
+                  timer: ParseTimer, model_dir: Path) -> Iterator[list[tuple[Sentence, float]]]:
+    """Each sentence's k best trees as (parsed copy, score) pairs, best first: the graph
+    model's arc scores through the k-best function of its first-order decoder
+    (dparse.graph.kbest.KBEST), labels as the model gives them (its best label of each arc);
+    a pipeline model tags first. DparseError for a model or decoder without k-best lists."""
+    from dparse.graph.kbest import KBEST
+    from dparse.graph.model import GraphModel
+
+    if k < 1:
+        raise DparseError(f"kbest must be at least 1, got {k}")
+    tagger = getattr(loaded, "tagger", None)  # a pipeline model: its tagger, then its parser
+    parser = getattr(loaded, "parser", loaded)
+    model = getattr(parser, "model", None)
+    if not isinstance(model, GraphModel) or parser.decoder_name not in KBEST:
+        raise DparseError(f"{model_dir}: k-best trees need a graph model parsed by a decoder "
+                          f"with k-best lists ({', '.join(sorted(KBEST))}), not decoder "
+                          f"{loaded.decoder_name!r}")
+    if tagger is not None:
+        sentences = tagger.tag(sentences, timer, loaded.mode, count=False)
+    return _kbest_lists(model, KBEST[parser.decoder_name], parser.single_root, sentences, k,
+                        timer)
+
+
+def _kbest_lists(model: Any, kbest: Callable[..., list[tuple[Any, float]]], single_root: bool,
+                 sentences: Iterable[Sentence], k: int, timer: ParseTimer
+                 ) -> Iterator[list[tuple[Sentence, float]]]:
+    """:func:`_kbest_parses` once checked: ``kbest`` over the graph ``model``'s arc scores."""
+    from dparse.graph.model import best_labels
+
+    names = model.vocab.labels
+    for sent in sentences:
+        t0 = time.perf_counter()
+        enc = model.vocab.encode(sent)
+        t1 = time.perf_counter()
+        arc, label, _ = model.score_parts(enc, None, False)
+        t2 = time.perf_counter()
+        trees = kbest(arc, k, single_root) if len(sent) else [(sent.heads, 0.0)]
+        parsed = [(sent.with_parse(heads, [""] + [names[i] for i in
+                                                  best_labels(label, heads)[1:].tolist()]),
+                   score) for heads, score in trees]
+        timer.encode += t1 - t0
+        timer.score += t2 - t1
+        timer.decode += time.perf_counter() - t2
+        timer.sentences += 1
+        timer.tokens += len(sent)
+        yield parsed
+
+
+def _kbest_block(tree: Sentence, rank: int, score: float) -> str:
+    """A k-best list's tree as CoNLL-U text: its comments, then ``# kbest = rank`` and
+    ``# score = score``, then its lines."""
+    lines = tree.to_conllu().splitlines(keepends=True)
+    at = next((i for i, line in enumerate(lines) if not line.startswith("#")), len(lines))
+    end = "\r\n" if lines and lines[0].endswith("\r\n") else "\n"
+    return "".join([*lines[:at], f"# kbest = {rank}{end}", f"# score = {score:.6f}{end}",
+                    *lines[at:]])
 
 
 def _check_jobs(jobs: int, batch_size: int) -> None:

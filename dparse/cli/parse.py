@@ -63,10 +63,15 @@ def stream_options(verb: str) -> Callable[[Callable[..., None]], Callable[..., N
 @click.option("--forest", "forest_path", default=None, metavar="FILE",
               help="Also write each sentence's packed forest to FILE (dparse.hypergraph "
               "forest format, gzip if it ends in .gz); shift-reduce models only.")
+@click.option("--kbest", type=click.IntRange(min=1), default=None, metavar="K",
+              help="Write each sentence's K best trees, best first, one CoNLL-U block each "
+              "with '# kbest = i' and '# score = S' comments: graph models with decoder cle "
+              "(k best spanning trees) or eisner (k best projective trees); one job.")
 @model_set_option
 def parse(model_dir: str, input: str, output: str, decoder_name: str | None, fmt: str,
           encoding: str, as_json: bool, jobs: int, shard_text: str | None, chunk_size: int,
-          forest_path: str | None, tags: str, overrides: tuple[str, ...]) -> None:
+          forest_path: str | None, kbest: int | None, tags: str,
+          overrides: tuple[str, ...]) -> None:
     """Parse INPUT (a CoNLL-X, CoNLL-U or Malt-TAB file; stdin by default) with MODEL_DIR.
 
     Writes every sentence back in order with its comments, multiword-token lines and empty
@@ -92,14 +97,18 @@ def parse(model_dir: str, input: str, output: str, decoder_name: str | None, fmt
       dparse parse models/en_ewt-sr-nonsp-b12 ../shared/data/en_ewt/dev.conllu -o dev.sr.conllu \\
           --forest dev.forests.gz
       dparse parse models/en_ewt-o1-cle-tagged words.txt --format text -o words.conllu
+      dparse parse models/en_ewt-o1-cle ../shared/data/en_ewt/test.conllu --kbest 10 \\
+          -o test.10best.conllu
     """
     if forest_path is not None and jobs > 1:
         raise click.UsageError("--forest writes one forest file: use it with --jobs 1")
+    if kbest is not None and (jobs > 1 or forest_path is not None):
+        raise click.UsageError("--kbest parses in one job and writes no forest")
     check_shard(shard_text)
     parser = load(model_dir, decoder=decoder_name, tags=tags, overrides=overrides)
     stats = parser.parse_file(input, output, jobs, fmt=None if fmt == "auto" else fmt,
                               encoding=encoding, batch_size=chunk_size, shard=shard_text,
-                              forest=forest_path)
+                              forest=forest_path, kbest=kbest)
     report(stats, jobs, as_json, "parsed")
 
 
