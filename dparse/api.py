@@ -440,9 +440,9 @@ def _kbest_parses(loaded: LoadedParser, sentences: Iterable[Sentence], k: int,
     parser = getattr(loaded, "parser", loaded)
     model = getattr(parser, "model", None)
     if not isinstance(model, GraphModel) or parser.decoder_name not in KBEST:
-        raise DparseError(f"{model_dir}: k-best trees need a graph model parsed by a decoder "
-                          f"with k-best lists ({', '.join(sorted(KBEST))}), not decoder "
-                          f"{loaded.decoder_name!r}")
+        raise DparseError(f"{model_dir}: k-best trees need a graph model parsed by a "
+                          f"first-order decoder with k-best lists ({', '.join(sorted(KBEST))}),"
+                          f" not decoder {loaded.decoder_name!r}")
     if tagger is not None:
         sentences = tagger.tag(sentences, timer, loaded.mode, count=False)
     return _kbest_lists(model, KBEST[parser.decoder_name], parser.single_root, sentences, k,
