@@ -29,10 +29,12 @@ using a disallowed arc means the subproblem has no tree: CLE uses one only when 
 it). The subproblems wait in a heap by their best tree's score; popping one lists its tree T
 and splits the rest of its trees, for T's free words m1 < m2 < ... in turn, into the
 subproblem that forces T's arcs into m1..m(i-1) and forbids T's arc into mi. Exact and
-distinct (the subproblems partition the trees); (K - 1) n + 1 CLE calls at most, each O(n^2)
-with an O(n^2) masked copy of the scores: O(K n^3) time, O(n^2 + K n) memory (the forbidden
-arcs are shared lists through the subproblems' ancestry). Camerini et al.'s O(K n^2)
-refinement (Zmigrod, Vieira and Cotterell 2021 for the single root) is not what is built here.
+distinct (the subproblems partition the trees); (K - 1) n + 1 CLE calls at most, each O(n^2),
+on one masked copy of the scores per popped subproblem, changed in place from child to child:
+O(K n^3) time, O(n^2 + K n) memory (the forbidden arcs are shared lists through the
+subproblems' ancestry). (Camerini et al.'s O(K n^2) algorithm, which Zmigrod, Vieira and
+Cotterell 2021 restate with the single-root constraint, finds each next tree from the
+contraction tree instead; it is not what is built here.)
 
 Ties: equal scores come out in the order their candidates entered the heap (each heap orders
 by score, then by insertion), which is deterministic; the first tree is the 1-best decoder's.
@@ -473,14 +475,12 @@ cdef int add_subproblem(Subproblems* p, const head_t* tree, const int* forced,
     return <int>(p.size - 1)
 
 
-cdef int solve(const score_t* arc, Py_ssize_t n, bint single_root, const int* forced,
-               const Subproblems* p, int forbid, score_t* work, head_t* heads,
-               score_t* score) noexcept nogil:
-    """The best tree with the ``forced`` heads (-1: free) and without the forbidden arcs of the
-    links from ``forbid`` on: heads and its score, or score -inf if there is none."""
+cdef void mask(const score_t* arc, Py_ssize_t n, const int* forced, const Subproblems* p,
+               int forbid, score_t* work) noexcept nogil:
+    """``work``: the scores with the other heads of each ``forced`` word (-1: free) and the
+    forbidden arcs of the links from ``forbid`` on disallowed (-inf)."""
     cdef Py_ssize_t N = n + 1, h, m
-    cdef int status, i
-    cdef score_t total = 0.0
+    cdef int i
     for h in range(N * N):
         work[h] = arc_score(arc, h)
     for m in range(1, N):
@@ -492,7 +492,15 @@ cdef int solve(const score_t* arc, Py_ssize_t n, bint single_root, const int* fo
     while i >= 0:
         work[p.link_arc[i]] = -INFINITY
         i = p.link_next[i]
-    status = cle_decode(work, n, single_root, heads)
+
+
+cdef int solve(const score_t* work, Py_ssize_t n, bint single_root, head_t* heads,
+               score_t* score) noexcept nogil:
+    """The best tree under the masked scores ``work``: heads and its score, or score -inf if
+    every tree uses a disallowed arc."""
+    cdef Py_ssize_t N = n + 1, m
+    cdef score_t total = 0.0
+    cdef int status = cle_decode(work, n, single_root, heads)
     if status != DECODE_OK:
         return status
     for m in range(1, N):
@@ -504,8 +512,8 @@ cdef int solve(const score_t* arc, Py_ssize_t n, bint single_root, const int* fo
 cdef int kbest_cle_decode(const score_t* arc, Py_ssize_t n, bint single_root, Py_ssize_t k,
                           head_t* heads, score_t* scores, Py_ssize_t* found) noexcept nogil:
     """The k best trees into heads [k, n+1] and scores [k]; found: how many."""
-    cdef Py_ssize_t N = n + 1, m, out = 0
-    cdef score_t floor, ceiling, value
+    cdef Py_ssize_t N = n + 1, m, h, x, out = 0
+    cdef score_t floor, ceiling, value, saved
     cdef int status = score_floor(arc, n, &floor, &ceiling)  # refuses +inf
     cdef int index, link
     cdef Subproblems p
@@ -537,7 +545,8 @@ cdef int kbest_cle_decode(const score_t* arc, Py_ssize_t n, bint single_root, Py
     else:
         for m in range(N):
             forced[m] = -1
-        status = solve(arc, n, single_root, forced, &p, -1, work, tree, &value)
+        mask(arc, n, forced, &p, -1, work)
+        status = solve(work, n, single_root, tree, &value)
     if status == DECODE_OK and not value > -INFINITY:
         # no tree without a disallowed arc: the decoder's tree alone
         memcpy(heads, tree, N * sizeof(head_t))
@@ -555,22 +564,27 @@ cdef int kbest_cle_decode(const score_t* arc, Py_ssize_t n, bint single_root, Py
                 break
             # split the rest of its trees: word by word, forbid its arc, then force it
             memcpy(forced, p.forced + top.r * N, N * sizeof(int))
+            mask(arc, n, forced, &p, p.forbid[top.r], work)
             for m in range(1, N):
                 if forced[m] >= 0:
                     continue
-                link = add_link(&p, <int>(p.trees[top.r * N + m] * N + m), p.forbid[top.r])
-                if link < 0:
-                    status = link
-                    break
-                status = solve(arc, n, single_root, forced, &p, link, work, tree, &value)
+                h = p.trees[top.r * N + m]
+                saved = work[h * N + m]
+                work[h * N + m] = -INFINITY
+                status = solve(work, n, single_root, tree, &value)
                 if status != DECODE_OK:
                     break
+                work[h * N + m] = saved
                 if value > -INFINITY:
-                    index = add_subproblem(&p, tree, forced, link)
+                    link = add_link(&p, <int>(h * N + m), p.forbid[top.r])
+                    index = link if link < 0 else add_subproblem(&p, tree, forced, link)
                     status = index if index < 0 else heap_push(&q, value, index, 0, 0)
                     if status != DECODE_OK:
                         break
-                forced[m] = p.trees[top.r * N + m]
+                for x in range(N):
+                    if x != h:
+                        work[x * N + m] = -INFINITY
+                forced[m] = <int>h
     found[0] = out
     free(work)
     free(forced)
