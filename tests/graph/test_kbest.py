@@ -21,7 +21,7 @@ from dparse.graph.cle import chu_liu_edmonds
 from dparse.graph.eisner import eisner
 from dparse.graph.kbest import KBEST, kbest_cle, kbest_eisner
 
-from dparse.trees import check_tree
+from dparse.trees import check_tree, tree_mask
 
 SEED = int(os.environ.get("DPARSE_TEST_SEED", "0"))
 # (k-best function, its 1-best decoder, projective)
@@ -68,17 +68,17 @@ def check_list(result: list, arc: np.ndarray, k: int, method: str, single_root: 
     assert len(result) == min(k, len(trees))
     heads = np.array([h for h, _ in result])
     got = np.array([s for _, s in result])
-    for h in heads:
-        assert h.dtype == np.int32 and h.shape == (n + 1,)
-        check_tree(h, single_root=single_root, projective=projective)
-    assert len({h.tobytes() for h in heads}) == len(heads), "trees must be distinct"
+    assert heads.dtype == np.int32 and heads.shape == (len(result), n + 1)
+    check_tree(heads[0], single_root=single_root, projective=projective)
+    assert tree_mask(heads, single_root=single_root, projective=projective).all()
+    assert len(np.unique(heads, axis=0)) == len(heads), "trees must be distinct"
     np.testing.assert_allclose(got, tree_score(heads, arc), rtol=0, atol=1e-9)
     assert np.all(np.diff(got) <= 1e-9), "best first"
     np.testing.assert_allclose(got, scores[: len(got)], rtol=0, atol=1e-9)
     # the first tree is the decoder's own
     assert np.array_equal(heads[0], one_best)
     if k >= len(trees):  # every tree, once
-        assert {h.tobytes() for h in heads} == {t.tobytes() for t in trees}
+        assert np.array_equal(np.unique(heads, axis=0), np.unique(trees, axis=0))
 
 
 @pytest.mark.parametrize("method", list(METHODS))
