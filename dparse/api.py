@@ -2,7 +2,8 @@
 
 :func:`load` gives a :class:`Parser`: ``parse`` one sentence, ``parse_many`` a stream,
 ``parse_file`` a file as ``dparse parse`` does (the command is a thin layer over it: the same
-bytes). :func:`load_tagger` gives a :class:`Tagger` (a tagger model, or a pipeline model's
+bytes), ``parse_kbest`` one sentence's k best trees (graph models with decoder cle or eisner).
+:func:`load_tagger` gives a :class:`Tagger` (a tagger model, or a pipeline model's
 tagger): ``tag``, ``tag_many`` and ``tag_file``, as ``dparse tag`` does. :func:`read` and
 :func:`write` read and write CoNLL-X, CoNLL-U and Malt-TAB files, :func:`evaluate` scores a
 parse as ``dparse eval --json`` does, :func:`train` trains a model as ``dparse train`` does.
