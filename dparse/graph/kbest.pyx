@@ -1,25 +1,31 @@
 # cython: language_level=3
-"""The K best trees under first-order arc scores: projective (k-best Eisner) and non-projective
-(k-best spanning arborescences by partitioning).
+"""The K best trees of the exact first- and second-order decoders: projective (k-best Eisner,
+first order and Koo and Collins's second-order Model 1) and non-projective first order (k-best
+spanning arborescences by partitioning).
 
-Both take the decoders' score matrix (float64 [n+1, n+1], ``arc[h, m]`` the arc h -> m, column
-0 and the diagonal ignored; -inf or NaN disallowed, +inf a ValueError) and return up to K
-distinct trees, best first, each with its score (the sum of its arcs' scores, up to rounding).
-Trees that use a disallowed arc are never listed, except that when no tree avoids them the list
-is the 1-best decoder's tree alone, with score -inf (what the decoders return then). Fewer than
-K trees come back when fewer exist.
+Each takes its decoder's scores (float64 [n+1, n+1] ``arc[h, m]`` for the arc h -> m, column 0
+and the diagonal ignored; for second order also ``sib`` and ``grand`` [n+1]^3 as
+dparse/graph/eisner2.pyx reads them; -inf or NaN disallowed, +inf a ValueError) and returns up
+to K distinct trees, best first, each with its score (the sum of its parts' scores, up to
+rounding). Trees that hold a disallowed arc or part are never listed, except that when no tree
+avoids them the list is the 1-best decoder's tree alone, with score -inf (what the decoders
+return then). Fewer than K trees come back when fewer exist.
 
-Projective, :func:`kbest_eisner`: lazy k-best derivations (Huang and Chiang 2005, "Better
-k-best parsing", Algorithm 3) over the hypergraph of Eisner's chart (dparse/graph/eisner.pyx:
-complete and incomplete spans, one hyperedge per split point, and for a single root one top
-node with a hyperedge per root child). First-order Eisner derives each projective tree in
-exactly one way, so the K best derivations are K distinct trees. The Viterbi chart comes
-first (O(n^3), ties to the smallest split as eisner.pyx breaks them, so the first tree is the
-``eisner`` decoder's); a node's other hyperedges are put in its candidate heap only when its
-second derivation is first asked for, and a derivation (e, j) is pushed only from its unique
-predecessor ((e, j - b2) if j2 > 0, else (e, j - b1)), so no candidate is pushed twice.
-O(n^3 + K n log K) time for the K best at the top node, besides the O(n) initialization of
-each node reached.
+Projective, :func:`kbest_eisner` and :func:`kbest_eisner2`: lazy k-best derivations (Huang and
+Chiang 2005, "Better k-best parsing", Algorithm 3) over the hypergraph of the decoder's chart:
+for first order Eisner's (dparse/graph/eisner.pyx: complete and incomplete spans, one
+hyperedge per split point), for second order Koo and Collins's (2010) Model 1 (as
+eisner2_sibgp builds it: complete and incomplete spans for every grandparent of their head,
+sibling spans, a hyperedge per split point or previous modifier), and under a single root one
+top node with a hyperedge per root child. These charts derive each projective tree in exactly
+one way, so the K best derivations are K distinct trees. The Viterbi chart comes first
+(O(n^3) first order, ties to the smallest split as eisner.pyx breaks them, so the first tree
+is the ``eisner`` decoder's; O(n^4) time and O(n^3) nodes second order, whose first tree is
+a best one, eisner2's up to ties); a node's other hyperedges are put in its candidate heap
+only when its second derivation is first asked for, and a derivation (e, j) is pushed only from
+its unique predecessor ((e, j - b2) if j2 > 0, else (e, j - b1)), so no candidate is pushed
+twice. Then O(K n log K)-ish for the K best at the top node, besides the O(n) initialization
+of each node reached.
 
 Non-projective, :func:`kbest_cle`: Lawler's (1972) partitioning, as Camerini, Fratta and
 Maffioli (1980) apply it to arborescences: a subproblem is a set of forced arcs and a set of
@@ -37,12 +43,15 @@ Cotterell 2021 restate with the single-root constraint, finds each next tree fro
 contraction tree instead; it is not what is built here.)
 
 Ties: equal scores come out in the order their candidates entered the heap (each heap orders
-by score, then by insertion), which is deterministic; the first tree is the 1-best decoder's.
+by score, then by insertion), which is deterministic; the first tree is the 1-best decoder's
+(second order: a best tree, the decoder's up to ties).
 """
 
 from libc.math cimport INFINITY
 from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memcpy
+
+import numpy as np
 
 cimport numpy as cnp
 
@@ -58,6 +67,7 @@ from dparse._ext.types cimport (
 )
 from dparse.graph.cle cimport cle_decode
 from dparse.graph.eisner cimport eisner_decode
+from dparse.graph.eisner2 cimport eisner2_sibgp_decode
 
 cnp.import_array()
 
@@ -132,15 +142,20 @@ cdef Cand heap_pop(Heap* q) noexcept nogil:
     return top
 
 
-# -- k-best Eisner ----------------------------------------------------------------------------
+# -- k-best Eisner, first and second order ------------------------------------------------------
 
-# node kinds: complete right C(s->t), complete left C(s<-t), incomplete right I(s->t),
-# incomplete left I(s<-t); node id kind * N * N + s * N + t, and one top node for the single root
+# span kinds: complete right C(s->t), complete left C(s<-t), incomplete right I(s->t),
+# incomplete left I(s<-t), and (second order) sibling S(s, t); TOP: the single root's node.
+# First order: node id kind * N^2 + s * N + t. Second order: every span but S carries the
+# grandparent g of its head (the head of S is its g): kind * N^3 + g * N^2 + s * N + t; the
+# head of the root's own spans (multi-root) has no grandparent and takes g = 0.
 cdef enum:
     CR = 0
     CL = 1
     IR = 2
     IL = 3
+    SB = 4
+    TOP = 5
 
 
 cdef struct Deriv:
@@ -157,13 +172,16 @@ cdef struct Node:
 
 
 cdef struct Chart:
-    Py_ssize_t n, N, NN
+    int order              # 1: arc scores; 2: arc, sibling and grandparent scores
+    Py_ssize_t n, N, NN, N3
     Py_ssize_t top         # the answer's node: the root node, or C(0->n) without single root
     bint single_root
     const score_t* arc
-    score_t* best          # [4 N N + 1] Viterbi score of each node, -inf: no derivation
-    int* split             # [4 N N + 1] Viterbi hyperedge
-    Node* nodes            # [4 N N + 1]
+    const score_t* sib     # [N, N, N] or NULL (zeros); second order
+    const score_t* grand   # [N, N, N] or NULL (zeros); second order
+    score_t* best          # Viterbi score of each node, -inf: no derivation
+    int* split             # Viterbi hyperedge, -1: none
+    Node** nodes           # each node's k-best state, made when first needed
     head_t* heads
 
 
@@ -172,18 +190,48 @@ cdef inline score_t arc_score(const score_t* arc, Py_ssize_t i) noexcept nogil:
     return arc[i] if arc[i] > -INFINITY else -INFINITY
 
 
+cdef inline score_t part(const score_t* scores, Py_ssize_t i) noexcept nogil:
+    """scores[i], 0 if scores is NULL, -inf for a disallowed (-inf or NaN) part."""
+    if scores == NULL:
+        return 0.0
+    return scores[i] if scores[i] > -INFINITY else -INFINITY
+
+
+cdef inline Py_ssize_t node_id(const Chart* c, int kind, Py_ssize_t g, Py_ssize_t s,
+                               Py_ssize_t t) noexcept nogil:
+    if c.order == 1:
+        return kind * c.NN + s * c.N + t
+    return kind * c.N3 + g * c.NN + s * c.N + t
+
+
+cdef inline int unpack(const Chart* c, Py_ssize_t v, Py_ssize_t* g, Py_ssize_t* s,
+                       Py_ssize_t* t) noexcept nogil:
+    """The kind of node v, and its g, s and t."""
+    cdef Py_ssize_t size = c.NN if c.order == 1 else c.N3
+    cdef Py_ssize_t rest = v % size
+    if v == 5 * size:
+        return TOP
+    g[0] = rest // c.NN
+    s[0] = (rest % c.NN) // c.N
+    t[0] = rest % c.N
+    return <int>(v // size)
+
+
 cdef inline bint is_base(const Chart* c, Py_ssize_t v) noexcept nogil:
     """A complete span of one node: one derivation of score 0, no hyperedge."""
-    return v < 2 * c.NN and (v % c.NN) // c.N == v % c.N
+    cdef Py_ssize_t g, s, t
+    cdef int kind = unpack(c, v, &g, &s, &t)
+    return (kind == CR or kind == CL) and s == t
 
 
 cdef inline void edges(const Chart* c, Py_ssize_t v, int* lo, int* hi) noexcept nogil:
-    """The hyperedges (split points r) into v: lo..hi."""
-    cdef Py_ssize_t kind = v // c.NN, s = (v % c.NN) // c.N, t = v % c.N
-    if v == 4 * c.NN:  # the root node: r is the root child
+    """The hyperedges r into v: lo..hi (a split point, a modifier or the root child)."""
+    cdef Py_ssize_t g, s, t
+    cdef int kind = unpack(c, v, &g, &s, &t)
+    if kind == TOP:
         lo[0] = 1
         hi[0] = <int>c.n
-    elif kind == CR:
+    elif kind == CR or (kind == IL and c.order == 2):
         lo[0] = <int>(s + 1)
         hi[0] = <int>t
     else:
@@ -194,81 +242,113 @@ cdef inline void edges(const Chart* c, Py_ssize_t v, int* lo, int* hi) noexcept 
 cdef inline void tails(const Chart* c, Py_ssize_t v, int r, Py_ssize_t* a,
                        Py_ssize_t* b) noexcept nogil:
     """The two tail nodes of hyperedge r into v (a: the left one)."""
-    cdef Py_ssize_t N = c.N, NN = c.NN, kind = v // NN, s = (v % NN) // N, t = v % N
-    if v == 4 * NN:  # arc 0 -> r with C(1<-r) and C(r->n)
-        a[0] = CL * NN + N + r
-        b[0] = CR * NN + r * N + c.n
-    elif kind == CR:  # I(s->r) + C(r->t)
-        a[0] = IR * NN + s * N + r
-        b[0] = CR * NN + r * N + t
-    elif kind == CL:  # C(s<-r) + I(r<-t)
-        a[0] = CL * NN + s * N + r
-        b[0] = IL * NN + r * N + t
-    else:  # I(s->t) and I(s<-t): C(s->r) + C(r+1<-t)
-        a[0] = CR * NN + s * N + r
-        b[0] = CL * NN + (r + 1) * N + t
+    cdef Py_ssize_t g = 0, s = 0, t = 0
+    cdef int kind = unpack(c, v, &g, &s, &t)
+    if kind == TOP:  # arc 0 -> r with C(1<-r) and C(r->n), grandparent 0
+        a[0] = node_id(c, CL, 0, 1, r)
+        b[0] = node_id(c, CR, 0, r, c.n)
+    elif kind == CR:  # I(s->r) + C(r->t), the latter with grandparent s
+        a[0] = node_id(c, IR, g, s, r)
+        b[0] = node_id(c, CR, s, r, t)
+    elif kind == CL:  # C(s<-r) + I(r<-t), the former with grandparent t
+        a[0] = node_id(c, CL, t, s, r)
+        b[0] = node_id(c, IL, g, r, t)
+    elif c.order == 1 or kind == SB:  # C(s->r) + C(r+1<-t) (of S: headed by g's modifiers)
+        a[0] = node_id(c, CR, g, s, r)
+        b[0] = node_id(c, CL, g, r + 1, t)
+    elif kind == IR:  # s's innermost modifier t (r = s), or I(s->r) + S(r, t)
+        if r == s:
+            a[0] = node_id(c, CR, g, s, s)
+            b[0] = node_id(c, CL, s, s + 1, t)
+        else:
+            a[0] = node_id(c, IR, g, s, r)
+            b[0] = node_id(c, SB, s, r, t)
+    else:  # IL: t's innermost modifier s (r = t), or S(s, r) + I(r<-t)
+        if r == t:
+            a[0] = node_id(c, CR, t, s, t - 1)
+            b[0] = node_id(c, CL, g, t, t)
+        else:
+            a[0] = node_id(c, SB, t, s, r)
+            b[0] = node_id(c, IL, g, r, t)
 
 
 cdef inline score_t combine(const Chart* c, Py_ssize_t v, int r, score_t sa,
                             score_t sb) noexcept nogil:
-    """Score of hyperedge r into v over tail derivations scoring sa and sb, summed in the order
-    eisner.pyx sums them (so that the first tree's score is the decoder's to the bit)."""
-    cdef Py_ssize_t N = c.N, NN = c.NN, kind = v // NN, s = (v % NN) // N, t = v % N
-    if v == 4 * NN:
-        return arc_score(c.arc, r) + sa + sb
+    """Score of hyperedge r into v over tail derivations scoring sa and sb (first order: summed
+    in the order eisner.pyx sums them, so that the first tree's score is the decoder's)."""
+    cdef Py_ssize_t N = c.N, NN = c.NN, g = 0, s = 0, t = 0, h, m
+    cdef int kind = unpack(c, v, &g, &s, &t)
+    cdef score_t w
+    if kind == TOP:
+        w = arc_score(c.arc, r)
+        if c.order == 2:
+            w = w + part(c.sib, r)  # sib[0, 0, r]
+        return w + sa + sb
+    if kind != IR and kind != IL:
+        return sa + sb
     if kind == IR:
-        return (sa + sb) + arc_score(c.arc, s * N + t)
-    if kind == IL:
-        return (sa + sb) + arc_score(c.arc, t * N + s)
-    return sa + sb
+        h = s
+        m = t
+    else:
+        h = t
+        m = s
+    w = arc_score(c.arc, h * N + m)
+    if c.order == 2:
+        # sib[h, r, m] with r the previous modifier, h itself for the innermost
+        w = w + part(c.sib, (h * N + r) * N + m)
+        if h > 0:
+            w = w + part(c.grand, g * NN + h * N + m)
+    return (sa + sb) + w
+
+
+cdef void best_of(Chart* c, Py_ssize_t v) noexcept nogil:
+    """Sets v's Viterbi score and hyperedge from its tails' (ties to the smallest r)."""
+    cdef int r, lo, hi, arg = -1
+    cdef Py_ssize_t a, b
+    cdef score_t best = -INFINITY, val
+    edges(c, v, &lo, &hi)
+    for r in range(lo, hi + 1):
+        tails(c, v, r, &a, &b)
+        val = combine(c, v, r, c.best[a], c.best[b])
+        if val > best:
+            best = val
+            arg = r
+    c.best[v] = best
+    c.split[v] = arg
 
 
 cdef void fill(Chart* c) noexcept nogil:
-    """The Viterbi chart: every node's best score and hyperedge, by increasing width (only
-    words 1..n under a single root, then the root node); ties to the smallest split."""
-    cdef Py_ssize_t N = c.N, NN = c.NN, first = 1 if c.single_root else 0
-    cdef Py_ssize_t k, s, t, v, kind, a, b, i
-    cdef int r, lo, hi, arg
-    cdef Py_ssize_t order[4]
-    order[0], order[1], order[2], order[3] = IR, IL, CL, CR
-    cdef score_t best, val
+    """The Viterbi chart, by increasing width (only words 1..n under a single root, then the
+    root node). Second order: each span for every grandparent outside it (g = 0 alone for
+    the root's own spans), sibling spans first, then incomplete, then complete ones."""
+    cdef Py_ssize_t N = c.N, n = c.n, first = 1 if c.single_root else 0
+    cdef Py_ssize_t k, s, t, g, i, count = node_id(c, TOP, 0, 0, 0) + 1
+    cdef int kind
+    cdef int order[5]
+    order[0], order[1], order[2], order[3], order[4] = SB, IR, IL, CL, CR
+    for i in range(count):
+        c.best[i] = -INFINITY
+        c.split[i] = -1
     for s in range(N):
-        c.best[CR * NN + s * N + s] = c.best[CL * NN + s * N + s] = 0.0
-        c.split[CR * NN + s * N + s] = c.split[CL * NN + s * N + s] = -1
+        for g in range(N if c.order == 2 else 1):
+            c.best[node_id(c, CR, g, s, s)] = c.best[node_id(c, CL, g, s, s)] = 0.0
     for k in range(1, N - first):
         for s in range(first, N - k):
             t = s + k
-            # incomplete spans before the complete ones of the same width that use them
-            for i in range(4):
+            for i in range(5):
                 kind = order[i]
-                v = kind * NN + s * N + t
-                if s == 0 and (kind == IL or kind == CL):  # the root is never a dependent
-                    c.best[v] = -INFINITY
-                    c.split[v] = -1
+                if kind == SB and c.order == 1:
                     continue
-                edges(c, v, &lo, &hi)
-                best = -INFINITY
-                arg = -1
-                for r in range(lo, hi + 1):
-                    tails(c, v, r, &a, &b)
-                    val = combine(c, v, r, c.best[a], c.best[b])
-                    if val > best:
-                        best = val
-                        arg = r
-                c.best[v] = best
-                c.split[v] = arg
+                if s == 0 and kind != IR and kind != CR:  # the root is never a modifier
+                    continue
+                if c.order == 1 or s == 0:  # first order, or the root's spans: no g
+                    best_of(c, node_id(c, kind, 0, s, t))
+                    continue
+                for g in range(N):
+                    if g < s or g > t:
+                        best_of(c, node_id(c, kind, g, s, t))
     if c.single_root:
-        v = 4 * NN
-        best = -INFINITY
-        arg = -1
-        for r in range(1, N):
-            tails(c, v, r, &a, &b)
-            val = combine(c, v, r, c.best[a], c.best[b])
-            if val > best:
-                best = val
-                arg = r
-        c.best[v] = best
-        c.split[v] = arg
+        best_of(c, c.top)
 
 
 cdef inline score_t deriv_score(const Chart* c, Py_ssize_t v, Py_ssize_t j) noexcept nogil:
@@ -307,7 +387,13 @@ cdef int derivation(Chart* c, Py_ssize_t v, Py_ssize_t j) noexcept nogil:
         return j == 0
     if c.split[v] < 0:
         return 0
-    node = &c.nodes[v]
+    if j == 0:
+        return 1
+    node = c.nodes[v]
+    if node == NULL:
+        node = c.nodes[v] = <Node*>calloc(1, sizeof(Node))
+        if node == NULL:
+            return DECODE_NO_MEMORY
     while node.found < j:
         if not node.started:  # the other hyperedges, each with its tails' best derivations
             node.started = True
@@ -320,9 +406,12 @@ cdef int derivation(Chart* c, Py_ssize_t v, Py_ssize_t j) noexcept nogil:
         if node.expanded <= node.found:  # the successors of the last derivation found
             last = node.found
             if last == 0:
-                r0, j0, j1 = c.split[v], 0, 0
+                r0 = c.split[v]
+                j0 = j1 = 0
             else:
-                r0, j0, j1 = node.more[last - 1].r, node.more[last - 1].j0, node.more[last - 1].j1
+                r0 = node.more[last - 1].r
+                j0 = node.more[last - 1].j0
+                j1 = node.more[last - 1].j1
             node.expanded = last + 1
             status = push_successor(c, v, r0, j0, j1 + 1)
             if status < 0:
@@ -331,7 +420,6 @@ cdef int derivation(Chart* c, Py_ssize_t v, Py_ssize_t j) noexcept nogil:
                 status = push_successor(c, v, r0, j0 + 1, 0)
                 if status < 0:
                     return status
-            node = &c.nodes[v]
         if node.heap.size == 0:
             return 0
         if node.found == node.capacity:
@@ -351,18 +439,18 @@ cdef int derivation(Chart* c, Py_ssize_t v, Py_ssize_t j) noexcept nogil:
 
 cdef void read_heads(const Chart* c, Py_ssize_t v, Py_ssize_t j) noexcept nogil:
     """Writes the arcs of derivation j of v into c.heads."""
-    cdef Py_ssize_t N = c.N, NN = c.NN, kind, s, t, a, b
-    cdef int r, j0, j1
+    cdef Py_ssize_t g, s, t, a, b
+    cdef int r, j0, j1, kind
     while not is_base(c, v):
         if j == 0:
-            r, j0, j1 = c.split[v], 0, 0
+            r = c.split[v]
+            j0 = j1 = 0
         else:
-            r, j0, j1 = c.nodes[v].more[j - 1].r, c.nodes[v].more[j - 1].j0, \
-                c.nodes[v].more[j - 1].j1
-        kind = v // NN
-        s = (v % NN) // N
-        t = v % N
-        if v == 4 * NN:
+            r = c.nodes[v].more[j - 1].r
+            j0 = c.nodes[v].more[j - 1].j0
+            j1 = c.nodes[v].more[j - 1].j1
+        kind = unpack(c, v, &g, &s, &t)
+        if kind == TOP:
             c.heads[r] = 0
         elif kind == IR:
             c.heads[t] = <head_t>s
@@ -374,53 +462,92 @@ cdef void read_heads(const Chart* c, Py_ssize_t v, Py_ssize_t j) noexcept nogil:
         j = j1
 
 
+cdef int kbest_chart(Chart* c, Py_ssize_t k, head_t* heads, score_t* scores,
+                     Py_ssize_t* found) noexcept nogil:
+    """Fills the chart ``c`` (order, n, arc and parts set) and writes its k best trees into
+    heads [k, n+1] and scores [k]; found: how many (0: no tree without a disallowed part)."""
+    cdef Py_ssize_t N = c.n + 1, count, i, m
+    cdef int status = DECODE_OK
+    c.N = N
+    c.NN = N * N
+    c.N3 = N * N * N
+    count = node_id(c, TOP, 0, 0, 0) + 1
+    c.top = count - 1 if c.single_root else node_id(c, CR, 0, 0, c.n)
+    c.best = <score_t*>malloc(count * sizeof(score_t))
+    c.split = <int*>malloc(count * sizeof(int))
+    c.nodes = <Node**>calloc(count, sizeof(Node*))
+    found[0] = 0
+    if c.best == NULL or c.split == NULL or c.nodes == NULL:
+        status = DECODE_NO_MEMORY
+    else:
+        fill(c)
+        for i in range(k):
+            status = derivation(c, c.top, i)
+            if status <= 0:
+                break
+            c.heads = heads + i * N
+            c.heads[0] = -1
+            read_heads(c, c.top, i)
+            scores[i] = deriv_score(c, c.top, i)
+            found[0] = i + 1
+        if status > 0:
+            status = DECODE_OK
+    if c.nodes != NULL:
+        for m in range(count):
+            if c.nodes[m] != NULL:
+                free(c.nodes[m].more)
+                free(c.nodes[m].heap.items)
+                free(c.nodes[m])
+    free(c.nodes)
+    free(c.best)
+    free(c.split)
+    return status
+
+
 cdef int kbest_eisner_decode(const score_t* arc, Py_ssize_t n, bint single_root, Py_ssize_t k,
                              head_t* heads, score_t* scores, Py_ssize_t* found) noexcept nogil:
-    """The k best projective trees into heads [k, n+1] and scores [k]; found: how many."""
-    cdef Py_ssize_t N = n + 1, NN = N * N, count = 4 * NN + 1, i, m
+    """The k best projective trees under arc scores into heads [k, n+1] and scores [k]."""
     cdef score_t floor, ceiling
     cdef int status = score_floor(arc, n, &floor, &ceiling)  # refuses +inf
     cdef Chart c
     found[0] = 0
     if status != DECODE_OK:
         return status
+    c.order = 1
     c.n = n
-    c.N = N
-    c.NN = NN
     c.single_root = single_root
-    c.top = 4 * NN if single_root else CR * NN + n
     c.arc = arc
-    c.best = <score_t*>malloc(count * sizeof(score_t))
-    c.split = <int*>malloc(count * sizeof(int))
-    c.nodes = <Node*>calloc(count, sizeof(Node))
-    if c.best == NULL or c.split == NULL or c.nodes == NULL:
-        free(c.best)
-        free(c.split)
-        free(c.nodes)
-        return DECODE_NO_MEMORY
-    fill(&c)
-    if c.split[c.top] < 0:  # no tree without a disallowed arc: the decoder's tree
+    c.sib = c.grand = NULL
+    status = kbest_chart(&c, k, heads, scores, found)
+    if status == DECODE_OK and found[0] == 0:  # no allowed tree: the decoder's tree alone
         status = eisner_decode(arc, n, single_root, heads)
         scores[0] = -INFINITY
         found[0] = 1
-    else:
-        for i in range(k):
-            status = derivation(&c, c.top, i)
-            if status <= 0:
-                break
-            c.heads = heads + i * N
-            c.heads[0] = -1
-            read_heads(&c, c.top, i)
-            scores[i] = deriv_score(&c, c.top, i)
-            found[0] = i + 1
-        if status > 0:
-            status = DECODE_OK
-    for m in range(count):
-        free(c.nodes[m].more)
-        free(c.nodes[m].heap.items)
-    free(c.nodes)
-    free(c.best)
-    free(c.split)
+    return status
+
+
+cdef int kbest_eisner2_decode(const score_t* arc, const score_t* sib, const score_t* grand,
+                              Py_ssize_t n, bint single_root, Py_ssize_t k, head_t* heads,
+                              score_t* scores, Py_ssize_t* found) noexcept nogil:
+    """The k best projective trees under arc, sibling and grandparent scores (sib, grand: NULL
+    for zeros) into heads [k, n+1] and scores [k]."""
+    cdef score_t floor, ceiling
+    cdef int status = score_floor(arc, n, &floor, &ceiling)  # refuses +inf arcs
+    cdef Chart c
+    found[0] = 0
+    if status != DECODE_OK:
+        return status
+    c.order = 2
+    c.n = n
+    c.single_root = single_root
+    c.arc = arc
+    c.sib = sib
+    c.grand = grand
+    status = kbest_chart(&c, k, heads, scores, found)
+    if status == DECODE_OK and found[0] == 0:  # no allowed tree: the decoder's tree alone
+        status = eisner2_sibgp_decode(arc, sib, grand, n, single_root, heads)
+        scores[0] = -INFINITY
+        found[0] = 1
     return status
 
 
@@ -634,6 +761,56 @@ def kbest_eisner(const score_t[:, ::1] arc not None, Py_ssize_t k, bint single_r
     return run_kbest(kbest_eisner_decode, arc, k, single_root)
 
 
+def kbest_eisner2(const score_t[:, ::1] arc not None, Py_ssize_t k, bint single_root=True,
+                  sib=None, grand=None):
+    """The k best projective trees under arc, consecutive-sibling and grandparent scores: lazy
+    k-best derivations over the chart of Koo and Collins's (2010) Model 1, as
+    :func:`dparse.graph.eisner2.eisner2_sibgp` builds it (O(n^4) Viterbi chart, O(n^3) nodes).
+
+    arc: float64 [n+1, n+1], C-contiguous, n >= 1; sib, grand: float64 [n+1, n+1, n+1] or None
+    (zeros), ``sib[h, m, s]`` and ``grand[g, h, m]`` as eisner2_sibgp reads them (a disallowed
+    part, -inf or NaN, rules out the trees that hold it); k >= 1; single_root: exactly one
+    word attached to the root. Returns [(heads int32 [n+1], score), ...]: up to k distinct
+    projective trees, best first (the module doc: ties, disallowed parts).
+    """
+    cdef Py_ssize_t n = words_of(arc), found = 0, i
+    cdef cnp.npy_intp shape[2]
+    cdef cnp.ndarray heads, scores
+    cdef const score_t[:, :, ::1] sib_view, grand_view
+    cdef const score_t* sib_data = NULL
+    cdef const score_t* grand_data = NULL
+    cdef int status
+    if k < 1:
+        raise ValueError(f"k must be at least 1, got {k}")
+    if sib is not None:
+        sib_view = checked_part(sib, n, "sib")
+        sib_data = &sib_view[0, 0, 0]
+    if grand is not None:
+        grand_view = checked_part(grand, n, "grand")
+        grand_data = &grand_view[0, 0, 0]
+    shape[0] = k
+    shape[1] = n + 1
+    heads = cnp.PyArray_EMPTY(2, shape, cnp.NPY_INT32, 0)
+    scores = cnp.PyArray_EMPTY(1, shape, cnp.NPY_FLOAT64, 0)
+    with nogil:
+        status = kbest_eisner2_decode(&arc[0, 0], sib_data, grand_data, n, single_root, k,
+                                      <head_t*>cnp.PyArray_DATA(heads),
+                                      <score_t*>cnp.PyArray_DATA(scores), &found)
+    raise_for_status(status)
+    return [(heads[i].copy(), float(scores[i])) for i in range(found)]
+
+
+cdef checked_part(part, Py_ssize_t n, str name):
+    """``part`` as a C-contiguous float64 [n+1, n+1, n+1] array; ValueError for another shape
+    or a +inf score."""
+    array = np.ascontiguousarray(part, dtype=np.float64)
+    if array.shape != (n + 1, n + 1, n + 1):
+        raise ValueError(f"{name} must be [n+1, n+1, n+1] = {(n + 1,) * 3}, got {array.shape}")
+    if np.isposinf(array).any():
+        raise ValueError(f"{name} scores must not be +inf")
+    return array
+
+
 def kbest_cle(const score_t[:, ::1] arc not None, Py_ssize_t k, bint single_root=True):
     """The k best spanning arborescences under arc scores: Lawler's partitioning over
     Chu-Liu-Edmonds (Camerini, Fratta and Maffioli 1980), O(k n^3).
@@ -646,5 +823,7 @@ def kbest_cle(const score_t[:, ::1] arc not None, Py_ssize_t k, bint single_root
     return run_kbest(kbest_cle_decode, arc, k, single_root)
 
 
-# the k-best function of each first-order decoder, by the decoder's registered name
-KBEST = {"cle": kbest_cle, "eisner": kbest_eisner}
+# The k-best function of each exact decoder that has one, by the decoder's registered name:
+# called as f(arc, k, single_root=..., **parts) with the part arrays the decoder accepts.
+KBEST = {"cle": kbest_cle, "eisner": kbest_eisner, "eisner2-sib": kbest_eisner2,
+         "eisner2-sibgp": kbest_eisner2}

@@ -1,5 +1,5 @@
-"""dparse.graph.kbest (the K best projective and non-projective first-order trees) against
-brute-force enumeration of every tree.
+"""dparse.graph.kbest (the K best projective and non-projective first-order trees, and
+projective second-order ones) against brute-force enumeration of every tree.
 
 For random score matrices (ties, negative scores, disallowed arcs as -inf and NaN, matrices
 that admit no allowed tree) and every K from 1 to more than the number of trees, the list must
@@ -16,10 +16,11 @@ import os
 
 import numpy as np
 import pytest
-from bruteforce import all_trees, tree_score
+from bruteforce import all_trees, tree_score, tree_score2
 from dparse.graph.cle import chu_liu_edmonds
 from dparse.graph.eisner import eisner
-from dparse.graph.kbest import KBEST, kbest_cle, kbest_eisner
+from dparse.graph.eisner2 import eisner2_sibgp
+from dparse.graph.kbest import KBEST, kbest_cle, kbest_eisner, kbest_eisner2
 
 from dparse.trees import check_tree, tree_mask
 
@@ -116,9 +117,82 @@ def test_longer_sentence_against_decoder(method: str) -> None:
     np.testing.assert_allclose([s for _, s in shorter], scores[:10], rtol=0, atol=1e-9)
 
 
+def random_parts(rng: np.random.Generator, n: int, kind: str) -> dict[str, np.ndarray]:
+    """Sibling and grandparent scores [n+1]^3 of one kind (as :func:`random_scores`; "pruned"
+    and "nan" disallow a tenth of the parts, "blocked" a third)."""
+    parts = {}
+    for name in ("sib", "grand"):
+        if kind == "normal":
+            part = rng.normal(size=(n + 1,) * 3)
+        elif kind == "ties":
+            part = rng.integers(-1, 2, size=(n + 1,) * 3).astype(np.float64)
+        elif kind == "negative":
+            part = -rng.exponential(1.0, size=(n + 1,) * 3).round(1)
+        else:
+            part = rng.integers(-2, 3, size=(n + 1,) * 3).astype(np.float64)
+            share = 0.3 if kind == "blocked" else 0.1
+            part[rng.random(part.shape) < share] = np.nan if kind == "nan" else -np.inf
+        parts[name] = part
+    return parts
+
+
+@pytest.mark.parametrize("single_root", [True, False])
+@pytest.mark.parametrize("n", range(1, 6))
+def test_second_order_kbest_equals_brute_force(single_root: bool, n: int) -> None:
+    """kbest_eisner2 (sibling and grandparent parts, with either or both missing) against every
+    projective tree scored part by part (tests/bruteforce.py, tree_score2)."""
+    rng = np.random.default_rng([SEED, n, single_root, 2])
+    trees = all_trees(n, True, single_root)
+    for kind in KINDS:
+        arc = random_scores(rng, n, kind)
+        parts = random_parts(rng, n, kind)
+        for given in ({}, {"sib": parts["sib"]}, {"grand": parts["grand"]}, parts):
+            clean = {k: np.where(np.isnan(v), -np.inf, v) for k, v in given.items()}
+            scores = np.array([tree_score2(t, np.where(np.isnan(arc), -np.inf, arc),
+                                           clean.get("sib"), clean.get("grand"))
+                               for t in trees])
+            keep = np.isfinite(scores)
+            expected = np.sort(scores[keep])[::-1]
+            one_best = eisner2_sibgp(arc, given.get("sib"), given.get("grand"), single_root)
+            for k in sorted({1, 3, len(trees), len(trees) + 2}):
+                result = kbest_eisner2(arc, k, single_root, **given)
+                if not keep.any():  # no allowed tree: the decoder's tree alone, at -inf
+                    assert len(result) == 1 and result[0][1] == -np.inf
+                    assert np.array_equal(result[0][0], one_best)
+                    continue
+                heads = np.array([h for h, _ in result])
+                got = np.array([s for _, s in result])
+                assert len(result) == min(k, keep.sum())
+                assert tree_mask(heads, single_root=single_root, projective=True).all()
+                assert len(np.unique(heads, axis=0)) == len(heads)
+                own = [tree_score2(h, arc, clean.get("sib"), clean.get("grand")) for h in heads]
+                np.testing.assert_allclose(got, own, rtol=0, atol=1e-9)
+                np.testing.assert_allclose(got, expected[: len(got)], rtol=0, atol=1e-9)
+                # the first tree scores what the decoder's does
+                assert got[0] == pytest.approx(
+                    tree_score2(one_best, arc, clean.get("sib"), clean.get("grand")), abs=1e-9)
+                if k >= keep.sum():
+                    assert np.array_equal(np.unique(heads, axis=0),
+                                          np.unique(trees[keep], axis=0))
+
+
+def test_second_order_without_parts_is_first_order() -> None:
+    rng = np.random.default_rng([SEED, 30])
+    arc = rng.normal(size=(31, 31))
+    first = kbest_eisner(arc, 20, True)
+    second = kbest_eisner2(arc, 20, True, sib=np.zeros((31, 31, 31)))
+    np.testing.assert_allclose([s for _, s in first], [s for _, s in second], rtol=0,
+                               atol=1e-9)
+
+
 def test_registry_and_errors() -> None:
-    assert KBEST == {"cle": kbest_cle, "eisner": kbest_eisner}
+    assert KBEST == {"cle": kbest_cle, "eisner": kbest_eisner, "eisner2-sib": kbest_eisner2,
+                     "eisner2-sibgp": kbest_eisner2}
     arc = np.zeros((3, 3))
+    with pytest.raises(ValueError, match="sib must be"):
+        kbest_eisner2(arc, 2, sib=np.zeros((2, 2, 2)))
+    with pytest.raises(ValueError, match=r"grand scores must not be \+inf"):
+        kbest_eisner2(arc, 2, grand=np.full((3, 3, 3), np.inf))
     for kbest in KBEST.values():
         with pytest.raises(ValueError, match="at least 1"):
             kbest(arc, 0)
