@@ -2,7 +2,7 @@
 
 :func:`load` gives a :class:`Parser`: ``parse`` one sentence, ``parse_many`` a stream,
 ``parse_file`` a file as ``dparse parse`` does (the command is a thin layer over it: the same
-bytes), ``parse_kbest`` one sentence's k best trees (graph models with decoder cle or eisner).
+bytes), ``parse_kbest`` one sentence's k best trees (graph models with an exact decoder).
 :func:`load_tagger` gives a :class:`Tagger` (a tagger model, or a pipeline model's
 tagger): ``tag``, ``tag_many`` and ``tag_file``, as ``dparse tag`` does. :func:`read` and
 :func:`write` read and write CoNLL-X, CoNLL-U and Malt-TAB files, :func:`evaluate` scores a
@@ -333,9 +333,10 @@ class Parser(_Model):
         """The ``k`` best trees of one sentence (given as to :meth:`parse`), best first, as
         (parsed Sentence, score) pairs: distinct trees, fewer when fewer exist, each labeled
         as the model labels its 1-best tree (the best label of each arc); the first is
-        :meth:`parse`'s. Graph models whose decoder has a k-best list: cle (k best spanning
-        trees) and eisner (k best projective trees), first-order scores (dparse/graph/kbest.pyx);
-        DparseError for other models.
+        :meth:`parse`'s (second order: up to ties). Graph models whose decoder has k-best lists
+        (dparse/graph/kbest.pyx): cle (k best spanning trees), eisner (k best projective
+        trees), eisner2-sib and eisner2-sibgp (k best projective trees under the second-order
+        scores); DparseError for other models and decoders.
 
         Example::
 
@@ -429,7 +430,7 @@ class Tagger(_Model):
 def _kbest_parses(loaded: LoadedParser, sentences: Iterable[Sentence], k: int,
                   timer: ParseTimer, model_dir: Path) -> Iterator[list[tuple[Sentence, float]]]:
     """Each sentence's k best trees as (parsed copy, score) pairs, best first: the graph
-    model's arc scores through the k-best function of its first-order decoder
+    model's part scores (those its decoder takes) through the k-best function of its decoder
     (dparse.graph.kbest.KBEST), labels as the model gives them (its best label of each arc);
     a pipeline model tags first. DparseError for a model or decoder without k-best lists."""
     from dparse.graph.kbest import KBEST
@@ -442,28 +443,32 @@ def _kbest_parses(loaded: LoadedParser, sentences: Iterable[Sentence], k: int,
     model = getattr(parser, "model", None)
     if not isinstance(model, GraphModel) or parser.decoder_name not in KBEST:
         raise DparseError(f"{model_dir}: k-best trees need a graph model parsed by a "
-                          f"first-order decoder with k-best lists ({', '.join(sorted(KBEST))}),"
-                          f" not decoder {loaded.decoder_name!r}")
+                          f"decoder with k-best lists ({', '.join(sorted(KBEST))}), not "
+                          f"decoder {loaded.decoder_name!r}")
     if tagger is not None:
         sentences = tagger.tag(sentences, timer, loaded.mode, count=False)
-    return _kbest_lists(model, KBEST[parser.decoder_name], parser.single_root, sentences, k,
-                        timer)
+    return _kbest_lists(model, KBEST[parser.decoder_name], parser.decoder.parts,
+                        parser.single_root, sentences, k, timer)
 
 
-def _kbest_lists(model: Any, kbest: Callable[..., list[tuple[Any, float]]], single_root: bool,
-                 sentences: Iterable[Sentence], k: int, timer: ParseTimer
-                 ) -> Iterator[list[tuple[Sentence, float]]]:
-    """:func:`_kbest_parses` once checked: ``kbest`` over the graph ``model``'s arc scores."""
-    from dparse.graph.model import best_labels
+def _kbest_lists(model: Any, kbest: Callable[..., list[tuple[Any, float]]],
+                 accepted: tuple[str, ...], single_root: bool, sentences: Iterable[Sentence],
+                 k: int, timer: ParseTimer) -> Iterator[list[tuple[Sentence, float]]]:
+    """:func:`_kbest_parses` once checked: ``kbest`` over the graph ``model``'s arc scores and
+    the part arrays named in ``accepted`` (the decoder's parts)."""
+    from dparse.graph.model import PartScratch, best_labels
 
     names = model.vocab.labels
+    scratch = PartScratch()  # the part arrays, zeroed for each sentence
     for sent in sentences:
         t0 = time.perf_counter()
         enc = model.vocab.encode(sent)
         t1 = time.perf_counter()
-        arc, label, _ = model.score_parts(enc, None, False)
+        arc, label, parts = model.score_parts(enc, None, False, scratch)
         t2 = time.perf_counter()
-        trees = kbest(arc, k, single_root) if len(sent) else [(sent.heads, 0.0)]
+        given = {key: value for key, value in parts.items() if key in accepted}
+        trees = kbest(arc, k, single_root=single_root, **given) if len(sent) else \
+            [(sent.heads, 0.0)]
         parsed = [(sent.with_parse(heads, [""] + [names[i] for i in
                                                   best_labels(label, heads)[1:].tolist()]),
                    score) for heads, score in trees]

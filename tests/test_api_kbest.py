@@ -124,3 +124,15 @@ def test_kbest_errors(tiny_first_order: Path, inputs: Path) -> None:
     parser = dparse.load(model, decoder="bgi")
     with pytest.raises(dparse.DparseError, match="k-best"):
         parser.parse_kbest(["Dogs", "bark", "."], 2)
+
+
+def test_second_order_decoder_lists(tiny_first_order: Path, inputs: Path) -> None:
+    """A second-order decoder's lists through the same path: on a first-order model (no
+    sibling or grandparent parts: zeros) eisner2-sibgp lists the trees eisner lists, with
+    the same scores (up to ties, so compared as score lists)."""
+    model = tiny_first_order / "model"
+    first = dparse.load(model, decoder="eisner")
+    second = dparse.load(model, decoder="eisner2-sibgp")
+    for sent in islice(dparse.read(inputs), 10):
+        a, b = first.parse_kbest(sent, 5), second.parse_kbest(sent, 5)
+        assert [s for _, s in a] == pytest.approx([s for _, s in b], abs=1e-9)

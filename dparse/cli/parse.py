@@ -66,7 +66,8 @@ def stream_options(verb: str) -> Callable[[Callable[..., None]], Callable[..., N
 @click.option("--kbest", type=click.IntRange(min=1), default=None, metavar="K",
               help="Write each sentence's K best trees, best first, one CoNLL-U block each "
               "with '# kbest = i' and '# score = S' comments: graph models with decoder cle "
-              "(k best spanning trees) or eisner (k best projective trees); one job.")
+              "(k best spanning trees), eisner, eisner2-sib or eisner2-sibgp (k best "
+              "projective trees); one job.")
 @model_set_option
 def parse(model_dir: str, input: str, output: str, decoder_name: str | None, fmt: str,
           encoding: str, as_json: bool, jobs: int, shard_text: str | None, chunk_size: int,
