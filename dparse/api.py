@@ -2,7 +2,8 @@
 
 :func:`load` gives a :class:`Parser`: ``parse`` one sentence, ``parse_many`` a stream,
 ``parse_file`` a file as ``dparse parse`` does (the command is a thin layer over it: the same
-bytes). :func:`load_tagger` gives a :class:`Tagger` (a tagger model, or a pipeline model's
+bytes), ``parse_kbest`` one sentence's k best trees (graph models with an exact decoder).
+:func:`load_tagger` gives a :class:`Tagger` (a tagger model, or a pipeline model's
 tagger): ``tag``, ``tag_many`` and ``tag_file``, as ``dparse tag`` does. :func:`read` and
 :func:`write` read and write CoNLL-X, CoNLL-U and Malt-TAB files, :func:`evaluate` scores a
 parse as ``dparse eval --json`` does, :func:`train` trains a model as ``dparse train`` does.
@@ -353,8 +354,9 @@ class Parser(_Model):
     def parse_file(self, input: PathLike, output: PathLike = "-", jobs: int = 1, *,
                    fmt: str | None = None, encoding: str = "utf-8",
                    batch_size: int = DEFAULT_CHUNK, shard: str | None = None,
-                   forest: PathLike | None = None, constraints: str | None = None,
-                   forbid: PathLike | None = None) -> ParseStats:
+                   forest: PathLike | None = None, kbest: int | None = None,
+                   constraints: str | None = None, forbid: PathLike | None = None
+                   ) -> ParseStats:
         """Parse the file ``input`` into ``output`` as ``dparse parse`` does, byte for byte:
         every sentence in order with its comments, multiword-token and empty-node lines, the
         output written whole or not at all (``-``: stdin, stdout).
@@ -362,7 +364,10 @@ class Parser(_Model):
         ``fmt``: the input's format (None detects it; ``text``: words alone, a sentence a
         line); ``jobs`` worker processes, ``batch_size`` sentences at a time; ``shard``
         ``"I/N"``: only the I-th of N pieces of the input; ``forest``: also write the packed
-        forests (models that build them: shift-reduce, rerank; one job).
+        forests (models that build them: shift-reduce, rerank; one job); ``kbest`` K: write
+        each sentence's K best trees (:meth:`parse_kbest`) as CoNLL-U blocks, best first, each
+        with its comments and ``# kbest = i`` and ``# score = S`` after them (one job, no
+        forest).
 
         Constrained parsing (graph models, one job; dparse.constraints): ``constraints="keep"``
         keeps the input's filled HEAD (and DEPREL) columns and predicts the rest, ``"misc"``
@@ -373,12 +378,62 @@ class Parser(_Model):
         Example::
 
             stats = parser.parse_file("test.conllu", "test.parsed.conllu", jobs=2)
+            parser.parse_file("test.conllu", "test.10best.conllu", kbest=10)
             parser.parse_file("partial.conllu", "full.conllu", constraints="keep")
         """
         from dparse.constraints import ConstraintSource
 
+        source = ConstraintSource.of(constraints, forbid)
+        if kbest is not None:
+            if source is not None:
+                raise DparseError("kbest= and constraints: one or the other")
+            return self._kbest_file(input, output, kbest, jobs, fmt, encoding, shard, forest)
         return self._file(input, output, jobs, fmt, encoding, batch_size, shard, forest,
-                          self.decoder, self.tagging, ConstraintSource.of(constraints, forbid))
+                          self.decoder, self.tagging, source)
+
+    def parse_kbest(self, words: Words | Sentence, k: int) -> list[tuple[Sentence, float]]:
+        """The ``k`` best trees of one sentence (given as to :meth:`parse`), best first, as
+        (parsed Sentence, score) pairs: distinct trees, fewer when fewer exist, each labeled
+        as the model labels its 1-best tree (the best label of each arc); the first is
+        :meth:`parse`'s (second order: up to ties). Graph models whose decoder has k-best lists
+        (dparse/graph/kbest.pyx): cle (k best spanning trees), eisner (k best projective
+        trees), eisner2-sib and eisner2-sibgp (k best projective trees under the second-order
+        scores); DparseError for other models and decoders.
+
+        Example::
+
+            for tree, score in parser.parse_kbest(["She", "reads", "."], 3):
+                print(score, tree.heads[1:])
+        """
+        sentence = as_sentence(words)
+        with self._lock:
+            return next(_kbest_parses(self._loaded, (sentence,), k, ParseTimer(),
+                                      self.model_dir))
+
+    def _kbest_file(self, input: PathLike, output: PathLike, k: int, jobs: int,
+                    fmt: str | None, encoding: str, shard: str | None,
+                    forest: PathLike | None) -> ParseStats:
+        """``parse_file(..., kbest=k)``: the k-best lists of ``input`` into ``output``."""
+        from dparse.outputs import open_output
+
+        if jobs != 1 or forest is not None:
+            raise DparseError("kbest= parses in one job and writes no forest")
+        name = os.fspath(input)
+        sentences: Iterable[Sentence] = read_conll(name, fmt=fmt, encoding=encoding,
+                                                   require_heads=False)
+        if shard is not None:
+            sentences = Shard.parse(shard).select(sentences, count_sentences(name, fmt,
+                                                                             encoding))
+        timer = ParseTimer()
+        with self._lock:
+            lists = _kbest_parses(self._loaded, sentences, k, timer, self.model_dir)
+            started = time.perf_counter()
+            with open_output(output, "w", encoding) as out:
+                for trees in lists:
+                    out.writelines(_kbest_block(tree, i, score)
+                                   for i, (tree, score) in enumerate(trees, 1))
+            timer.wall = time.perf_counter() - started
+        return ParseStats(timer, self.decoder)
 
 
 class Tagger(_Model):
@@ -432,6 +487,69 @@ class Tagger(_Model):
         """
         return self._file(input, output, jobs, fmt, encoding, batch_size, shard, None, None,
                           True)
+
+
+def _kbest_parses(loaded: LoadedParser, sentences: Iterable[Sentence], k: int,
+                  timer: ParseTimer, model_dir: Path) -> Iterator[list[tuple[Sentence, float]]]:
+    """Each sentence's k best trees as (parsed copy, score) pairs, best first: the graph
+    model's part scores (those its decoder takes) through the k-best function of its decoder
+    (dparse.graph.kbest.KBEST), labels as the model gives them (its best label of each arc);
+    a pipeline model tags first. DparseError for a model or decoder without k-best lists."""
+    from dparse.graph.kbest import KBEST
+    from dparse.graph.model import GraphModel
+
+    if k < 1:
+        raise DparseError(f"kbest must be at least 1, got {k}")
+    tagger = getattr(loaded, "tagger", None)  # a pipeline model: its tagger, then its parser
+    parser = getattr(loaded, "parser", loaded)
+    model = getattr(parser, "model", None)
+    if not isinstance(model, GraphModel) or parser.decoder_name not in KBEST:
+        raise DparseError(f"{model_dir}: k-best trees need a graph model parsed by a "
+                          f"decoder with k-best lists ({', '.join(sorted(KBEST))}), not "
+                          f"decoder {loaded.decoder_name!r}")
+    if tagger is not None:
+        sentences = tagger.tag(sentences, timer, loaded.mode, count=False)
+    return _kbest_lists(model, KBEST[parser.decoder_name], parser.decoder.parts,
+                        parser.single_root, sentences, k, timer)
+
+
+def _kbest_lists(model: Any, kbest: Callable[..., list[tuple[Any, float]]],
+                 accepted: tuple[str, ...], single_root: bool, sentences: Iterable[Sentence],
+                 k: int, timer: ParseTimer) -> Iterator[list[tuple[Sentence, float]]]:
+    """:func:`_kbest_parses` once checked: ``kbest`` over the graph ``model``'s arc scores and
+    the part arrays named in ``accepted`` (the decoder's parts)."""
+    from dparse.graph.model import PartScratch, best_labels
+
+    names = model.vocab.labels
+    scratch = PartScratch()  # the part arrays, zeroed for each sentence
+    for sent in sentences:
+        t0 = time.perf_counter()
+        enc = model.vocab.encode(sent)
+        t1 = time.perf_counter()
+        arc, label, parts = model.score_parts(enc, None, False, scratch)
+        t2 = time.perf_counter()
+        given = {key: value for key, value in parts.items() if key in accepted}
+        trees = kbest(arc, k, single_root=single_root, **given) if len(sent) else \
+            [(sent.heads, 0.0)]
+        parsed = [(sent.with_parse(heads, [""] + [names[i] for i in
+                                                  best_labels(label, heads)[1:].tolist()]),
+                   score) for heads, score in trees]
+        timer.encode += t1 - t0
+        timer.score += t2 - t1
+        timer.decode += time.perf_counter() - t2
+        timer.sentences += 1
+        timer.tokens += len(sent)
+        yield parsed
+
+
+def _kbest_block(tree: Sentence, rank: int, score: float) -> str:
+    """A k-best list's tree as CoNLL-U text: its comments, then ``# kbest = rank`` and
+    ``# score = score``, then its lines."""
+    lines = tree.to_conllu().splitlines(keepends=True)
+    at = next((i for i, line in enumerate(lines) if not line.startswith("#")), len(lines))
+    end = "\r\n" if lines and lines[0].endswith("\r\n") else "\n"
+    return "".join([*lines[:at], f"# kbest = {rank}{end}", f"# score = {score:.6f}{end}",
+                    *lines[at:]])
 
 
 def _check_jobs(jobs: int, batch_size: int) -> None:

@@ -7,6 +7,10 @@ on which each system is strictly better than every other one, and the share on w
 count of correct heads is shared (ties). Tokens are scored under a punctuation rule of
 :mod:`dparse.punct`, always decided on gold. A share over zero items (no scored token, no
 sentence) is None, ``n/a`` in text, as in :mod:`dparse.metrics`.
+
+The k-best oracle (:func:`kbest_oracle`) reads one parser's k-best lists instead (``dparse
+parse --kbest K``: blocks with ``# kbest = i`` comments, best first): for each K from 1 to the
+longest list, the UAS of the tree with the most correct heads among each sentence's first K.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from dparse.conll import Sentence
+from dparse.errors import InputError
 from dparse.metrics import _check_aligned, format_score, percent
 from dparse.punct import PUNCT_RULES, excluded
 
@@ -118,4 +123,88 @@ def format_oracle(report: OracleReport) -> str:
         lines.append(f"| {name} | {f(uas, 0)} | {f(better, 0, 1)} | {picked} |")
     lines.append(f"| (ties) | | {f(report.ties, 0, 1)} | |")
     lines.append(f"| Oracle | {f(report.oracle_uas, 0)} ({gain} over {report.systems[0]}) | | |")
+    return "\n".join(lines)
+
+
+KBEST_COMMENT = "# kbest = "
+
+
+@dataclass(frozen=True)
+class KBestOracleReport:
+    """What :func:`kbest_oracle` found: ``uas[K - 1]`` is the oracle UAS over each sentence's
+    first K trees, K = 1..``k`` (``k``: the longest list; ``trees``: the trees read)."""
+
+    punct: str
+    sentences: int
+    scored: int
+    k: int
+    trees: int
+    uas: list[float | None]
+
+    def as_dict(self) -> dict:
+        data = asdict(self)
+        data["punct_rule"] = PUNCT_RULES[self.punct]
+        return data
+
+
+def _kbest_rank(sent: Sentence) -> int:
+    """The i of a k-best block's ``# kbest = i`` comment; InputError without one."""
+    for line in sent.comments:
+        if line.startswith(KBEST_COMMENT):
+            try:
+                return int(line[len(KBEST_COMMENT):])
+            except ValueError:
+                break
+    raise InputError(sent.source, sent.lineno,
+                     "a k-best file's sentence needs a '# kbest = i' comment (i = 1, 2, ...: "
+                     "dparse parse --kbest K writes them)")
+
+
+def kbest_lists(system: Sequence[Sentence]) -> list[list[Sentence]]:
+    """The sentences of a k-best file grouped into one list per input sentence: a list starts
+    at ``# kbest = 1`` and goes on with 2, 3, ...; InputError for a block out of that order."""
+    lists: list[list[Sentence]] = []
+    for sent in system:
+        rank = _kbest_rank(sent)
+        if rank == 1:
+            lists.append([sent])
+        elif lists and rank == len(lists[-1]) + 1:
+            lists[-1].append(sent)
+        else:
+            expected = "1" if not lists else f"1 or {len(lists[-1]) + 1}"
+            raise InputError(sent.source, sent.lineno,
+                             f"'# kbest = {rank}' where {expected} was expected")
+    return lists
+
+
+def kbest_oracle(gold: Sequence[Sentence], lists: Sequence[Sequence[Sentence]],
+                 punct: str = "include", name: str = "k-best") -> KBestOracleReport:
+    """The k-best oracle UAS of ``lists`` (each sentence's trees, best first, aligned with
+    ``gold``; :func:`kbest_lists`) for K = 1 up to the longest list. InputError (naming the
+    file and line) when the sentences or words differ from gold's."""
+    if punct not in PUNCT_RULES:
+        raise ValueError(f"unknown punctuation rule {punct!r}; expected one of {list(PUNCT_RULES)}")
+    _check_aligned(gold, [trees[0] for trees in lists], name)
+    for trees in lists:
+        _check_aligned([trees[0]] * len(trees), trees, name)
+    k = max((len(trees) for trees in lists), default=0)
+    best = np.zeros(k, dtype=np.int64)  # correct heads of the best of the first K, summed
+    scored = 0
+    for g, trees in zip(gold, lists, strict=True):
+        keep = ~excluded(g, punct)
+        scored += int(keep.sum())
+        counts = np.maximum.accumulate([correct_heads(g, t, keep) for t in trees])
+        best[: len(trees)] += counts
+        best[len(trees):] += counts[-1]  # a shorter list: all its trees
+    return KBestOracleReport(punct=punct, sentences=len(gold), scored=scored, k=k,
+                             trees=sum(len(trees) for trees in lists),
+                             uas=[percent(int(c), scored) for c in best])
+
+
+def format_kbest_oracle(report: KBestOracleReport) -> str:
+    """A Markdown table: the oracle UAS of the first K trees for each K."""
+    lines = [f"k-best oracle, {report.sentences} sentences, {report.scored} tokens "
+             f"({PUNCT_RULES[report.punct]}), {report.trees} trees", "",
+             "| K | oracle UAS |", "|---:|---:|"]
+    lines += [f"| {k} | {format_score(uas, 0)} |" for k, uas in enumerate(report.uas, 1)]
     return "\n".join(lines)

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from dparse.cli import cli
 from dparse.conll import Sentence, write_conll
 from dparse.errors import InputError
-from dparse.oracle import format_oracle, oracle
+from dparse.oracle import format_kbest_oracle, format_oracle, kbest_lists, kbest_oracle, oracle
 
 
 def sent(heads: list[int], forms: list[str] | None = None) -> Sentence:
@@ -83,3 +83,51 @@ def test_oracle_over_zero_scored_tokens_is_not_applicable() -> None:
     assert rep.ties == 100.0 and json.loads(json.dumps(rep.as_dict()))["oracle_gain"] is None
     table = format_oracle(rep)
     assert "| A | 0.0 | n/a |" in table and "| Oracle | | n/a (n/a) |" in table
+
+
+# -- the k-best oracle ------------------------------------------------------------------------
+
+
+def ranked(heads: list[int], rank: int) -> Sentence:
+    n = len(heads)
+    return Sentence.build([f"w{i}" for i in range(1, n + 1)], heads=[-1, *heads],
+                          deprels=["", *["dep"] * n], upos=["X"] * n,
+                          comments=["# sent_id = s", f"# kbest = {rank}", "# score = 0"])
+
+
+def test_kbest_oracle_figures() -> None:
+    # sentence 1: 2, 0, 3 correct in its three trees; 2: none in its only tree; 3: 0, 4
+    lists = [[ranked([0, 1, 1], 1), ranked([2, 0, 1], 2), ranked([0, 1, 2], 3)],
+             [ranked([0, 1], 1)],
+             [ranked([2, 0, 2, 2], 1), ranked([0, 1, 1, 3], 2)]]
+    flat = [s for trees in lists for s in trees]
+    assert [[s.heads.tolist() for s in t] for t in kbest_lists(flat)] == \
+        [[s.heads.tolist() for s in t] for t in lists]
+    rep = kbest_oracle(GOLD, lists)
+    assert rep.k == 3 and rep.trees == 6 and rep.scored == 9 and rep.sentences == 3
+    assert rep.uas == pytest.approx([200 / 9, 600 / 9, 700 / 9])
+    assert "| 3 | 77.78 |" in format_kbest_oracle(rep)
+
+
+def test_kbest_lists_refuses_bad_numbering() -> None:
+    with pytest.raises(InputError, match="kbest = 2"):
+        kbest_lists([ranked([0], 2)])
+    with pytest.raises(InputError, match="1 or 2"):
+        kbest_lists([ranked([0], 1), ranked([0], 3)])
+    with pytest.raises(InputError, match="needs a '# kbest = i' comment"):
+        kbest_lists([sent([0])])
+
+
+def test_kbest_oracle_command(tmp_path) -> None:
+    gold, system = tmp_path / "gold.conllu", tmp_path / "kbest.conllu"
+    write_conll(GOLD[:2], gold)
+    write_conll([ranked([0, 1, 1], 1), ranked([0, 1, 2], 2), ranked([0, 1], 1)], system)
+    runner = CliRunner()
+    result = runner.invoke(cli, ["oracle", str(gold), str(system), "--kbest", "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["uas"] == pytest.approx([40.0, 60.0])  # 2 then 3 of 5
+    result = runner.invoke(cli, ["oracle", str(gold), str(system), str(system), "--kbest"])
+    assert result.exit_code == 2 and "one SYSTEM" in result.output
+    write_conll([ranked([0, 1, 1], 1), ranked([0, 1], 1)], system)
+    result = runner.invoke(cli, ["oracle", str(gold), str(system), "--kbest"])
+    assert "| 1 | 40.00 |" in result.output

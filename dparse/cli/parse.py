@@ -64,6 +64,11 @@ def stream_options(verb: str) -> Callable[[Callable[..., None]], Callable[..., N
 @click.option("--forest", "forest_path", default=None, metavar="FILE",
               help="Also write each sentence's packed forest to FILE (dparse.hypergraph "
               "forest format, gzip if it ends in .gz); shift-reduce models only.")
+@click.option("--kbest", type=click.IntRange(min=1), default=None, metavar="K",
+              help="Write each sentence's K best trees, best first, one CoNLL-U block each "
+              "with '# kbest = i' and '# score = S' comments: graph models with decoder cle "
+              "(k best spanning trees), eisner, eisner2-sib or eisner2-sibgp (k best "
+              "projective trees); one job.")
 @click.option("--constraints", "constraint_mode", type=click.Choice(CONSTRAINT_MODES),
               default=None, help="Constrained parsing (graph models, --jobs 1): keep fixes the "
               "arcs of the input's filled HEAD column (HEAD _: predicted) and the labels of its "
@@ -79,8 +84,8 @@ def stream_options(verb: str) -> Callable[[Callable[..., None]], Callable[..., N
 @model_set_option
 def parse(model_dir: str, input: str, output: str, decoder_name: str | None, fmt: str,
           encoding: str, as_json: bool, jobs: int, shard_text: str | None, chunk_size: int,
-          forest_path: str | None, tags: str, overrides: tuple[str, ...],
-          constraint_mode: str | None = None, forbid_path: str | None = None) -> None:
+          forest_path: str | None, kbest: int | None, constraint_mode: str | None,
+          forbid_path: str | None, tags: str, overrides: tuple[str, ...]) -> None:
     """Parse INPUT (a CoNLL-X, CoNLL-U or Malt-TAB file; stdin by default) with MODEL_DIR.
 
     Writes every sentence back in order with its comments, multiword-token lines and empty
@@ -108,12 +113,18 @@ def parse(model_dir: str, input: str, output: str, decoder_name: str | None, fmt
       dparse parse models/en_ewt-sr-nonsp-b12 ../shared/data/en_ewt/dev.conllu -o dev.sr.conllu \\
           --forest dev.forests.gz
       dparse parse models/en_ewt-o1-cle-tagged words.txt --format text -o words.conllu
+      dparse parse models/en_ewt-o1-cle ../shared/data/en_ewt/test.conllu --kbest 10 \\
+          -o test.10best.conllu
       dparse parse models/en_ewt-o1-cle partial.conllu --constraints keep -o full.conllu
       dparse parse models/en_ewt-o1-cle ../shared/data/en_ewt/test.conllu --forbid forbid.tsv \\
           -o test.forbid.conllu
     """
     if forest_path is not None and jobs > 1:
         raise click.UsageError("--forest writes one forest file: use it with --jobs 1")
+    if kbest is not None and (jobs > 1 or forest_path is not None):
+        raise click.UsageError("--kbest parses in one job and writes no forest")
+    if kbest is not None and (constraint_mode is not None or forbid_path is not None):
+        raise click.UsageError("--kbest and --constraints/--forbid: one or the other")
     check_shard(shard_text)
     if (constraint_mode is not None or forbid_path is not None) and jobs > 1:
         raise click.UsageError("--constraints and --forbid parse with --jobs 1")
@@ -122,7 +133,7 @@ def parse(model_dir: str, input: str, output: str, decoder_name: str | None, fmt
     parser = load(model_dir, decoder=decoder_name, tags=tags, overrides=overrides)
     stats = parser.parse_file(input, output, jobs, fmt=None if fmt == "auto" else fmt,
                               encoding=encoding, batch_size=chunk_size, shard=shard_text,
-                              forest=forest_path, constraints=constraint_mode,
+                              forest=forest_path, kbest=kbest, constraints=constraint_mode,
                               forbid=forbid_path)
     report(stats, jobs, as_json, "parsed")
 
