@@ -37,7 +37,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dparse.batch.parallel_parse import (
     DEFAULT_CHUNK,
@@ -60,6 +60,11 @@ from dparse.errors import ConfigError, DparseError
 from dparse.evaluation import Evaluation, SentencesOrPath, score_system
 from dparse.parsers import LoadedParser, ParserSpec, train_model, train_options
 from dparse.timer import ParseTimer
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from dparse.calibration import MarginalsOutput, TemperatureFit
 
 __all__ = [
     "Evaluation",
@@ -175,7 +180,8 @@ class _Model:
 
     def _file(self, input: PathLike, output: PathLike, jobs: int, fmt: str | None,
               encoding: str, batch_size: int, shard: str | None, forest: PathLike | None,
-              decoder_name: str | None, tagging: bool) -> ParseStats:
+              decoder_name: str | None, tagging: bool,
+              marginals: MarginalsOutput | None = None) -> ParseStats:
         """The file ``input`` through the model into ``output`` (the options of
         :meth:`Parser.parse_file`); ``decoder_name``: the parser's decoder (None for a
         Tagger); ``tagging``: the model tags, so the input's columns are not checked against
@@ -188,6 +194,8 @@ class _Model:
         _check_jobs(jobs, batch_size)
         if forest is not None and jobs > 1:
             raise DparseError("forest= writes one forest file: parse with jobs=1")
+        if marginals is not None and (jobs > 1 or forest is not None):
+            raise DparseError("marginals= are written by one job without forest=")
         name = os.fspath(input)
         selected = Shard.parse(shard) if shard is not None else None
         sentences: Iterable[Sentence] = read_conll(name, fmt=fmt, encoding=encoding,
@@ -219,7 +227,11 @@ class _Model:
             if counting:
                 decoder.reset_stats()
             started = time.perf_counter()
-            self._write(counter.through(sentences), output, encoding, forest, timer)
+            if marginals is None:
+                self._write(counter.through(sentences), output, encoding, forest, timer)
+            else:
+                self._write_marginals(counter.through(sentences), output, encoding, timer,
+                                      marginals)
             timer.wall = time.perf_counter() - started
             certified = 100 * decoder.certified_share if counting else None
         warnings = [] if tagging else input_gaps(trained, unread, counter, source_name)
@@ -240,6 +252,44 @@ class _Model:
         with forest_writer(os.fspath(forest)) as forests:
             write_conll(self._loaded.parse(sentences, timer, lambda i, f: forests.write(f, i)),
                         output, encoding=encoding)
+
+
+    def _parse_marginals(self) -> Callable[..., Iterator[tuple[Sentence, Any]]]:
+        """The loaded model's ``parse_marginals`` (a graph model's); ConfigError otherwise."""
+        parse = getattr(self._loaded, "parse_marginals", None)
+        if parse is None:
+            raise ConfigError(f"{self.model_dir}: head probabilities (--marginals) need a "
+                              "graph model (parser: graph)")
+        return parse
+
+    def _write_marginals(self, sentences: Iterable[Sentence], output: PathLike,
+                         encoding: str, timer: ParseTimer, options: MarginalsOutput) -> None:
+        """Run ``sentences`` through the model into ``output`` with their head probabilities
+        as ``options`` say (MISC attributes, the table written after the output)."""
+        from dparse.calibration import ARC_HEADER, arc_rows, head_attributes
+        from dparse.errors import InputError
+        from dparse.outputs import write_text
+
+        parsed = self._parse_marginals()(sentences, timer, options.temperature)
+        rows = [ARC_HEADER]
+
+        def annotated() -> Iterator[Sentence]:
+            for position, (sentence, probs) in enumerate(parsed, 1):
+                if options.table is not None:
+                    rows.extend(arc_rows(position, probs, sentence.heads, options.threshold))
+                if not options.misc:
+                    yield sentence
+                elif sentence.fmt != "conllu":
+                    raise InputError(sentence.source, sentence.lineno, "head probabilities go "
+                                     f"in CoNLL-U's MISC column; {sentence.fmt} has none (write "
+                                     "them with a marginals table alone)")
+                else:
+                    yield sentence.with_misc(head_attributes(probs, sentence.heads,
+                                                             options.threshold))
+
+        write_conll(annotated(), output, encoding=encoding)
+        if options.table is not None:
+            write_text(options.table, "".join(rows))
 
 
 class Parser(_Model):
@@ -289,6 +339,44 @@ class Parser(_Model):
         """
         return self._one(words)
 
+    def marginals(self, words: Words | Sentence, temperature: float = 1.0
+                  ) -> tuple[Sentence, np.ndarray]:
+        """Parse one sentence (as :meth:`parse`) and give its head probabilities: float64
+        [n+1, n+1], ``probs[h, m]`` = P(h -> m) (column 0 and the diagonal 0; each word's
+        column sums to 1), exact marginals of p(tree) ∝ exp(sum of arc scores / ``temperature``)
+        over the trees the model's decoder returns (projective or not, single-root as it is).
+        Graph models only (ConfigError otherwise); a second-order model gives the first-order
+        marginals of its arc parts (:meth:`dparse.graph.model.GraphModel.parse_marginals`).
+
+        Example::
+
+            s, probs = parser.marginals(["She", "reads", "."], temperature=2.0)
+            confidence = probs[s.heads[1:], range(1, len(s) + 1)]
+        """
+        parse = self._parse_marginals()
+        sentence = as_sentence(words)
+        with self._lock:
+            return next(parse((sentence,), ParseTimer(), temperature))
+
+    def fit_temperature(self, treebank: PathLike | Iterable[Sentence]) -> TemperatureFit:
+        """The temperature for :meth:`marginals` under which the gold trees of ``treebank``
+        (a file, or sentences with heads; a dev set) are most likely
+        (:func:`dparse.calibration.fit_temperature`). Graph models only.
+
+        Example::
+
+            fit = parser.fit_temperature("../shared/data/en_ewt/dev.conllu")
+            s, probs = parser.marginals(["She", "reads", "."], fit.temperature)
+        """
+        fit = getattr(self._loaded, "fit_temperature", None)
+        if fit is None:
+            raise ConfigError(f"{self.model_dir}: fitting a temperature needs a graph model "
+                              "(parser: graph)")
+        sentences = (read_conll(treebank) if isinstance(treebank, str | os.PathLike)
+                     else treebank)
+        with self._lock:
+            return fit(sentences)
+
     def parse_many(self, sentences: Iterable[Words | Sentence], jobs: int = 1,
                    batch_size: int = DEFAULT_CHUNK) -> Iterator[Sentence]:
         """Parse a stream of sentences (each as :meth:`parse` takes it), yielding the parsed
@@ -305,7 +393,8 @@ class Parser(_Model):
     def parse_file(self, input: PathLike, output: PathLike = "-", jobs: int = 1, *,
                    fmt: str | None = None, encoding: str = "utf-8",
                    batch_size: int = DEFAULT_CHUNK, shard: str | None = None,
-                   forest: PathLike | None = None) -> ParseStats:
+                   forest: PathLike | None = None,
+                   marginals: MarginalsOutput | None = None) -> ParseStats:
         """Parse the file ``input`` into ``output`` as ``dparse parse`` does, byte for byte:
         every sentence in order with its comments, multiword-token and empty-node lines, the
         output written whole or not at all (``-``: stdin, stdout).
@@ -313,14 +402,16 @@ class Parser(_Model):
         ``fmt``: the input's format (None detects it; ``text``: words alone, a sentence a
         line); ``jobs`` worker processes, ``batch_size`` sentences at a time; ``shard``
         ``"I/N"``: only the I-th of N pieces of the input; ``forest``: also write the packed
-        forests (models that build them: shift-reduce, rerank; one job).
+        forests (models that build them: shift-reduce, rerank; one job); ``marginals``
+        (:class:`dparse.calibration.MarginalsOutput`, graph models, one job): also write the
+        head probabilities of :meth:`marginals` (``dparse parse --marginals``).
 
         Example::
 
             stats = parser.parse_file("test.conllu", "test.parsed.conllu", jobs=2)
         """
         return self._file(input, output, jobs, fmt, encoding, batch_size, shard, forest,
-                          self.decoder, self.tagging)
+                          self.decoder, self.tagging, marginals)
 
 
 class Tagger(_Model):

@@ -63,10 +63,27 @@ def stream_options(verb: str) -> Callable[[Callable[..., None]], Callable[..., N
 @click.option("--forest", "forest_path", default=None, metavar="FILE",
               help="Also write each sentence's packed forest to FILE (dparse.hypergraph "
               "forest format, gzip if it ends in .gz); shift-reduce models only.")
+@click.option("--marginals", "with_marginals", is_flag=True,
+              help="Graph models: add each word's head probability to MISC, HeadProb=0.934 "
+              "(3 decimals), and its other heads at or above --marginals-threshold, most "
+              "probable first, at most 3, HeadAlt=4:0.052,7:0.011 (exact arc marginals; "
+              "CoNLL-U output; other MISC attributes kept).")
+@click.option("--marginals-file", "marginals_file", default=None, metavar="FILE",
+              help="Graph models: write every arc h -> m whose probability reaches "
+              "--marginals-threshold to FILE, a TSV (sentence, dependent, head, probability, "
+              "chosen); alone it leaves the parse's bytes as they are.")
+@click.option("--marginals-threshold", type=click.FloatRange(0.0, 1.0), default=0.01,
+              show_default=True, help="Least probability of a HeadAlt head or a "
+              "--marginals-file row.")
+@click.option("--temperature", type=click.FloatRange(0.0, min_open=True), default=1.0,
+              show_default=True, help="The temperature T of --marginals: p(tree) ∝ exp(score "
+              "/ T); fit it on dev with dparse.Parser.fit_temperature.")
 @model_set_option
 def parse(model_dir: str, input: str, output: str, decoder_name: str | None, fmt: str,
           encoding: str, as_json: bool, jobs: int, shard_text: str | None, chunk_size: int,
-          forest_path: str | None, tags: str, overrides: tuple[str, ...]) -> None:
+          forest_path: str | None, with_marginals: bool, marginals_file: str | None,
+          marginals_threshold: float, temperature: float, tags: str,
+          overrides: tuple[str, ...]) -> None:
     """Parse INPUT (a CoNLL-X, CoNLL-U or Malt-TAB file; stdin by default) with MODEL_DIR.
 
     Writes every sentence back in order with its comments, multiword-token lines and empty
@@ -92,14 +109,24 @@ def parse(model_dir: str, input: str, output: str, decoder_name: str | None, fmt
       dparse parse models/en_ewt-sr-nonsp-b12 ../shared/data/en_ewt/dev.conllu -o dev.sr.conllu \\
           --forest dev.forests.gz
       dparse parse models/en_ewt-o1-cle-tagged words.txt --format text -o words.conllu
+      dparse parse models/en_ewt-o1-cle ../shared/data/en_ewt/test.conllu --marginals \\
+          --temperature 2.5 --marginals-file test.arcs.tsv -o test.probs.conllu
     """
     if forest_path is not None and jobs > 1:
         raise click.UsageError("--forest writes one forest file: use it with --jobs 1")
+    marginals = None
+    if with_marginals or marginals_file is not None:
+        if jobs > 1 or forest_path is not None:
+            raise click.UsageError("--marginals and --marginals-file: one job, no --forest")
+        from dparse.calibration import MarginalsOutput
+
+        marginals = MarginalsOutput(with_marginals, marginals_file, marginals_threshold,
+                                    temperature)
     check_shard(shard_text)
     parser = load(model_dir, decoder=decoder_name, tags=tags, overrides=overrides)
     stats = parser.parse_file(input, output, jobs, fmt=None if fmt == "auto" else fmt,
                               encoding=encoding, batch_size=chunk_size, shard=shard_text,
-                              forest=forest_path)
+                              forest=forest_path, marginals=marginals)
     report(stats, jobs, as_json, "parsed")
 
 

@@ -8,7 +8,7 @@ import os
 import numpy as np
 import pytest
 from bruteforce import all_trees
-from dparse.graph.marginals import ImpreciseMarginals, NoTreeError, arc_marginals
+from dparse.graph.marginals import ImpreciseMarginals, NoTreeError, arc_marginals, log_partition
 
 SEED = int(os.environ.get("DPARSE_TEST_SEED", "0"))
 KINDS = [(p, r) for p in (True, False) for r in (True, False)]
@@ -50,9 +50,12 @@ def check_against_brute_force(arc: np.ndarray, projective: bool, single_root: bo
     if want_z == -np.inf:
         with pytest.raises(NoTreeError, match="no .*tree"):
             arc_marginals(arc, projective, single_root)
+        with pytest.raises(NoTreeError):
+            log_partition(arc, projective, single_root)
         return
     log_z, mu = arc_marginals(arc, projective, single_root)
     assert log_z == pytest.approx(want_z, abs=1e-9)
+    assert log_partition(arc, projective, single_root) == log_z
     np.testing.assert_allclose(mu, want_mu, rtol=0, atol=1e-9)
     np.testing.assert_allclose(mu[:, 1:].sum(axis=0), 1.0, rtol=0, atol=1e-9)
     assert (mu >= 0).all() and (mu[:, 0] == 0).all() and (np.diag(mu) == 0).all()
