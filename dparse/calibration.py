@@ -115,8 +115,11 @@ def fit_temperature(pairs: Iterable[tuple[np.ndarray, np.ndarray]],
     pairs: (arc scores float64 [n+1, n+1] as the model gives them, gold heads int [n+1]);
     log_partition: log Z of scores over the model's trees (a graph model's:
     :func:`dparse.graph.marginals.arc_marginals`), whose kind projective and single_root
-    name. Golden-section search on log T to :data:`LOG_T_TOLERANCE`. InputError when no gold
-    tree can be scored.
+    name. Golden-section search on log T to :data:`LOG_T_TOLERANCE` (the negative
+    log-likelihood is convex in 1/T). A T at which ``log_partition`` raises ArithmeticError
+    (the matrix-tree determinant beyond double precision, at very low temperatures) counts as
+    infinitely unlikely, so the search stays above it. InputError when no gold tree can be
+    scored.
     """
 
     kept: list[tuple[np.ndarray, float]] = []
@@ -135,8 +138,10 @@ def fit_temperature(pairs: Iterable[tuple[np.ndarray, np.ndarray]],
 
     def nll(log_t: float) -> float:
         t = math.exp(log_t)
-        return sum(log_partition(arc / t) - score / t
-                   for arc, score in kept) / len(kept)
+        try:
+            return sum(log_partition(arc / t) - score / t for arc, score in kept) / len(kept)
+        except ArithmeticError:  # log Z beyond double precision (matrix-tree, very low T)
+            return math.inf
 
     lo, hi = math.log(T_RANGE[0]), math.log(T_RANGE[1])
     ratio = (math.sqrt(5) - 1) / 2

@@ -248,7 +248,12 @@ class GraphModel(SavedModel):
             t2 = time.perf_counter()
             accepted = {k: v for k, v in parts.items() if k in decoder.parts}
             heads = decoder.decode(arc, single_root=single_root, **accepted)
-            probs = _tree_marginals(arc, heads, temperature, decoder.projective, single_root)
+            try:
+                probs = _tree_marginals(arc, heads, temperature, decoder.projective,
+                                        single_root)
+            except ArithmeticError as exc:  # ImpreciseMarginals
+                raise DparseError(f"{sent.source}:{sent.lineno}: head probabilities at "
+                                  f"temperature {temperature}: {exc}") from exc
             deprels = [""] + [names[i] for i in best_labels(label, heads)[1:].tolist()]
             timer.encode += t1 - t0
             timer.score += t2 - t1
