@@ -44,23 +44,26 @@ T_RANGE = (1e-3, 1e4)
 LOG_T_TOLERANCE = 1e-4
 
 
-def _prob(p: float) -> str:
-    return f"{p:.{DECIMALS}f}"
-
-
 def head_attributes(probs: np.ndarray, heads: np.ndarray,
                     threshold: float = DEFAULT_THRESHOLD) -> list[dict[str, str]]:
     """MISC attributes per word (for :meth:`dparse.conll.Sentence.with_misc`): ``HeadProb``,
     the probability of ``heads[m]``, and ``HeadAlt`` (only where some other head reaches
-    ``threshold``). probs: float64 [n+1, n+1], probs[h, m] = P(h -> m); heads: int [n+1]."""
+    ``threshold``; ties by the smaller head). probs: float64 [n+1, n+1], probs[h, m] =
+    P(h -> m); heads: int [n+1]."""
+    n = len(heads) - 1
+    words = np.arange(1, n + 1)
+    # each word's MAX_ALTERNATIVES + 1 most probable heads: the chosen one may be among them
+    top = np.argsort(-probs[:, 1:], axis=0, kind="stable")[: MAX_ALTERNATIVES + 1]
+    top_probs = np.take_along_axis(probs[:, 1:], top, axis=0)
     out = []
-    for m in range(1, len(heads)):
-        column = probs[:, m]
-        attrs = {HEAD_PROB: _prob(float(column[heads[m]]))}
-        others = [h for h in np.argsort(-column, kind="stable").tolist()
-                  if h != heads[m] and column[h] >= threshold][:MAX_ALTERNATIVES]
+    for m, head, p, ranked, ranked_probs in zip(
+            words.tolist(), heads[1:].tolist(), probs[heads[1:], words].tolist(),
+            top.T.tolist(), top_probs.T.tolist(), strict=True):
+        attrs = {HEAD_PROB: f"{p:.{DECIMALS}f}"}
+        others = [f"{h}:{q:.{DECIMALS}f}" for h, q in zip(ranked, ranked_probs, strict=True)
+                  if h != head and h != m and q >= threshold][:MAX_ALTERNATIVES]
         if others:
-            attrs[HEAD_ALT] = ",".join(f"{h}:{_prob(float(column[h]))}" for h in others)
+            attrs[HEAD_ALT] = ",".join(others)
         out.append(attrs)
     return out
 
@@ -74,8 +77,10 @@ def arc_rows(position: int, probs: np.ndarray, heads: np.ndarray,
     for m in range(1, len(heads)):
         column = probs[:, m]
         for h in np.argsort(-column, kind="stable").tolist():
-            if column[h] < threshold or h == m:
+            if column[h] < threshold:
                 break
+            if h == m:
+                continue
             rows.append(f"{position}\t{m}\t{h}\t{column[h]:.6f}\t{int(h == heads[m])}\n")
     return rows
 

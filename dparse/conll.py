@@ -360,17 +360,18 @@ class Sentence:
         for m, extra in enumerate(attributes, 1):
             if not extra:
                 continue
-            for key, value in extra.items():
-                if not key or _MISC_BAD.search(key + value) or "=" in key:
-                    raise ValueError(f"with_misc: {key}={value} would break the MISC column")
+            if _MISC_BAD.search("".join(extra) + "".join(extra.values())) \
+                    or any(not key or "=" in key for key in extra):
+                raise ValueError(f"with_misc: {extra} would break the MISC column")
             k = self._word_idx[m - 1]
             text = lines[k].rstrip("\r\n")
             cols = text.split("\t")
-            kept = [] if cols[9] == "_" else cols[9].split("|")
-            pairs = [(a.split("=", 1)[0], a) for a in kept]
             new = {key: f"{key}={value}" for key, value in extra.items()}
-            merged = [new.pop(key, a) for key, a in pairs] + list(new.values())
-            cols[9] = "|".join(merged)
+            if cols[9] == "_":
+                cols[9] = "|".join(new.values())
+            else:
+                kept = [new.pop(a.split("=", 1)[0], a) for a in cols[9].split("|")]
+                cols[9] = "|".join(kept + list(new.values()))
             lines[k] = "\t".join(cols) + lines[k][len(text) :]
         return Sentence(self.fmt, self.form, self.lemma, self.upos, self.xpos, self.feats,
                         self.heads, self.deprels, lines, self._word_idx, self._sep,

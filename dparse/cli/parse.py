@@ -72,7 +72,8 @@ def stream_options(verb: str) -> Callable[[Callable[..., None]], Callable[..., N
               help="Graph models: write every arc h -> m whose probability reaches "
               "--marginals-threshold to FILE, a TSV (sentence, dependent, head, probability, "
               "chosen); alone it leaves the parse's bytes as they are.")
-@click.option("--marginals-threshold", type=click.FloatRange(0.0, 1.0), default=0.01,
+@click.option("--marginals-threshold", type=click.FloatRange(0.0, 1.0, min_open=True),
+              default=0.01,
               show_default=True, help="Least probability of a HeadAlt head or a "
               "--marginals-file row.")
 @click.option("--temperature", type=click.FloatRange(0.0, min_open=True), default=1.0,
