@@ -168,3 +168,28 @@ def test_a_cycle_of_best_arcs_far_above_every_tree_is_refused_not_wrong(single_r
     with pytest.raises(ImpreciseMarginals, match="lost their precision"):
         arc_marginals(scores(80.0), False, single_root)
     arc_marginals(scores(80.0), True, single_root)  # inside-outside has no such limit
+
+
+@pytest.mark.parametrize(("projective", "single_root"), KINDS)
+def test_a_model_whose_pruner_left_no_tree_counts_the_decoded_trees_arcs(
+        projective: bool, single_root: bool) -> None:
+    """GraphModel.parse_marginals' fallback: the decoded tree's pruned arcs take the lowest
+    score of the sentence, so the distribution exists, holds that tree, and is exact for the
+    scores so completed."""
+    from dparse.decoders import get_decoder
+    from dparse.graph.model import _tree_marginals
+
+    rng = np.random.default_rng([SEED, 5, projective, single_root])
+    arc = rng.normal(0.0, 2.0, (6, 6))
+    arc[:, 3] = -np.inf  # word 3 has no allowed head
+    arc[4, 3] = -np.inf
+    heads = get_decoder("eisner" if projective else "cle").decode(arc, single_root=single_root)
+    probs = _tree_marginals(arc, heads, 0.5, projective, single_root)
+    completed = arc / 0.5
+    allowed = np.where(np.isfinite(completed), completed, np.nan)
+    np.fill_diagonal(allowed, np.nan)
+    completed[heads[3], 3] = np.nanmin(allowed[:, 1:])  # word 3's one head: any score will do
+    check_against_brute_force(completed, projective, single_root)
+    np.testing.assert_allclose(probs, brute_force(completed, projective, single_root)[1],
+                               atol=1e-9)
+    assert probs[heads[3], 3] == pytest.approx(1.0)
