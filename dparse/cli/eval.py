@@ -120,8 +120,8 @@ def eval_command(
                           None if fmt == "auto" else fmt, encoding, skip_invalid_trees,
                           compare=plot_dir is not None)
     if not result.system_heads:
-        if others or plot_dir:
-            option = "--other" if others else "--plot"
+        if others or plot_dir or calibration:
+            option = "--other" if others else "--plot" if plot_dir else "--calibration"
             raise click.UsageError(f"{option} compares parses, but {system} has no heads")
         if as_json:
             click.echo(json.dumps(result.as_dict(), indent=2))

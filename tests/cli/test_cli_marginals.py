@@ -104,6 +104,13 @@ def test_eval_calibration_reports_the_ece_of_the_head_probabilities(tiny_first_o
     text = CliRunner().invoke(eval_command, [str(files / "in.conllu"), str(out),
                                              "--calibration"]).output
     assert "10 equal-width bins): ECE" in text
+    tagged = files / "tagged.conllu"
+    tagged.write_text("".join(
+        "\t".join([*c[:6], "_", "_", *c[8:]]) + "\n" if len(c) == 10 else "\t".join(c) + "\n"
+        for c in (line.split("\t") for line in out.read_text().splitlines())))
+    no_heads = CliRunner().invoke(eval_command, [str(files / "in.conllu"), str(tagged),
+                                                 "--calibration"])
+    assert no_heads.exit_code == 2 and "--calibration compares parses" in no_heads.output
 
 
 def dparse_cli(*args: str) -> subprocess.CompletedProcess:
