@@ -111,7 +111,7 @@ def parse(model_dir: str, input: str, output: str, decoder_name: str | None, fmt
           --forest dev.forests.gz
       dparse parse models/en_ewt-o1-cle-tagged words.txt --format text -o words.conllu
       dparse parse models/en_ewt-o1-cle ../shared/data/en_ewt/test.conllu --marginals \\
-          --temperature 2.5 --marginals-file test.arcs.tsv -o test.probs.conllu
+          --temperature 0.8 --marginals-file test.arcs.tsv -o test.probs.conllu
     """
     if forest_path is not None and jobs > 1:
         raise click.UsageError("--forest writes one forest file: use it with --jobs 1")

@@ -59,11 +59,13 @@ class GraphParser:
         the decoder's kind of tree)."""
         from dparse.calibration import fit_temperature
         from dparse.graph.marginals import log_partition
+        from dparse.graph.model import PartScratch
 
         self._check_marginals()
         model = self.model
         projective, single_root = self.decoder.projective, self.single_root
-        pairs = ((model.score_parts(model.vocab.encode(s), None, False)[0], s.heads)
+        scratch = PartScratch(zeroed=False)  # the part arrays go unread: arcs only
+        pairs = ((model.score_parts(model.vocab.encode(s), None, False, scratch)[0], s.heads)
                  for s in sentences)
         return fit_temperature(pairs, lambda arc: log_partition(arc, projective, single_root),
                                projective, single_root)
