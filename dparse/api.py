@@ -63,6 +63,9 @@ from dparse.parsers import LoadedParser, ParserSpec, train_model, train_options
 from dparse.timer import ParseTimer
 
 if TYPE_CHECKING:
+    import numpy as np
+
+    from dparse.calibration import MarginalsOutput, TemperatureFit
     from dparse.constraints import Constraints, ConstraintSource
 
 __all__ = [
@@ -188,7 +191,8 @@ class _Model:
     def _file(self, input: PathLike, output: PathLike, jobs: int, fmt: str | None,
               encoding: str, batch_size: int, shard: str | None, forest: PathLike | None,
               decoder_name: str | None, tagging: bool,
-              constraints: ConstraintSource | None = None) -> ParseStats:
+              constraints: ConstraintSource | None = None,
+              marginals: MarginalsOutput | None = None) -> ParseStats:
         """The file ``input`` through the model into ``output`` (the options of
         :meth:`Parser.parse_file`); ``decoder_name``: the parser's decoder (None for a
         Tagger); ``tagging``: the model tags, so the input's columns are not checked against
@@ -204,6 +208,10 @@ class _Model:
                               "shard: its sentences are counted in the whole input)")
         if forest is not None and jobs > 1:
             raise DparseError("forest= writes one forest file: parse with jobs=1")
+        if marginals is not None and (jobs > 1 or forest is not None):
+            raise DparseError("marginals= are written by one job without forest=")
+        if marginals is not None and constraints is not None:
+            raise DparseError("marginals= and constraints: one or the other")
         name = os.fspath(input)
         selected = Shard.parse(shard) if shard is not None else None
         sentences: Iterable[Sentence] = read_conll(name, fmt=fmt, encoding=encoding,
@@ -235,8 +243,12 @@ class _Model:
             if counting:
                 decoder.reset_stats()
             started = time.perf_counter()
-            self._write(counter.through(sentences), output, encoding, forest, timer,
-                        constraints)
+            if marginals is None:
+                self._write(counter.through(sentences), output, encoding, forest, timer,
+                            constraints)
+            else:
+                self._write_marginals(counter.through(sentences), output, encoding, timer,
+                                      marginals)
             timer.wall = time.perf_counter() - started
             certified = 100 * decoder.certified_share if counting else None
         warnings = [] if tagging else input_gaps(trained, unread, counter, source_name)
@@ -262,6 +274,44 @@ class _Model:
         with forest_writer(os.fspath(forest)) as forests:
             write_conll(self._loaded.parse(sentences, timer, lambda i, f: forests.write(f, i)),
                         output, encoding=encoding)
+
+
+    def _parse_marginals(self) -> Callable[..., Iterator[tuple[Sentence, Any]]]:
+        """The loaded model's ``parse_marginals`` (a graph model's); ConfigError otherwise."""
+        parse = getattr(self._loaded, "parse_marginals", None)
+        if parse is None:
+            raise ConfigError(f"{self.model_dir}: head probabilities (--marginals) need a "
+                              "graph model (parser: graph)")
+        return parse
+
+    def _write_marginals(self, sentences: Iterable[Sentence], output: PathLike,
+                         encoding: str, timer: ParseTimer, options: MarginalsOutput) -> None:
+        """Run ``sentences`` through the model into ``output`` with their head probabilities
+        as ``options`` say (MISC attributes, the table written after the output)."""
+        from dparse.calibration import ARC_HEADER, arc_rows, head_attributes
+        from dparse.errors import InputError
+        from dparse.outputs import write_text
+
+        parsed = self._parse_marginals()(sentences, timer, options.temperature)
+        rows = [ARC_HEADER]
+
+        def annotated() -> Iterator[Sentence]:
+            for position, (sentence, probs) in enumerate(parsed, 1):
+                if options.table is not None:
+                    rows.extend(arc_rows(position, probs, sentence.heads, options.threshold))
+                if not options.misc:
+                    yield sentence
+                elif sentence.fmt != "conllu":
+                    raise InputError(sentence.source, sentence.lineno, "head probabilities go "
+                                     f"in CoNLL-U's MISC column; {sentence.fmt} has none (write "
+                                     "them with a marginals table alone)")
+                else:
+                    yield sentence.with_misc(head_attributes(probs, sentence.heads,
+                                                             options.threshold))
+
+        write_conll(annotated(), output, encoding=encoding)
+        if options.table is not None:
+            write_text(options.table, "".join(rows))
 
 
 class Parser(_Model):
@@ -328,6 +378,44 @@ class Parser(_Model):
         with self._lock:
             return next(self._constrained((pair,), ParseTimer()))
 
+    def marginals(self, words: Words | Sentence, temperature: float = 1.0
+                  ) -> tuple[Sentence, np.ndarray]:
+        """Parse one sentence (as :meth:`parse`) and give its head probabilities: float64
+        [n+1, n+1], ``probs[h, m]`` = P(h -> m) (column 0 and the diagonal 0; each word's
+        column sums to 1), exact marginals of p(tree) ∝ exp(sum of arc scores / ``temperature``)
+        over the trees the model's decoder returns (projective or not, single-root as it is).
+        Graph models only (ConfigError otherwise); a second-order model gives the first-order
+        marginals of its arc parts (:meth:`dparse.graph.model.GraphModel.parse_marginals`).
+
+        Example::
+
+            s, probs = parser.marginals(["She", "reads", "."], temperature=2.0)
+            confidence = probs[s.heads[1:], range(1, len(s) + 1)]
+        """
+        parse = self._parse_marginals()
+        sentence = as_sentence(words)
+        with self._lock:
+            return next(parse((sentence,), ParseTimer(), temperature))
+
+    def fit_temperature(self, treebank: PathLike | Iterable[Sentence]) -> TemperatureFit:
+        """The temperature for :meth:`marginals` under which the gold trees of ``treebank``
+        (a file, or sentences with heads; a dev set) are most likely
+        (:func:`dparse.calibration.fit_temperature`). Graph models only.
+
+        Example::
+
+            fit = parser.fit_temperature("../shared/data/en_ewt/dev.conllu")
+            s, probs = parser.marginals(["She", "reads", "."], fit.temperature)
+        """
+        fit = getattr(self._loaded, "fit_temperature", None)
+        if fit is None:
+            raise ConfigError(f"{self.model_dir}: fitting a temperature needs a graph model "
+                              "(parser: graph)")
+        sentences = (read_conll(treebank) if isinstance(treebank, str | os.PathLike)
+                     else treebank)
+        with self._lock:
+            return fit(sentences)
+
     def parse_many(self, sentences: Iterable[Words | Sentence], jobs: int = 1,
                    batch_size: int = DEFAULT_CHUNK, *, constraints: str | None = None,
                    forbid: PathLike | None = None) -> Iterator[Sentence]:
@@ -355,8 +443,8 @@ class Parser(_Model):
                    fmt: str | None = None, encoding: str = "utf-8",
                    batch_size: int = DEFAULT_CHUNK, shard: str | None = None,
                    forest: PathLike | None = None, kbest: int | None = None,
-                   constraints: str | None = None, forbid: PathLike | None = None
-                   ) -> ParseStats:
+                   constraints: str | None = None, forbid: PathLike | None = None,
+                   marginals: MarginalsOutput | None = None) -> ParseStats:
         """Parse the file ``input`` into ``output`` as ``dparse parse`` does, byte for byte:
         every sentence in order with its comments, multiword-token and empty-node lines, the
         output written whole or not at all (``-``: stdin, stdout).
@@ -367,7 +455,9 @@ class Parser(_Model):
         forests (models that build them: shift-reduce, rerank; one job); ``kbest`` K: write
         each sentence's K best trees (:meth:`parse_kbest`) as CoNLL-U blocks, best first, each
         with its comments and ``# kbest = i`` and ``# score = S`` after them (one job, no
-        forest).
+        forest); ``marginals`` (:class:`dparse.calibration.MarginalsOutput`, graph models, one
+        job): also write the head probabilities of :meth:`marginals` (``dparse parse
+        --marginals``). kbest, constraints and marginals: one of them at a time.
 
         Constrained parsing (graph models, one job; dparse.constraints): ``constraints="keep"``
         keeps the input's filled HEAD (and DEPREL) columns and predicts the rest, ``"misc"``
@@ -385,11 +475,11 @@ class Parser(_Model):
 
         source = ConstraintSource.of(constraints, forbid)
         if kbest is not None:
-            if source is not None:
-                raise DparseError("kbest= and constraints: one or the other")
+            if source is not None or marginals is not None:
+                raise DparseError("kbest= and constraints or marginals: one or the other")
             return self._kbest_file(input, output, kbest, jobs, fmt, encoding, shard, forest)
         return self._file(input, output, jobs, fmt, encoding, batch_size, shard, forest,
-                          self.decoder, self.tagging, source)
+                          self.decoder, self.tagging, source, marginals)
 
     def parse_kbest(self, words: Words | Sentence, k: int) -> list[tuple[Sentence, float]]:
         """The ``k`` best trees of one sentence (given as to :meth:`parse`), best first, as

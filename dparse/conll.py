@@ -101,6 +101,8 @@ _PLAIN_HEADS = re.compile(r"(?:0|[1-9][0-9]{0,8})(?:\t(?:0|[1-9][0-9]{0,8}))*")
 _WHITE_SPACE = re.compile("[\t\n\v\f\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+")
 # a control character (category Cc); white space is split off before tokens are searched
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+# what a MISC attribute written by Sentence.with_misc may not hold: the separator, tabs, breaks
+_MISC_BAD = re.compile("[|\t\n\r\v\f\x85\u2028\u2029]")
 
 
 def _decimal(text: str) -> int | None:
@@ -345,6 +347,43 @@ class Sentence:
         return Sentence(self.fmt, self.form, cols["lemma"], cols["upos"], cols["xpos"],
                         cols["feats"], self.heads, self.deprels, None, self._word_idx, self._sep,
                         self.source, self.lineno, base=self._lines_base)
+
+    def with_misc(self, attributes: list[dict[str, str]]) -> Sentence:
+        """A copy whose MISC column (CoNLL-U only) holds ``attributes[m - 1]`` (key -> value,
+        written ``Key=value``) for word m: an attribute of the same key is replaced in place,
+        new ones follow the existing ones, ``_`` is replaced; word lines without new attributes
+        are kept verbatim.
+        ValueError for another format, a key or value that would break the column (``|``, a tab
+        or a line break; ``=`` in a key).
+
+        >>> s = Sentence.build(["Hi"], [-1, 0], ["", "root"]).with_misc([{"HeadProb": "1.00"}])
+        >>> s.to_conllu().splitlines()[0].split("\\t")[-1]
+        'HeadProb=1.00'
+        """
+        if self.fmt != "conllu":
+            raise ValueError(f"with_misc: {self.fmt} has no MISC column (CoNLL-U only)")
+        if len(attributes) != len(self):
+            raise ValueError(f"with_misc: {len(attributes)} entries for {len(self)} words")
+        lines = list(self._lines)
+        for m, extra in enumerate(attributes, 1):
+            if not extra:
+                continue
+            if _MISC_BAD.search("".join(extra) + "".join(extra.values())) \
+                    or any(not key or "=" in key for key in extra):
+                raise ValueError(f"with_misc: {extra} would break the MISC column")
+            k = self._word_idx[m - 1]
+            text = lines[k].rstrip("\r\n")
+            cols = text.split("\t")
+            new = {key: f"{key}={value}" for key, value in extra.items()}
+            if cols[9] == "_":
+                cols[9] = "|".join(new.values())
+            else:
+                kept = [new.pop(a.split("=", 1)[0], a) for a in cols[9].split("|")]
+                cols[9] = "|".join(kept + list(new.values()))
+            lines[k] = "\t".join(cols) + lines[k][len(text) :]
+        return Sentence(self.fmt, self.form, self.lemma, self.upos, self.xpos, self.feats,
+                        self.heads, self.deprels, lines, self._word_idx, self._sep,
+                        self.source, self.lineno)
 
     def with_blanks(self, columns: Iterable[str]) -> Sentence:
         """A copy whose ``columns`` (names of LEMMA, UPOS, XPOS, FEATS) read ``_`` to whoever

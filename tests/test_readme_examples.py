@@ -64,6 +64,7 @@ SENTENCES_PER_FILE = 100
 PARSER_OUTPUTS = ("test.parsed.conllu", "test.eisner.conllu", "dd.conllu", "eisner2.conllu",
                   "easyfirst.conllu", "cle.conllu", "umst.conllu", "test.tagged.conllu")
 WORDS = "words.txt"  # words alone, one sentence a line (dparse parse --format text)
+MARGINALS_OUTPUT = "test.probs.conllu"  # with head probabilities (dparse eval --calibration)
 
 
 def shrink(folder: Path) -> list[str]:
@@ -218,6 +219,8 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
                                     f"-o {PARSER_OUTPUTS[0]}", root))
     for name in PARSER_OUTPUTS[1:]:
         shutil.copyfile(root / PARSER_OUTPUTS[0], root / name)
+    assert_ran("parse --marginals", run_command(f"dparse parse models/en_ewt-o1-cle {test} "
+                                                f"--marginals -o {MARGINALS_OUTPUT}", root))
     (root / WORDS).write_text("".join(" ".join(s.form) + "\n" for s in read_treebank(test)),
                               encoding="utf-8")
     # --constraints keep's input: the odd words' gold arcs kept; --forbid's file

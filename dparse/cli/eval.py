@@ -62,6 +62,14 @@ _FILE = click.Path(exists=True, dir_okay=False, allow_dash=True)
     "sentence length, arc precision/recall by length, LAS per label, an overview (needs "
     "matplotlib: pip install 'dparse[plot]').",
 )
+@click.option(
+    "--calibration",
+    is_flag=True,
+    help="Also score how well SYSTEM's head probabilities (HeadProb in MISC, from dparse parse "
+    "--marginals) are calibrated, over the words the punctuation rule keeps: the expected "
+    "calibration error over 10 equal-width bins and the reliability table (JSON: "
+    "\"calibration\").",
+)
 @click.option("--encoding", default="utf-8", show_default=True, help="Encoding of all input files.")
 @skip_invalid_trees_option
 @click.option(
@@ -81,6 +89,7 @@ def eval_command(
     detail: bool,
     train: str | None,
     plot_dir: str | None,
+    calibration: bool,
     encoding: str,
     fmt: str,
     skip_invalid_trees: bool,
@@ -103,6 +112,7 @@ def eval_command(
           --train ../shared/data/en_ewt/train.conllu
       dparse eval ../shared/data/en_ewt/test.conllu test.parsed.conllu --other test.eisner.conllu \\
           --other dd.conllu --punct upos --detail
+      dparse eval ../shared/data/en_ewt/test.conllu test.probs.conllu --calibration
     """
     if train is not None and not detail:
         raise click.UsageError("--train is for --detail (accuracy on unseen words)")
@@ -110,8 +120,8 @@ def eval_command(
                           None if fmt == "auto" else fmt, encoding, skip_invalid_trees,
                           compare=plot_dir is not None)
     if not result.system_heads:
-        if others or plot_dir:
-            option = "--other" if others else "--plot"
+        if others or plot_dir or calibration:
+            option = "--other" if others else "--plot" if plot_dir else "--calibration"
             raise click.UsageError(f"{option} compares parses, but {system} has no heads")
         if as_json:
             click.echo(json.dumps(result.as_dict(), indent=2))
@@ -124,12 +134,23 @@ def eval_command(
 
         written = plot_comparison(result.breakdowns, plot_dir)
         click.echo(f"dparse eval: wrote {len(written)} plot files to {plot_dir}", err=True)
+    calibrated = None
+    if calibration:
+        from dparse.calibration import calibration_of_files
+
+        calibrated = calibration_of_files(gold, system, punct, None if fmt == "auto" else fmt,
+                                          encoding)
     if as_json:
-        click.echo(json.dumps(result.as_dict(), indent=2))
+        report = result.as_dict()
+        if calibrated is not None:
+            report["calibration"] = calibrated.as_dict()
+        click.echo(json.dumps(report, indent=2))
     else:
         text = format_table(result.report) + "\n\n" + format_tags(result.tag_report)
         if detail:
             from dparse.reports.breakdowns import format_comparison
 
             text += "\n\n" + format_comparison(result.breakdowns)
+        if calibrated is not None:
+            text += "\n\n" + calibrated.format()
         click.echo(text)

@@ -81,11 +81,29 @@ def stream_options(verb: str) -> Callable[[Callable[..., None]], Callable[..., N
               "(SENTENCE: the # sent_id, or the 1-based position of a sentence without one; "
               "HEAD 0: the root; # lines are comments). Implies --constraints misc unless "
               "keep is given.")
+@click.option("--marginals", "with_marginals", is_flag=True,
+              help="Graph models: add each word's head probability to MISC, HeadProb=0.934 "
+              "(3 decimals), and its other heads at or above --marginals-threshold, most "
+              "probable first, at most 3, HeadAlt=4:0.052,7:0.011 (exact arc marginals; "
+              "CoNLL-U output; other MISC attributes kept).")
+@click.option("--marginals-file", "marginals_file", default=None, metavar="FILE",
+              help="Graph models: write every arc h -> m whose probability reaches "
+              "--marginals-threshold to FILE, a TSV (sentence, dependent, head, probability, "
+              "chosen); alone it leaves the parse's bytes as they are.")
+@click.option("--marginals-threshold", type=click.FloatRange(0.0, 1.0, min_open=True),
+              default=0.01,
+              show_default=True, help="Least probability of a HeadAlt head or a "
+              "--marginals-file row.")
+@click.option("--temperature", type=click.FloatRange(0.0, min_open=True), default=1.0,
+              show_default=True, help="The temperature T of --marginals: p(tree) ∝ exp(score "
+              "/ T); fit it on dev with dparse.Parser.fit_temperature.")
 @model_set_option
 def parse(model_dir: str, input: str, output: str, decoder_name: str | None, fmt: str,
           encoding: str, as_json: bool, jobs: int, shard_text: str | None, chunk_size: int,
           forest_path: str | None, kbest: int | None, constraint_mode: str | None,
-          forbid_path: str | None, tags: str, overrides: tuple[str, ...]) -> None:
+          forbid_path: str | None, with_marginals: bool, marginals_file: str | None,
+          marginals_threshold: float, temperature: float, tags: str,
+          overrides: tuple[str, ...]) -> None:
     """Parse INPUT (a CoNLL-X, CoNLL-U or Malt-TAB file; stdin by default) with MODEL_DIR.
 
     Writes every sentence back in order with its comments, multiword-token lines and empty
@@ -118,6 +136,8 @@ def parse(model_dir: str, input: str, output: str, decoder_name: str | None, fmt
       dparse parse models/en_ewt-o1-cle partial.conllu --constraints keep -o full.conllu
       dparse parse models/en_ewt-o1-cle ../shared/data/en_ewt/test.conllu --forbid forbid.tsv \\
           -o test.forbid.conllu
+      dparse parse models/en_ewt-o1-cle ../shared/data/en_ewt/test.conllu --marginals \\
+          --temperature 0.8 --marginals-file test.arcs.tsv -o test.probs.conllu
     """
     if forest_path is not None and jobs > 1:
         raise click.UsageError("--forest writes one forest file: use it with --jobs 1")
@@ -125,6 +145,17 @@ def parse(model_dir: str, input: str, output: str, decoder_name: str | None, fmt
         raise click.UsageError("--kbest parses in one job and writes no forest")
     if kbest is not None and (constraint_mode is not None or forbid_path is not None):
         raise click.UsageError("--kbest and --constraints/--forbid: one or the other")
+    marginals = None
+    if with_marginals or marginals_file is not None:
+        if jobs > 1 or forest_path is not None:
+            raise click.UsageError("--marginals and --marginals-file: one job, no --forest")
+        if kbest is not None or constraint_mode is not None or forbid_path is not None:
+            raise click.UsageError("--marginals and --kbest or --constraints/--forbid: one "
+                                   "or the other")
+        from dparse.calibration import MarginalsOutput
+
+        marginals = MarginalsOutput(with_marginals, marginals_file, marginals_threshold,
+                                    temperature)
     check_shard(shard_text)
     if (constraint_mode is not None or forbid_path is not None) and jobs > 1:
         raise click.UsageError("--constraints and --forbid parse with --jobs 1")
@@ -134,7 +165,7 @@ def parse(model_dir: str, input: str, output: str, decoder_name: str | None, fmt
     stats = parser.parse_file(input, output, jobs, fmt=None if fmt == "auto" else fmt,
                               encoding=encoding, batch_size=chunk_size, shard=shard_text,
                               forest=forest_path, kbest=kbest, constraints=constraint_mode,
-                              forbid=forbid_path)
+                              forbid=forbid_path, marginals=marginals)
     report(stats, jobs, as_json, "parsed")
 
 

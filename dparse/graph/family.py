@@ -8,12 +8,16 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from dparse.errors import ConfigError
 from dparse.families import ParserFamily
 from dparse.graph.checks import check_graph
 from dparse.graph.sections import EnsembleConfig, PrunerConfig
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from dparse.batch.engines import WorkerOptions
+    from dparse.calibration import TemperatureFit
     from dparse.conll import Sentence
     from dparse.constraints import Constraints
     from dparse.decoders import Decoder
@@ -46,6 +50,38 @@ class GraphParser:
         from dparse.graph.constrained import parse_constrained
 
         return parse_constrained(self.model, items, self.decoder, self.single_root, timer)
+
+    def parse_marginals(self, sentences: Iterable[Sentence], timer: ParseTimer,
+                        temperature: float = 1.0) -> Iterator[tuple[Sentence, np.ndarray]]:
+        """The sentences parsed as :meth:`parse` does, each with its head probabilities
+        float64 [n+1, n+1] at ``temperature``
+        (:meth:`dparse.graph.model.GraphModel.parse_marginals`: first-order marginals; for a
+        second-order model, of its arc parts)."""
+        self._check_marginals()
+        return self.model.parse_marginals(sentences, self.decoder, self.single_root, timer,
+                                          temperature)
+
+    def fit_temperature(self, sentences: Iterable[Sentence]) -> TemperatureFit:
+        """The temperature under which the sentences' gold trees are most likely, over the
+        arc scores that :meth:`parse_marginals` reads (:func:`dparse.calibration.fit_temperature`,
+        the decoder's kind of tree)."""
+        from dparse.calibration import fit_temperature
+        from dparse.graph.marginals import log_partition
+        from dparse.graph.model import PartScratch
+
+        self._check_marginals()
+        model = self.model
+        projective, single_root = self.decoder.projective, self.single_root
+        scratch = PartScratch(zeroed=False)  # the part arrays go unread: arcs only
+        pairs = ((model.score_parts(model.vocab.encode(s), None, False, scratch)[0], s.heads)
+                 for s in sentences)
+        return fit_temperature(pairs, lambda arc: log_partition(arc, projective, single_root),
+                               projective, single_root)
+
+    def _check_marginals(self) -> None:
+        if not self.model.gives_marginals:
+            raise ConfigError("arc marginals need a first- or second-order graph model, not "
+                              f"a {type(self.model).__name__}")
 
 
 def _train(cfg: ExperimentConfig, progress: bool,

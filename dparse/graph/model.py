@@ -16,7 +16,7 @@ import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import ClassVar, Protocol
 
 import numpy as np
 
@@ -37,6 +37,28 @@ from dparse.modeldir import (
 from dparse.templates import ARC, check_templates, write_templates
 from dparse.timer import ParseTimer
 from dparse.vocab import EncodedSentence, Vocabulary
+
+
+def _tree_marginals(arc: np.ndarray, heads: np.ndarray, temperature: float, projective: bool,
+                    single_root: bool) -> np.ndarray:
+    """P(h -> m) float64 [n+1, n+1] under p(tree) ∝ exp(sum of arc / temperature), ``arc``
+    float64 [n+1, n+1] with -inf for the arcs left out. When every tree holds one of those,
+    the arcs of ``heads`` (the decoded tree, int32 [n+1]: decoders use left-out arcs only then)
+    that are left out take the lowest score of the sentence, so that the distribution exists
+    and holds the decoded tree."""
+    from dparse.graph.marginals import NoTreeError, arc_marginals
+
+    scaled = arc / temperature
+    try:
+        return arc_marginals(scaled, projective, single_root)[1]
+    except NoTreeError:
+        words = np.arange(1, len(heads))
+        finite = np.isfinite(scaled)
+        finite[words, words] = False
+        lowest = scaled[:, 1:][finite[:, 1:]].min(initial=0.0)
+        missing = ~np.isfinite(scaled[heads[1:], words])
+        scaled[heads[1:][missing], words[missing]] = lowest
+        return arc_marginals(scaled, projective, single_root)[1]
 
 
 def best_labels(label: np.ndarray, heads: np.ndarray) -> np.ndarray:
@@ -107,6 +129,8 @@ class GraphModel(SavedModel):
     vocab: Vocabulary
     weights: np.ndarray
     pruner: ArcPruner | None  # the first-order pruner, if the model prunes
+    # whether score_parts' arc scores and its decoder make the model's tree (parse_marginals)
+    gives_marginals: ClassVar[bool] = True
 
     @property
     def size(self) -> int:
@@ -190,6 +214,53 @@ class GraphModel(SavedModel):
             timer.sentences += 1
             timer.tokens += len(sent)
             yield sent.with_parse(heads, deprels)
+
+    def parse_marginals(
+        self,
+        sentences: Iterable[Sentence],
+        decoder: Decoder,
+        single_root: bool = True,
+        timer: ParseTimer | None = None,
+        temperature: float = 1.0,
+    ) -> Iterator[tuple[Sentence, np.ndarray]]:
+        """As :meth:`parse`, each parsed copy with its head probabilities float64 [n+1, n+1],
+        ``probs[h, m] = P(h -> m)`` (column 0 and the diagonal 0), exact under p(tree) ∝
+        exp(sum of the tree's arc scores / ``temperature``) over the trees the decoder returns
+        (projective ones for a projective decoder, single-root as ``single_root`` says):
+        :func:`dparse.graph.marginals.arc_marginals`. A first-order model's arc scores are its
+        own; a second-order model's are its arc parts (best label included), so these are the
+        first-order marginals of those, its sibling and grandparent parts left out (the tree
+        is still the decoder's over every part). Arcs its pruner removed have probability 0;
+        a sentence where they leave no tree counts the arcs of the decoded tree they removed
+        at the sentence's lowest arc score (see :func:`_tree_marginals`)."""
+        if not self.gives_marginals:
+            raise DparseError("arc marginals need a first- or second-order graph model")
+        if not temperature > 0:
+            raise DparseError(f"the temperature must be positive, got {temperature}")
+        timer = timer if timer is not None else ParseTimer()
+        names = self.vocab.labels
+        scratch = PartScratch(zeroed=decoder.reads_pruned_parts)
+        for sent in sentences:
+            t0 = time.perf_counter()
+            enc = self.vocab.encode(sent)
+            t1 = time.perf_counter()
+            arc, label, parts = self.score_parts(enc, None, False, scratch)
+            t2 = time.perf_counter()
+            accepted = {k: v for k, v in parts.items() if k in decoder.parts}
+            heads = decoder.decode(arc, single_root=single_root, **accepted)
+            try:
+                probs = _tree_marginals(arc, heads, temperature, decoder.projective,
+                                        single_root)
+            except ArithmeticError as exc:  # ImpreciseMarginals
+                raise DparseError(f"{sent.source}:{sent.lineno}: head probabilities at "
+                                  f"temperature {temperature}: {exc}") from exc
+            deprels = [""] + [names[i] for i in best_labels(label, heads)[1:].tolist()]
+            timer.encode += t1 - t0
+            timer.score += t2 - t1
+            timer.decode += time.perf_counter() - t2
+            timer.sentences += 1
+            timer.tokens += len(sent)
+            yield sent.with_parse(heads, deprels), probs
 
 
 @dataclass

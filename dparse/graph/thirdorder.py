@@ -75,6 +75,8 @@ def cube_of(decoder: Decoder) -> CubePruning:
 class ThirdOrderModel(GraphModel):
     """Labeled arcs and third-order feature groups over one hashed weight vector."""
 
+    gives_marginals = False  # its tree comes from predict, not from score_parts' arcs
+
     def __init__(self, vocab: Vocabulary, first: FeatureSpace, weights: np.ndarray,
                  pruner: Pruner, settings: ThirdOrderSettings) -> None:
         self.vocab = vocab

@@ -292,6 +292,24 @@ class TaggingParser:
         return constrained_parse(self.parser, ((s, pending.popleft()) for s in tagged), timer,
                                  "the pipeline's parser")
 
+    def parse_marginals(self, sentences: Iterable[Sentence], timer: ParseTimer,
+                        temperature: float = 1.0) -> Iterator[tuple[Sentence, Any]]:
+        """The sentences tagged, then parsed with their head probabilities by the parser's
+        ``parse_marginals`` (a graph model's); ConfigError for a parser without it."""
+        if not hasattr(self.parser, "parse_marginals"):
+            raise ConfigError("arc marginals need a graph model (parser: graph); this "
+                              "pipeline's parser is not one")
+        tagged = self.tagger.tag(sentences, timer, self.mode, count=False)
+        return self.parser.parse_marginals(tagged, timer, temperature)
+
+    def fit_temperature(self, sentences: Iterable[Sentence]) -> Any:
+        """The parser's ``fit_temperature`` (a graph model's) on the sentences as tagged."""
+        if not hasattr(self.parser, "fit_temperature"):
+            raise ConfigError("fitting a temperature needs a graph model (parser: graph); "
+                              "this pipeline's parser is not one")
+        return self.parser.fit_temperature(self.tagger.tag(sentences, ParseTimer(), self.mode,
+                                                           count=False))
+
 
 class TagOnly:
     """A model's tagger alone, as a :class:`dparse.parsers.LoadedParser` whose ``parse``
