@@ -34,6 +34,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
+from typing import NamedTuple
 
 from dparse.conll import Sentence
 from dparse.metrics import _check_aligned, format_score, percent
@@ -84,24 +85,30 @@ class ContentReport:
         return data
 
 
-def _universal(rels: list[str]) -> list[str]:
-    """The universal part of each relation of ``rels`` (the text before ``:``)."""
-    return [r.partition(":")[0] for r in rels]
+class _Word(NamedTuple):
+    """What the scores compare of one word (relations by their universal part)."""
+
+    head: int
+    rel: str
+    content: bool  # rel is a content relation
+    upos: str
+    feats: str  # universal FEATS
+    lemma: str
+    children: tuple[tuple[int, str, str, str], ...]  # function-word children (module doc)
 
 
-def _words(sent: Sentence) -> list[tuple]:
-    """For each word m = 1..n of ``sent`` (index m-1): (head, universal relation, whether it is
-    a content word, UPOS, universal FEATS, LEMMA, its function-word children as a tuple of
-    (child, universal relation, UPOS, universal FEATS) in word order)."""
-    rels = _universal(sent.deprels[1:])
+def _words(sent: Sentence) -> list[_Word]:
+    """The :class:`_Word` of each word m = 1..n of ``sent`` (index m-1); a function-word child
+    is (its position, relation, UPOS, universal FEATS), in word order."""
+    rels = [r.partition(":")[0] for r in sent.deprels[1:]]
     feats = [universal_feats(f) for f in sent.feats]
     heads = sent.heads[1:].tolist()
-    children: list[list[tuple]] = [[] for _ in heads]
+    children: list[list[tuple[int, str, str, str]]] = [[] for _ in heads]
     for m, (h, rel) in enumerate(zip(heads, rels, strict=True), 1):
         if h > 0 and rel in FUNCTION_RELATIONS:
             children[h - 1].append((m, rel, sent.upos[m - 1], feats[m - 1]))
-    return [(h, rel, rel in CONTENT_RELATIONS, sent.upos[i], feats[i], sent.lemma[i],
-             tuple(children[i])) for i, (h, rel) in enumerate(zip(heads, rels, strict=True))]
+    return [_Word(h, rel, rel in CONTENT_RELATIONS, sent.upos[i], feats[i], sent.lemma[i],
+                  tuple(children[i])) for i, (h, rel) in enumerate(zip(heads, rels, strict=True))]
 
 
 def _applicable(gold: Sequence[Sentence], system: Sequence[Sentence]) -> dict[str, list[str]]:
@@ -121,13 +128,13 @@ def score_content(gold: Sequence[Sentence], system: Sequence[Sentence]) -> Conte
     n_gold = n_system = clas = mlas = blex = 0
     for g_sent, s_sent in zip(gold, system, strict=True):
         for g, s in zip(_words(g_sent), _words(s_sent), strict=True):
-            n_gold += g[2]
-            n_system += s[2]
-            if not (g[2] and g[:2] == s[:2]):
+            n_gold += g.content
+            n_system += s.content
+            if not (g.content and g.head == s.head and g.rel == s.rel):
                 continue
             clas += 1
-            mlas += g[3:5] == s[3:5] and g[6] == s[6]
-            blex += g[5] == "_" or g[5] == s[5]
+            mlas += g.upos == s.upos and g.feats == s.feats and g.children == s.children
+            blex += g.lemma == "_" or g.lemma == s.lemma
     missing = _applicable(gold, system)
     scores: dict[str, ContentScore | None] = {}
     for key, correct in (("clas", clas), ("mlas", mlas), ("blex", blex)):
