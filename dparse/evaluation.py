@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dparse.conll import PathLike, Sentence, read_conll
-from dparse.contentscores import CONTENT_SCORES, ContentReport
+from dparse.contentscores import CONTENT_SCORES, ContentReport, score_content
 from dparse.errors import DparseError, InputError
 from dparse.metrics import Report
 from dparse.tagscores import TagReport
@@ -93,7 +93,6 @@ def score_system(gold: SentencesOrPath, system: SentencesOrPath, punct: str,
     (the first for SARC and gold(x, y)); ``detail``: the breakdowns (``train``: the training
     file, for accuracy on unseen words); ``skip_invalid_trees`` (counted on stderr); and
     ``compare``: the breakdowns even without ``detail`` (for ``--plot``)."""
-    from dparse.contentscores import score_content
     from dparse.gold import keep_gold_trees
     from dparse.metrics import evaluate as score_parses
     from dparse.tagscores import score_tags
