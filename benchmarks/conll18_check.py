@@ -142,8 +142,9 @@ def compare(script: Path, sys_: System) -> tuple[list[str], list[str]]:
     return cells, diffs
 
 
-def build(script: Path, systems: list[System]) -> tuple[str, bool]:
-    """The Markdown report and whether every metric was equal."""
+def build(script: Path, systems: list[System], about: str = "") -> tuple[str, bool]:
+    """The Markdown report (``about``: a paragraph on the systems, after the first) and
+    whether every metric was equal."""
     now = datetime.datetime.now(datetime.UTC)
     lines = [
         "# CoNLL 2018 metrics: dparse eval against the official scorer (issue 49)", "",
@@ -154,6 +155,7 @@ def build(script: Path, systems: list[System]) -> tuple[str, bool]:
         f"figure (within {TOLERANCE:g}; for CLAS, MLAS and BLEX the same counts of correct, gold "
         "and system content words too), both figures in bold where they differ, n/a (the "
         "scorer's figure) where dparse leaves the score n/a by design.", "",
+        *([about, ""] if about else []),
         "| system | gold | " + " | ".join(METRICS) + " |",
         "|---|---|" + "---:|" * len(METRICS),
     ]
@@ -194,6 +196,7 @@ def main() -> int:
                     default=Path(os.environ.get("DPARSE_DATA") or DEFAULT_DATA_ROOT),
                     help="the treebanks [default: $DPARSE_DATA or ../shared/data]")
     ap.add_argument("--only", default=None, help="keep the systems whose name contains this")
+    ap.add_argument("--about", default="", help="a paragraph on the systems, for the report")
     ap.add_argument("-o", "--out", default=None, help="Markdown file (default: stdout)")
     args = ap.parse_args()
     if not args.official.is_file():
@@ -204,7 +207,7 @@ def main() -> int:
         systems = [s for s in systems if args.only in s.name]
     if not systems:
         ap.error("no system file found")
-    text, equal = build(args.official, systems)
+    text, equal = build(args.official, systems, args.about)
     write_text(args.out, text)
     return 0 if equal else 1
 
