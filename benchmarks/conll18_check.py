@@ -206,7 +206,8 @@ def main() -> int:
     if args.only:
         systems = [s for s in systems if args.only in s.name]
     if not systems:
-        ap.error("no system file found")
+        ap.error("no system file found" + (f" whose name contains {args.only!r}" if args.only
+                                           else ""))
     text, equal = build(args.official, systems, args.about)
     write_text(args.out, text)
     return 0 if equal else 1
