@@ -26,8 +26,9 @@ in percent:
 
 Not applicable (None, ``null`` in JSON, ``n/a`` in text; :func:`dparse.metrics.percent`): a
 score over zero content words, MLAS when the system file does not carry UPOS or FEATS while
-gold does, BLEX when it does not carry LEMMA while gold does (:func:`dparse.tagscores.carries`:
-the official script would count every such word wrong).
+gold does, BLEX when it does not carry LEMMA while gold does (:func:`dparse.tagscores.carries`;
+the official scorer counts the words wrong there, as it gives 0 where there is no content word).
+A system whose heads are not a tree is scored all the same (the official scorer refuses it).
 """
 
 from __future__ import annotations
