@@ -680,8 +680,9 @@ def evaluate(gold: SentencesOrPath, system: SentencesOrPath, punct: str = "inclu
              encoding: str = "utf-8") -> Evaluation:
     """Score ``system`` against ``gold`` (files, or sentences) as ``dparse eval`` does: parse
     scores over the tokens the ``punct`` rule keeps (``include``, ``conll``, ``ptb``, ``upos``),
-    tag scores over every word. ``other``: a second system for SARC and gold(x, y);
-    ``detail``: the breakdowns (``train``: the training file, for accuracy on unseen words).
+    the CoNLL 2018 content-word scores (CLAS, MLAS, BLEX) and tag scores over every word.
+    ``other``: a second system for SARC and gold(x, y); ``detail``: the breakdowns (``train``:
+    the training file, for accuracy on unseen words).
 
     Example::
 

@@ -1,6 +1,7 @@
 """Scoring a system's output against gold, as ``dparse eval`` and :func:`dparse.evaluate` do:
-parse scores (:mod:`dparse.metrics`) over the tokens a punctuation rule keeps, tag scores
-(:mod:`dparse.tagscores`) over every word, and with ``detail`` the breakdowns
+parse scores (:mod:`dparse.metrics`) over the tokens a punctuation rule keeps, the CoNLL 2018
+content-word scores (:mod:`dparse.contentscores`) and tag scores (:mod:`dparse.tagscores`) over
+every word, and with ``detail`` the breakdowns
 (:mod:`dparse.reports.breakdowns`). :func:`score_system` takes every option of the command;
 the API's :func:`dparse.evaluate` is a narrower door to it."""
 
@@ -12,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dparse.conll import PathLike, Sentence, read_conll
+from dparse.contentscores import CONTENT_SCORES, ContentReport, score_content
 from dparse.errors import DparseError, InputError
 from dparse.metrics import Report
 from dparse.tagscores import TagReport
@@ -28,10 +30,12 @@ class Evaluation:
     """The scores of :func:`dparse.evaluate`, in percent (None where not applicable), as
     ``dparse eval --json`` reports them: :meth:`as_dict` is its JSON object.
 
-    Parse scores are None when the system has no heads (``system_heads`` False, a tagger's
-    output); tag scores (``upos``, ``xpos``, ``ufeats``, ``alltags``, ``lemmas``) are None for
-    the columns the system leaves empty. ``report`` and ``tag_report`` hold the details
-    (punctuation rule, SARC, per-label scores with ``detail``).
+    Parse scores and the content-word scores (``clas``, ``mlas``, ``blex``: F1) are None when
+    the system has no heads (``system_heads`` False, a tagger's output); tag scores (``upos``,
+    ``xpos``, ``ufeats``, ``alltags``, ``lemmas``) are None for the columns the system leaves
+    empty, MLAS and BLEX too where they compare such a column (:mod:`dparse.contentscores`).
+    ``report``, ``content_report`` and ``tag_report`` hold the details (punctuation rule, SARC,
+    per-label scores with ``detail``; the content-word counts, precision and recall).
 
     Example::
 
@@ -54,7 +58,11 @@ class Evaluation:
     ufeats: float | None
     alltags: float | None
     lemmas: float | None
+    clas: float | None
+    mlas: float | None
+    blex: float | None
     report: Report | None
+    content_report: ContentReport | None
     tag_report: TagReport
     breakdowns: Any = None  # with detail: dparse.reports.breakdowns.Comparison
 
@@ -67,8 +75,10 @@ class Evaluation:
         """
         if self.report is None:
             return {"sentences": self.sentences, "tokens": self.tokens, "system_heads": False,
-                    **dict.fromkeys(PARSE_SCORES), **self.tag_report.as_dict()}
-        data = {**self.report.as_dict(), "system_heads": True, **self.tag_report.as_dict()}
+                    **dict.fromkeys(PARSE_SCORES), **dict.fromkeys(CONTENT_SCORES),
+                    "content_scores": None, **self.tag_report.as_dict()}
+        data = {**self.report.as_dict(), "system_heads": True, **self.content_report.as_dict(),
+                **self.tag_report.as_dict()}
         if self.tag_report.detail:
             data["breakdowns"] = self.breakdowns.as_dict()
         return data
@@ -103,9 +113,11 @@ def score_system(gold: SentencesOrPath, system: SentencesOrPath, punct: str,
     counts = {"sentences": len(gold_trees), "tokens": sum(map(len, gold_trees))}
     if not has_heads(parses[0]):
         return Evaluation(**counts, system_heads=False, **dict.fromkeys(PARSE_SCORES),
-                          **tag_scores, report=None, tag_report=tags)
+                          **tag_scores, **dict.fromkeys(CONTENT_SCORES), report=None,
+                          content_report=None, tag_report=tags)
     report = score_parses(gold_trees, parses[0], punct=punct,
                           other=parses[1] if others else None, detail=detail)
+    content = score_content(gold_trees, parses[0])
     comparison = None
     if detail or compare:
         from dparse.reports.breakdowns import compare_systems  # plain eval needs none
@@ -114,7 +126,9 @@ def score_system(gold: SentencesOrPath, system: SentencesOrPath, punct: str,
         comparison = compare_systems(gold_trees, list(zip(names, parses, strict=True)), punct)
     return Evaluation(**counts, system_heads=True,
                       **{key: getattr(report, key) for key in PARSE_SCORES}, **tag_scores,
-                      report=report, tag_report=tags, breakdowns=comparison)
+                      **{key: None if s is None else s.f1 for key, s in content.scores.items()},
+                      report=report, content_report=content, tag_report=tags,
+                      breakdowns=comparison)
 
 
 def _sentences(source: SentencesOrPath, kw: dict[str, Any], require_heads: bool

@@ -8,6 +8,7 @@ import click
 
 from dparse.cli.options import skip_invalid_trees_option
 from dparse.conll import FORMATS
+from dparse.contentscores import format_content
 from dparse.evaluation import score_system
 from dparse.metrics import format_table
 from dparse.punct import PUNCT_RULES
@@ -95,9 +96,10 @@ def eval_command(
     skip_invalid_trees: bool,
 ) -> None:
     """Score SYSTEM against GOLD: UAS, LAS (full and universal labels), U-UAS, root accuracy
-    and complete match, in percent over the tokens the punctuation rule keeps; and UPOS, XPOS,
-    UFeats, AllTags and Lemmas over every word (punctuation included), as the CoNLL 2018 UD
-    scorer counts them, for the columns SYSTEM fills (n/a for the others).
+    and complete match, in percent over the tokens the punctuation rule keeps; and, as the
+    CoNLL 2018 UD scorer counts them over every word (punctuation included, whatever --punct
+    says), its content-word scores CLAS, MLAS and BLEX (F1, precision, recall) and UPOS, XPOS,
+    UFeats, AllTags and Lemmas, for the columns SYSTEM fills (n/a for the others).
 
     GOLD and SYSTEM are CoNLL-X, CoNLL-U or Malt-TAB files (.gz allowed, - for stdin) holding
     the same sentences and words in the same order. A SYSTEM whose HEADs are all _ (a tagger's
@@ -146,7 +148,8 @@ def eval_command(
             report["calibration"] = calibrated.as_dict()
         click.echo(json.dumps(report, indent=2))
     else:
-        text = format_table(result.report) + "\n\n" + format_tags(result.tag_report)
+        text = "\n\n".join((format_table(result.report), format_content(result.content_report),
+                            format_tags(result.tag_report)))
         if detail:
             from dparse.reports.breakdowns import format_comparison
 

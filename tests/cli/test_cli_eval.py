@@ -14,6 +14,7 @@ from click.testing import CliRunner
 
 from dparse.cli.eval import eval_command
 from dparse.conll import read_treebank, write_conll
+from dparse.contentscores import format_content, score_content
 from dparse.metrics import evaluate, format_table
 from dparse.tagscores import format_tags, score_tags
 
@@ -58,8 +59,9 @@ def test_cli_eval_prints_the_table(tmp_path: Path) -> None:
     result = CliRunner().invoke(eval_command, [str(gold), str(system), "--punct", "conll"])
     assert result.exit_code == 0, result.output
     expected = format_table(evaluate(read_treebank(gold), read_treebank(system), punct="conll"))
+    content = format_content(score_content(read_treebank(gold), read_treebank(system)))
     tags = format_tags(score_tags(read_treebank(gold), read_treebank(system)))
-    assert result.output == f"{expected}\n\n{tags}\n"
+    assert result.output == f"{expected}\n\n{content}\n\n{tags}\n"
     assert "conll" in result.output.splitlines()[0]
     assert "UAS                     100.00" in result.output
 
@@ -147,5 +149,5 @@ def test_cli_eval_real_data_matches_evaluate(data: Path, tmp_path: Path) -> None
     assert result.returncode == 0, result.stderr
     system = read_treebank(sys_path)
     expected = {**evaluate(gold, system, punct="ptb").as_dict(), "system_heads": True,
-                **score_tags(gold, system).as_dict()}
+                **score_content(gold, system).as_dict(), **score_tags(gold, system).as_dict()}
     assert json.loads(result.stdout) == json.loads(json.dumps(expected))
