@@ -274,8 +274,9 @@ def main() -> int:
         order = [u.name for u in UNITS if u.name in entries]
         args.record.write_text(json.dumps({"configs": {n: entries[n] for n in order}},
                                           indent=1) + "\n", encoding="utf-8")
-    args.table.write_text(table(outcomes, entries, commit), encoding="utf-8")
-    print(args.table.read_text(encoding="utf-8"))
+    report = table(outcomes, entries, commit)
+    args.table.write_text(report, encoding="utf-8")
+    print(report)
     if args.update:
         if failed:
             print(f"check-retrain: not recorded, these failed: {', '.join(failed)}",

@@ -4,7 +4,7 @@
 #                        tagger and the two tagged pipelines, RETRAIN_JOBS at a time (each on one
 #                        core), parse en_ewt test with each, and compare the models' SHA-256 and
 #                        scores with results/retrain-en_ewt.json -> results/retrain-en_ewt.md;
-#                        fails when one differs (about 100 minutes with RETRAIN_JOBS=2 here)
+#                        fails when one differs (about an hour with RETRAIN_JOBS=2 here, idle)
 #   make record-retrain  the same, then writes this run as the record (for a commit that moves
 #                        a model on purpose: it says so, and updates the README and results/)
 # RETRAIN_ONLY=o1-cle,o2-dd retrains some configs; models go to $(RETRAIN_MODELS).
