@@ -22,8 +22,10 @@ MODELS ?= models
 help:  ## list the targets
 	@grep -hE '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | sort
 
+# deps installs the package (editable) and its dependencies without compiling: each target that
+# needs the extensions compiles them in place once, optimized (build) or bounds-checked (test).
 deps:
-	$(PYTHON) -m pip install -q --disable-pip-version-check -e '.[dev]'
+	DPARSE_NO_EXT=1 $(PYTHON) -m pip install -q --disable-pip-version-check -e '.[dev]'
 
 install: deps build  ## install dparse and its dependencies (editable), optimized build
 
@@ -39,7 +41,7 @@ build-debug:  ## build the Cython extensions in place with bounds checks (DPARSE
 	$(BUILD_DEBUG)
 
 # make test runs the suite on the bounds-checked build, then puts back the optimized build that
-# was in place (pip install -e makes one): its compiled files are set aside before the debug
+# was in place, if any (make build or make install makes one): its compiled files are set aside before the debug
 # build and moved back after the tests, pass or fail (a copy, not a rebuild: well under a
 # second). It says which build it leaves. (No $(MAKE) in the recipe: make -n would run it.)
 # It runs the tests not marked slow, on PYTEST_WORKERS processes (pytest-xdist; each test file

@@ -6,6 +6,9 @@ own subpackage, those several families share in ``dparse/_ext``. The default bui
 (-O3, bounds checking and wraparound off); ``DPARSE_DEBUG=1`` turns bounds checking,
 wraparound and initialized-check back on (``make test`` and CI build this way). The mode of the
 last in-place build is kept in ``dparse/_ext/BUILD_MODE``; switching modes rebuilds everything.
+``DPARSE_NO_EXT=1`` leaves the extensions out: the make targets install the package that way
+(pip's editable install compiles in a temporary folder, every time) and then compile in place
+once, in the mode they need.
 """
 
 import os
@@ -20,6 +23,7 @@ DEBUG = os.environ.get("DPARSE_DEBUG", "") not in ("", "0")
 MODE = "debug" if DEBUG else "optimized"
 MODE_FILE = Path("dparse/_ext/BUILD_MODE")
 MODE_CHANGED = not MODE_FILE.exists() or MODE_FILE.read_text().strip() != MODE
+NO_EXT = os.environ.get("DPARSE_NO_EXT", "") not in ("", "0")
 
 directives = {
     "language_level": "3",
@@ -62,7 +66,8 @@ extensions = [
 ]
 
 setup(
-    ext_modules=cythonize(extensions, compiler_directives=directives, force=MODE_CHANGED,
-                          nthreads=os.cpu_count() or 1),
+    ext_modules=[] if NO_EXT else cythonize(
+        extensions, compiler_directives=directives, force=MODE_CHANGED,
+        nthreads=os.cpu_count() or 1),
     cmdclass={"build_ext": ModeAwareBuildExt},
 )
