@@ -97,6 +97,24 @@ def second_order_parts(
     return sib, grand
 
 
+def relevant_entries2(
+    n: int, single_root: bool
+) -> tuple[NDArray[np.bool_], NDArray[np.bool_], NDArray[np.bool_]]:
+    """Masks of the arc, sib and grand entries that some projective tree of n words uses."""
+    N = n + 1
+    arc = np.ones((N, N), dtype=bool)
+    arc[:, 0] = False
+    np.fill_diagonal(arc, False)
+    h, m, s = np.indices((N, N, N))
+    between = ((h < m) & (m < s)) | ((s < m) & (m < h))
+    if single_root:
+        between &= h > 0
+    sib = (s > 0) & (s != h) & ((m == h) | between)
+    g, h, m = np.indices((N, N, N))
+    grand = (h > 0) & (m > 0) & (h != m) & ((g < np.minimum(h, m)) | (g > np.maximum(h, m)))
+    return arc, sib, grand
+
+
 def tree_score2(
     heads: NDArray[np.integer],
     arc: NDArray[np.floating],
@@ -262,7 +280,7 @@ def tree_score3(
                                                               third_order_parts(heads))
 
 
-def best_score3(
+def tree_scores(
     arc: NDArray[np.floating],
     sib: NDArray[np.floating] | None = None,
     grand: NDArray[np.floating] | None = None,
@@ -271,8 +289,8 @@ def best_score3(
     *,
     projective: bool,
     single_root: bool,
-) -> float:
-    """Maximum :func:`tree_score3` over :func:`all_trees` (None: no such parts)."""
+) -> NDArray[np.float64]:
+    """:func:`tree_score3` of every tree of :func:`all_trees`, in its order: float64 [T]."""
     n = arc.shape[0] - 1
     flat = np.ascontiguousarray(arc, dtype=np.float64).ravel()
     scores = flat[_arc_index(n, projective, single_root)].sum(axis=1)
@@ -284,4 +302,19 @@ def best_score3(
             if part is not None:
                 padded = np.append(np.asarray(part, dtype=np.float64).ravel(), 0.0)
                 scores += padded[index].sum(axis=1)
-    return float(scores.max())
+    return scores
+
+
+def best_score3(
+    arc: NDArray[np.floating],
+    sib: NDArray[np.floating] | None = None,
+    grand: NDArray[np.floating] | None = None,
+    trisib: NDArray[np.floating] | None = None,
+    gsib: NDArray[np.floating] | None = None,
+    *,
+    projective: bool,
+    single_root: bool,
+) -> float:
+    """Maximum :func:`tree_score3` over :func:`all_trees` (None: no such parts)."""
+    return float(tree_scores(arc, sib, grand, trisib, gsib, projective=projective,
+                             single_root=single_root).max())

@@ -12,7 +12,13 @@ import os
 
 import numpy as np
 import pytest
-from bruteforce import all_trees, best_score2, second_order_parts, tree_score2
+from bruteforce import (
+    all_trees,
+    best_score2,
+    relevant_entries2,
+    second_order_parts,
+    tree_score2,
+)
 from dparse.graph.eisner import eisner
 from dparse.graph.eisner2 import eisner2_sib, eisner2_sibgp
 
@@ -192,28 +198,12 @@ def test_eisner2_grandparent_parts_change_the_tree() -> None:
     assert eisner2_sibgp(arc, sib, grand).tolist() == [-1, 0, 1, 1]
 
 
-def relevant_entries(n: int, single_root: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Masks of the arc, sib and grand entries that some projective tree of n words uses."""
-    N = n + 1
-    arc = np.ones((N, N), dtype=bool)
-    arc[:, 0] = False
-    np.fill_diagonal(arc, False)
-    h, m, s = np.indices((N, N, N))
-    between = ((h < m) & (m < s)) | ((s < m) & (m < h))
-    if single_root:
-        between &= h > 0
-    sib = (s > 0) & (s != h) & ((m == h) | between)
-    g, h, m = np.indices((N, N, N))
-    grand = (h > 0) & (m > 0) & (h != m) & ((g < np.minimum(h, m)) | (g > np.maximum(h, m)))
-    return arc, sib, grand
-
-
 def test_eisner2_nan_is_disallowed_and_unused_entries_are_ignored() -> None:
     rng = np.random.default_rng([SEED, 9])
     for n in (1, 2, 4, 6):
         N = n + 1
         for single_root in (True, False):
-            masks = relevant_entries(n, single_root)
+            masks = relevant_entries2(n, single_root)
             for _ in range(20):
                 parts = [rng.normal(size=(N,) * axes) for axes in (2, 3, 3)]
                 for scores in parts:
