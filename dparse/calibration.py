@@ -24,6 +24,7 @@ import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from itertools import zip_longest
+from typing import TypeVar
 
 import numpy as np
 
@@ -39,6 +40,7 @@ MAX_ALTERNATIVES = 3
 DEFAULT_THRESHOLD = 0.01
 BINS = 10
 ARC_HEADER = "sentence\tdependent\thead\tprobability\tchosen\n"
+S = TypeVar("S")  # one sentence's part scores, as a log_partition reads them
 # golden-section search range of T and its tolerance on log T
 T_RANGE = (1e-3, 1e4)
 LOG_T_TOLERANCE = 1e-4
@@ -112,39 +114,40 @@ class TemperatureFit:
     skipped: int
 
 
-def fit_temperature(pairs: Iterable[tuple[np.ndarray, np.ndarray]],
-                    log_partition: Callable[[np.ndarray], float], projective: bool,
+def fit_temperature(pairs: Iterable[tuple[S, np.ndarray]],
+                    log_partition: Callable[[S, float], float],
+                    tree_score: Callable[[S, np.ndarray], float], projective: bool,
                     single_root: bool) -> TemperatureFit:
     """The T in :data:`T_RANGE` that maximizes the log-likelihood of the gold trees.
 
-    pairs: (arc scores float64 [n+1, n+1] as the model gives them, gold heads int [n+1]);
-    log_partition: log Z of scores over the model's trees (a graph model's:
-    :func:`dparse.graph.marginals.arc_marginals`), whose kind projective and single_root
-    name. Golden-section search on log T to :data:`LOG_T_TOLERANCE` (the negative
+    pairs: (a sentence's part scores as the model gives them, its gold heads int [n+1]);
+    log_partition(scores, T): log Z of the scores divided by T over the model's trees (a graph
+    model's: :class:`dparse.graph.distribution.TreeDistribution`), whose kind projective and
+    single_root name; tree_score(scores, heads): the gold tree's score at T = 1 (-inf through a
+    disallowed part). Golden-section search on log T to :data:`LOG_T_TOLERANCE` (the negative
     log-likelihood is convex in 1/T). A T at which ``log_partition`` raises ArithmeticError
     (the matrix-tree determinant beyond double precision, at very low temperatures) counts as
     infinitely unlikely, so the search stays above it. InputError when no gold tree can be
     scored.
     """
 
-    kept: list[tuple[np.ndarray, float]] = []
+    kept: list[tuple[S, float]] = []
     skipped = 0
-    for arc, gold in pairs:
+    for scores, gold in pairs:
         gold = np.asarray(gold)
-        words = np.arange(1, len(gold))
-        score = float(arc[gold[1:], words].sum()) if len(gold) > 1 else -math.inf
+        score = tree_score(scores, gold) if len(gold) > 1 else -math.inf
         if not (math.isfinite(score)
                 and tree_mask(gold, single_root=single_root, projective=projective)):
             skipped += 1
             continue
-        kept.append((arc, score))
+        kept.append((scores, score))
     if not kept:
         raise InputError("fit_temperature", None, "no gold tree that the model can score")
 
     def nll(log_t: float) -> float:
         t = math.exp(log_t)
         try:
-            return sum(log_partition(arc / t) - score / t for arc, score in kept) / len(kept)
+            return sum(log_partition(scores, t) - score / t for scores, score in kept) / len(kept)
         except ArithmeticError:  # log Z beyond double precision (matrix-tree, very low T)
             return math.inf
 

@@ -26,6 +26,11 @@ from dparse.errors import InputError
 SEED = int(os.environ.get("DPARSE_TEST_SEED", "0"))
 
 
+def arc_score(arc: np.ndarray, heads: np.ndarray) -> float:
+    """The first-order score of the tree ``heads``."""
+    return float(arc[heads[1:], np.arange(1, len(heads))].sum())
+
+
 def test_head_attributes_give_the_chosen_head_and_the_likely_others() -> None:
     probs = np.zeros((4, 4))
     probs[:, 1] = [0.0, 0.0, 0.9342, 0.0658]
@@ -101,7 +106,8 @@ def test_fitted_temperature_minimizes_the_brute_force_likelihood_and_finds_the_t
         scores = arc[trees[:, 1:], np.arange(1, n + 1)].sum(axis=1) / 2.5
         p = np.exp(scores - scores.max())
         pairs.append((arc, trees[rng.choice(len(trees), p=p / p.sum())]))
-    fit = fit_temperature(pairs, lambda a: log_partition(a, False, True), False, True)
+    fit = fit_temperature(pairs, lambda a, t: log_partition(a / t, False, True), arc_score,
+                          False, True)
     assert fit.sentences == 300 and fit.skipped == 0
     assert fit.nll == pytest.approx(_brute_nll(pairs, fit.temperature), abs=1e-9)
     assert fit.nll_at_1 == pytest.approx(_brute_nll(pairs, 1.0), abs=1e-9)
@@ -118,10 +124,12 @@ def test_fit_skips_gold_trees_outside_the_distribution() -> None:
     two_roots = np.array([-1, 0, 0, 2])
     fine = np.array([-1, 0, 1, 2])
     fit = fit_temperature([(arc, crossing), (arc, through_pruned), (arc, two_roots),
-                           (arc, fine)], lambda a: log_partition(a, True, True), True, True)
+                           (arc, fine)], lambda a, t: log_partition(a / t, True, True),
+                          arc_score, True, True)
     assert (fit.sentences, fit.skipped) == (1, 3)
     with pytest.raises(InputError, match="no gold tree"):
-        fit_temperature([(arc, two_roots)], lambda a: log_partition(a, True, True), True, True)
+        fit_temperature([(arc, two_roots)], lambda a, t: log_partition(a / t, True, True),
+                        arc_score, True, True)
 
 
 def test_calibration_of_files_reads_head_prob_and_names_what_is_missing(tmp_path) -> None:

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from dparse.constraints import Constraints
     from dparse.decoders import Decoder
     from dparse.epochs import EpochReport, TrainResult
+    from dparse.graph.distribution import PartScores
     from dparse.graph.model import GraphModel
     from dparse.hypergraph.forest import OnForest
     from dparse.sections import ExperimentConfig
@@ -55,28 +56,32 @@ class GraphParser:
                         temperature: float = 1.0) -> Iterator[tuple[Sentence, np.ndarray]]:
         """The sentences parsed as :meth:`parse` does, each with its head probabilities
         float64 [n+1, n+1] at ``temperature``
-        (:meth:`dparse.graph.model.GraphModel.parse_marginals`: first-order marginals; for a
-        second-order model, of its arc parts)."""
+        (:meth:`dparse.graph.model.GraphModel.parse_marginals`)."""
         self._check_marginals()
         return self.model.parse_marginals(sentences, self.decoder, self.single_root, timer,
                                           temperature)
 
     def fit_temperature(self, sentences: Iterable[Sentence]) -> TemperatureFit:
-        """The temperature under which the sentences' gold trees are most likely, over the
-        arc scores that :meth:`parse_marginals` reads (:func:`dparse.calibration.fit_temperature`,
-        the decoder's kind of tree)."""
+        """The temperature under which the sentences' gold trees are most likely, in the
+        distribution whose marginals :meth:`parse_marginals` gives
+        (:class:`dparse.graph.distribution.TreeDistribution`,
+        :func:`dparse.calibration.fit_temperature`)."""
         from dparse.calibration import fit_temperature
-        from dparse.graph.marginals import log_partition
+        from dparse.graph.distribution import TreeDistribution
         from dparse.graph.model import PartScratch
 
         self._check_marginals()
         model = self.model
-        projective, single_root = self.decoder.projective, self.single_root
-        scratch = PartScratch(zeroed=False)  # the part arrays go unread: arcs only
-        pairs = ((model.score_parts(model.vocab.encode(s), None, False, scratch)[0], s.heads)
-                 for s in sentences)
-        return fit_temperature(pairs, lambda arc: log_partition(arc, projective, single_root),
-                               projective, single_root)
+        distribution = TreeDistribution.of(self.decoder, self.single_root)
+        scratch = PartScratch()
+
+        def scores(sentence: Sentence) -> PartScores:
+            arc, _, parts = model.score_parts(model.vocab.encode(sentence), None, False, scratch)
+            return distribution.parts(arc, parts)
+
+        return fit_temperature(((scores(s), s.heads) for s in sentences),
+                               distribution.log_partition, distribution.tree_score,
+                               distribution.projective, distribution.single_root)
 
     def _check_marginals(self) -> None:
         if not self.model.gives_marginals:

@@ -39,28 +39,6 @@ from dparse.timer import ParseTimer
 from dparse.vocab import EncodedSentence, Vocabulary
 
 
-def _tree_marginals(arc: np.ndarray, heads: np.ndarray, temperature: float, projective: bool,
-                    single_root: bool) -> np.ndarray:
-    """P(h -> m) float64 [n+1, n+1] under p(tree) ∝ exp(sum of arc / temperature), ``arc``
-    float64 [n+1, n+1] with -inf for the arcs left out. When every tree holds one of those,
-    the arcs of ``heads`` (the decoded tree, int32 [n+1]: decoders use left-out arcs only then)
-    that are left out take the lowest score of the sentence, so that the distribution exists
-    and holds the decoded tree."""
-    from dparse.graph.marginals import NoTreeError, arc_marginals
-
-    scaled = arc / temperature
-    try:
-        return arc_marginals(scaled, projective, single_root)[1]
-    except NoTreeError:
-        words = np.arange(1, len(heads))
-        finite = np.isfinite(scaled)
-        finite[words, words] = False
-        lowest = scaled[:, 1:][finite[:, 1:]].min(initial=0.0)
-        missing = ~np.isfinite(scaled[heads[1:], words])
-        scaled[heads[1:][missing], words[missing]] = lowest
-        return arc_marginals(scaled, projective, single_root)[1]
-
-
 def best_labels(label: np.ndarray, heads: np.ndarray) -> np.ndarray:
     """The label ids int32 [n+1] of a tree's arcs from a label matrix int32 [n+1, n+1]."""
     labels = np.full(len(heads), -1, dtype=np.int32)
@@ -167,16 +145,31 @@ class GraphModel(SavedModel):
         """Heads int32 [n+1] (heads[0] == -1) and label ids int32 [n+1] (labels[0] == -1);
         the decoder gets the part arrays it accepts (a first-order decoder only the arc scores),
         made in ``scratch`` when given; ``timer`` accumulates scoring and decoding time."""
+        _, label, _, heads = self.decode_parts(enc, decoder, single_root, weights,
+                                               cost_augmented, timer, scratch)
+        return heads, best_labels(label, heads)
+
+    def decode_parts(
+        self,
+        enc: EncodedSentence,
+        decoder: Decoder,
+        single_root: bool = True,
+        weights: np.ndarray | None = None,
+        cost_augmented: bool = False,
+        timer: ParseTimer | None = None,
+        scratch: PartScratch | None = None,
+    ) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray], np.ndarray]:
+        """What :meth:`predict` computes: the arc scores, best labels and the part arrays the
+        decoder accepts (:meth:`score_parts`), and the decoded heads int32 [n+1]."""
         t0 = time.perf_counter()
         arc, label, parts = self.score_parts(enc, weights, cost_augmented, scratch)
         t1 = time.perf_counter()
         accepted = {k: v for k, v in parts.items() if k in decoder.parts}
         heads = decoder.decode(arc, single_root=single_root, **accepted)
-        labels = best_labels(label, heads)
         if timer is not None:
             timer.score += t1 - t0
             timer.decode += time.perf_counter() - t1
-        return heads, labels
+        return arc, label, accepted, heads
 
     def delta(
         self, enc: EncodedSentence, heads: np.ndarray, labels: np.ndarray
@@ -224,40 +217,38 @@ class GraphModel(SavedModel):
         temperature: float = 1.0,
     ) -> Iterator[tuple[Sentence, np.ndarray]]:
         """As :meth:`parse`, each parsed copy with its head probabilities float64 [n+1, n+1],
-        ``probs[h, m] = P(h -> m)`` (column 0 and the diagonal 0), exact under p(tree) ∝
-        exp(sum of the tree's arc scores / ``temperature``) over the trees the decoder returns
-        (projective ones for a projective decoder, single-root as ``single_root`` says):
-        :func:`dparse.graph.marginals.arc_marginals`. A first-order model's arc scores are its
-        own; a second-order model's are its arc parts (best label included), so these are the
-        first-order marginals of those, its sibling and grandparent parts left out (the tree
-        is still the decoder's over every part). Arcs its pruner removed have probability 0;
-        a sentence where they leave no tree counts the arcs of the decoded tree they removed
-        at the sentence's lowest arc score (see :func:`_tree_marginals`)."""
+        ``probs[h, m] = P(h -> m)`` (column 0 and the diagonal 0), the marginals of p(tree) ∝
+        exp(score(tree) / ``temperature``) over the parts the decoder reads
+        (:class:`dparse.graph.distribution.TreeDistribution`: a first-order decoder's arcs over
+        its kind of tree; a second-order decoder's arcs, siblings and grandparents over
+        projective trees, exact for eisner2-*, an approximation for the non-projective dd2).
+        Arcs its pruner removed have probability 0; a sentence where they leave no tree takes
+        the decoded tree's arcs back (:meth:`TreeDistribution.marginals`)."""
+        from dparse.graph.distribution import TreeDistribution
+
         if not self.gives_marginals:
             raise DparseError("arc marginals need a first- or second-order graph model")
         if not temperature > 0:
             raise DparseError(f"the temperature must be positive, got {temperature}")
         timer = timer if timer is not None else ParseTimer()
+        distribution = TreeDistribution.of(decoder, single_root)
         names = self.vocab.labels
-        scratch = PartScratch(zeroed=decoder.reads_pruned_parts)
+        # the distribution reads every part array entry that some tree holds
+        scratch = PartScratch(zeroed=decoder.reads_pruned_parts or distribution.second_order)
         for sent in sentences:
             t0 = time.perf_counter()
             enc = self.vocab.encode(sent)
+            timer.encode += time.perf_counter() - t0
+            arc, label, parts, heads = self.decode_parts(enc, decoder, single_root, timer=timer,
+                                                         scratch=scratch)
             t1 = time.perf_counter()
-            arc, label, parts = self.score_parts(enc, None, False, scratch)
-            t2 = time.perf_counter()
-            accepted = {k: v for k, v in parts.items() if k in decoder.parts}
-            heads = decoder.decode(arc, single_root=single_root, **accepted)
             try:
-                probs = _tree_marginals(arc, heads, temperature, decoder.projective,
-                                        single_root)
+                probs = distribution.marginals(arc, parts, heads, temperature)
             except ArithmeticError as exc:  # ImpreciseMarginals
                 raise DparseError(f"{sent.source}:{sent.lineno}: head probabilities at "
                                   f"temperature {temperature}: {exc}") from exc
             deprels = [""] + [names[i] for i in best_labels(label, heads)[1:].tolist()]
-            timer.encode += t1 - t0
-            timer.score += t2 - t1
-            timer.decode += time.perf_counter() - t2
+            timer.decode += time.perf_counter() - t1
             timer.sentences += 1
             timer.tokens += len(sent)
             yield sent.with_parse(heads, deprels), probs

@@ -173,18 +173,18 @@ def test_a_cycle_of_best_arcs_far_above_every_tree_is_refused_not_wrong(single_r
 @pytest.mark.parametrize(("projective", "single_root"), KINDS)
 def test_a_model_whose_pruner_left_no_tree_counts_the_decoded_trees_arcs(
         projective: bool, single_root: bool) -> None:
-    """GraphModel.parse_marginals' fallback: the decoded tree's pruned arcs take the lowest
-    score of the sentence, so the distribution exists, holds that tree, and is exact for the
-    scores so completed."""
+    """GraphModel.parse_marginals' fallback (TreeDistribution.marginals): the decoded tree's
+    pruned arcs take the lowest score of the sentence, so the distribution exists, holds that
+    tree, and is exact for the scores so completed."""
     from dparse.decoders import get_decoder
-    from dparse.graph.model import _tree_marginals
+    from dparse.graph.distribution import TreeDistribution
 
     rng = np.random.default_rng([SEED, 5, projective, single_root])
     arc = rng.normal(0.0, 2.0, (6, 6))
     arc[:, 3] = -np.inf  # word 3 has no allowed head
     arc[4, 3] = -np.inf
     heads = get_decoder("eisner" if projective else "cle").decode(arc, single_root=single_root)
-    probs = _tree_marginals(arc, heads, 0.5, projective, single_root)
+    probs = TreeDistribution(projective, single_root, False).marginals(arc, {}, heads, 0.5)
     completed = arc / 0.5
     allowed = np.where(np.isfinite(completed), completed, np.nan)
     np.fill_diagonal(allowed, np.nan)
