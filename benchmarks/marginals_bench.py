@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import json
 import os
 import platform
 import statistics
@@ -109,11 +110,14 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--test", required=True)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--out", required=True, help="the Markdown file written")
+    ap.add_argument("--json", help="also write the measurements to this JSON file")
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         results = [measure(m, args.dev, args.test, args.rounds, Path(tmp))
                    for m in args.models.split(",")]
     Path(args.out).write_text(table(results, args) + "\n")
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=1) + "\n")
 
 
 if __name__ == "__main__":

@@ -378,14 +378,22 @@ class Parser(_Model):
         with self._lock:
             return next(self._constrained((pair,), ParseTimer()))
 
-    def marginals(self, words: Words | Sentence, temperature: float = 1.0
+    @property
+    def temperature(self) -> float | None:
+        """The temperature of :meth:`marginals` fitted on dev when the model was trained
+        (its ``calibration.json``); None for a model without one (T = 1 is used)."""
+        return getattr(self._loaded, "fitted_temperature", None)
+
+    def marginals(self, words: Words | Sentence, temperature: float | None = None
                   ) -> tuple[Sentence, np.ndarray]:
         """Parse one sentence (as :meth:`parse`) and give its head probabilities: float64
         [n+1, n+1], ``probs[h, m]`` = P(h -> m) (column 0 and the diagonal 0; each word's
-        column sums to 1), exact marginals of p(tree) ∝ exp(sum of arc scores / ``temperature``)
-        over the trees the model's decoder returns (projective or not, single-root as it is).
-        Graph models only (ConfigError otherwise); a second-order model gives the first-order
-        marginals of its arc parts (:meth:`dparse.graph.model.GraphModel.parse_marginals`).
+        column sums to 1), marginals of p(tree) ∝ exp(score(tree) / ``temperature``) (None:
+        :attr:`temperature`, the one fitted at training, else 1) over the parts the decoder
+        reads: a first-order model's arcs over its decoder's trees (projective or not,
+        single-root as it is); a second-order model's arcs, siblings and grandparents over
+        projective trees (exact for eisner2-*, an approximation for dd2:
+        :mod:`dparse.graph.distribution`). Graph models only (ConfigError otherwise).
 
         Example::
 

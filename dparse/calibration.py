@@ -20,16 +20,19 @@ bins and averages |accuracy - mean probability| over the bins, weighted by their
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from itertools import zip_longest
+from pathlib import Path
 from typing import TypeVar
 
 import numpy as np
 
 from dparse.conll import PathLike, Sentence, read_conll
-from dparse.errors import InputError
+from dparse.errors import DparseError, InputError
+from dparse.outputs import write_text
 from dparse.punct import excluded
 from dparse.trees import tree_mask
 
@@ -40,6 +43,7 @@ MAX_ALTERNATIVES = 3
 DEFAULT_THRESHOLD = 0.01
 BINS = 10
 ARC_HEADER = "sentence\tdependent\thead\tprobability\tchosen\n"
+CALIBRATION_FILE = "calibration.json"  # in a model directory: the temperature fitted on dev
 S = TypeVar("S")  # one sentence's part scores, as a log_partition reads them
 # golden-section search range of T and its tolerance on log T
 T_RANGE = (1e-3, 1e4)
@@ -90,14 +94,15 @@ def arc_rows(position: int, probs: np.ndarray, heads: np.ndarray,
 @dataclass(frozen=True)
 class MarginalsOutput:
     """What :meth:`dparse.Parser.parse_file` writes of a graph model's head probabilities at
-    ``temperature``: with ``misc``, :func:`head_attributes` in each word's MISC (CoNLL-U);
-    with ``table``, the TSV file of :func:`arc_rows`; ``threshold``: the least probability of
-    an alternative head or a row."""
+    ``temperature`` (None: the model's fitted one, :data:`CALIBRATION_FILE`, else 1): with
+    ``misc``, :func:`head_attributes` in each word's MISC (CoNLL-U); with ``table``, the TSV
+    file of :func:`arc_rows`; ``threshold``: the least probability of an alternative head or
+    a row."""
 
     misc: bool = True
     table: PathLike | None = None
     threshold: float = DEFAULT_THRESHOLD
-    temperature: float = 1.0
+    temperature: float | None = None
 
 
 @dataclass(frozen=True)
@@ -112,6 +117,34 @@ class TemperatureFit:
     nll: float
     sentences: int
     skipped: int
+
+
+def write_calibration(directory: Path, fit: TemperatureFit) -> None:
+    """Write ``fit`` into the model directory being saved, as :data:`CALIBRATION_FILE`:
+    {"temperature": T, "dev_nll_at_1": ..., "dev_nll": ... (mean per sentence),
+    "dev_sentences": ..., "dev_skipped": ...}."""
+    write_text(directory / CALIBRATION_FILE, json.dumps(
+        {"temperature": fit.temperature, "dev_nll_at_1": fit.nll_at_1, "dev_nll": fit.nll,
+         "dev_sentences": fit.sentences, "dev_skipped": fit.skipped}, indent=1) + "\n")
+
+
+def read_calibration(directory: Path) -> TemperatureFit | None:
+    """The fit :func:`write_calibration` saved in a model directory; None without the file
+    (a model trained without dev data, or before temperatures were fitted at training).
+    DparseError naming the file when it is malformed."""
+    path = directory / CALIBRATION_FILE
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        fit = TemperatureFit(float(data["temperature"]), float(data["dev_nll_at_1"]),
+                             float(data["dev_nll"]), int(data["dev_sentences"]),
+                             int(data["dev_skipped"]))
+    except (ValueError, KeyError, TypeError) as exc:
+        raise DparseError(f"{path}: not a temperature fit ({exc})") from exc
+    if not (math.isfinite(fit.temperature) and fit.temperature > 0):
+        raise DparseError(f"{path}: the temperature must be positive, got {fit.temperature}")
+    return fit
 
 
 def fit_temperature(pairs: Iterable[tuple[S, np.ndarray]],

@@ -94,15 +94,15 @@ def stream_options(verb: str) -> Callable[[Callable[..., None]], Callable[..., N
               default=0.01,
               show_default=True, help="Least probability of a HeadAlt head or a "
               "--marginals-file row.")
-@click.option("--temperature", type=click.FloatRange(0.0, min_open=True), default=1.0,
-              show_default=True, help="The temperature T of --marginals: p(tree) ∝ exp(score "
-              "/ T); fit it on dev with dparse.Parser.fit_temperature.")
+@click.option("--temperature", type=click.FloatRange(0.0, min_open=True), default=None,
+              help="The temperature T of --marginals: p(tree) ∝ exp(score / T). Default: the "
+              "T fitted on dev when the model was trained (its calibration.json), else 1.")
 @model_set_option
 def parse(model_dir: str, input: str, output: str, decoder_name: str | None, fmt: str,
           encoding: str, as_json: bool, jobs: int, shard_text: str | None, chunk_size: int,
           forest_path: str | None, kbest: int | None, constraint_mode: str | None,
           forbid_path: str | None, with_marginals: bool, marginals_file: str | None,
-          marginals_threshold: float, temperature: float, tags: str,
+          marginals_threshold: float, temperature: float | None, tags: str,
           overrides: tuple[str, ...]) -> None:
     """Parse INPUT (a CoNLL-X, CoNLL-U or Malt-TAB file; stdin by default) with MODEL_DIR.
 
@@ -166,6 +166,11 @@ def parse(model_dir: str, input: str, output: str, decoder_name: str | None, fmt
                               encoding=encoding, batch_size=chunk_size, shard=shard_text,
                               forest=forest_path, kbest=kbest, constraints=constraint_mode,
                               forbid=forbid_path, marginals=marginals)
+    if marginals is not None and temperature is None:
+        fitted = parser.temperature
+        click.echo("head probabilities at " + (
+            f"T = {fitted:.4f}, fitted on dev at training" if fitted is not None else
+            "T = 1: the model has no fitted temperature (calibration.json)"), err=True)
     report(stats, jobs, as_json, "parsed")
 
 

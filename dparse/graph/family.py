@@ -22,7 +22,6 @@ if TYPE_CHECKING:
     from dparse.constraints import Constraints
     from dparse.decoders import Decoder
     from dparse.epochs import EpochReport, TrainResult
-    from dparse.graph.distribution import PartScores
     from dparse.graph.model import GraphModel
     from dparse.hypergraph.forest import OnForest
     from dparse.sections import ExperimentConfig
@@ -52,36 +51,31 @@ class GraphParser:
 
         return parse_constrained(self.model, items, self.decoder, self.single_root, timer)
 
+    @property
+    def fitted_temperature(self) -> float | None:
+        """The temperature fitted on dev at training (the model's calibration.json); None
+        for a model without one."""
+        fit = self.model.calibration
+        return None if fit is None else fit.temperature
+
     def parse_marginals(self, sentences: Iterable[Sentence], timer: ParseTimer,
-                        temperature: float = 1.0) -> Iterator[tuple[Sentence, np.ndarray]]:
+                        temperature: float | None = None
+                        ) -> Iterator[tuple[Sentence, np.ndarray]]:
         """The sentences parsed as :meth:`parse` does, each with its head probabilities
-        float64 [n+1, n+1] at ``temperature``
+        float64 [n+1, n+1] at ``temperature`` (None: :attr:`fitted_temperature`, else 1)
         (:meth:`dparse.graph.model.GraphModel.parse_marginals`)."""
         self._check_marginals()
+        if temperature is None:
+            temperature = self.fitted_temperature or 1.0
         return self.model.parse_marginals(sentences, self.decoder, self.single_root, timer,
                                           temperature)
 
     def fit_temperature(self, sentences: Iterable[Sentence]) -> TemperatureFit:
         """The temperature under which the sentences' gold trees are most likely, in the
         distribution whose marginals :meth:`parse_marginals` gives
-        (:class:`dparse.graph.distribution.TreeDistribution`,
-        :func:`dparse.calibration.fit_temperature`)."""
-        from dparse.calibration import fit_temperature
-        from dparse.graph.distribution import TreeDistribution
-        from dparse.graph.model import PartScratch
-
+        (:meth:`dparse.graph.model.GraphModel.fit_temperature`)."""
         self._check_marginals()
-        model = self.model
-        distribution = TreeDistribution.of(self.decoder, self.single_root)
-        scratch = PartScratch()
-
-        def scores(sentence: Sentence) -> PartScores:
-            arc, _, parts = model.score_parts(model.vocab.encode(sentence), None, False, scratch)
-            return distribution.parts(arc, parts)
-
-        return fit_temperature(((scores(s), s.heads) for s in sentences),
-                               distribution.log_partition, distribution.tree_score,
-                               distribution.projective, distribution.single_root)
+        return self.model.fit_temperature(sentences, self.decoder, self.single_root)
 
     def _check_marginals(self) -> None:
         if not self.model.gives_marginals:

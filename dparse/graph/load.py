@@ -5,13 +5,21 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from dparse.calibration import read_calibration
 from dparse.graph.model import ArcFactoredModel, GraphModel
 from dparse.modeldir import PRUNER_DIR, PRUNER_FILE, WEIGHTS_FILE, check_model_dir, load_arrays
 
 
 def load_model(directory: Path) -> GraphModel:
     """Load a first-, second- or third-order model directory (the weights file says which),
-    checked against its manifest, with its pruner (``pruner/``) if it has one."""
+    checked against its manifest, with its pruner (``pruner/``) if it has one and its
+    temperature fitted at training (``calibration.json``) if it has one."""
+    model = _load(directory)
+    model.calibration = read_calibration(directory)
+    return model
+
+
+def _load(directory: Path) -> GraphModel:
     check_model_dir(directory)
     data = load_arrays(directory / WEIGHTS_FILE)
     second_order = "sib_bits" in data

@@ -16,7 +16,7 @@ import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import ClassVar, Protocol
+from typing import TYPE_CHECKING, ClassVar, Protocol
 
 import numpy as np
 
@@ -37,6 +37,10 @@ from dparse.modeldir import (
 from dparse.templates import ARC, check_templates, write_templates
 from dparse.timer import ParseTimer
 from dparse.vocab import EncodedSentence, Vocabulary
+
+if TYPE_CHECKING:
+    from dparse.calibration import TemperatureFit
+    from dparse.graph.distribution import PartScores
 
 
 def best_labels(label: np.ndarray, heads: np.ndarray) -> np.ndarray:
@@ -109,6 +113,8 @@ class GraphModel(SavedModel):
     pruner: ArcPruner | None  # the first-order pruner, if the model prunes
     # whether score_parts' arc scores and its decoder make the model's tree (parse_marginals)
     gives_marginals: ClassVar[bool] = True
+    # the temperature of its head probabilities fitted on dev at training (calibration.json)
+    calibration: TemperatureFit | None = None
 
     @property
     def size(self) -> int:
@@ -177,6 +183,13 @@ class GraphModel(SavedModel):
         """phi(gold) - phi(predicted) as a sparse vector (indices int64, values float64)."""
         raise NotImplementedError
 
+    def write_calibration(self, directory: Path) -> None:
+        """Write the fitted temperature, if any, into the model directory being saved."""
+        if self.calibration is not None:
+            from dparse.calibration import write_calibration
+
+            write_calibration(directory, self.calibration)
+
     def with_weights(self, weights: np.ndarray) -> GraphModel:
         """A copy with ``weights`` instead of the model's, sharing everything else (an empty
         vector: what a training worker is sent, scoring with its learner's weights)."""
@@ -207,6 +220,25 @@ class GraphModel(SavedModel):
             timer.sentences += 1
             timer.tokens += len(sent)
             yield sent.with_parse(heads, deprels)
+
+    def fit_temperature(self, sentences: Iterable[Sentence], decoder: Decoder,
+                        single_root: bool = True) -> TemperatureFit:
+        """The temperature of :meth:`parse_marginals` under which the sentences' gold trees
+        are most likely (:func:`dparse.calibration.fit_temperature` over the parts that the
+        decoder's :class:`dparse.graph.distribution.TreeDistribution` reads)."""
+        from dparse.calibration import fit_temperature
+        from dparse.graph.distribution import TreeDistribution
+
+        distribution = TreeDistribution.of(decoder, single_root)
+        scratch = PartScratch()
+
+        def scores(sentence: Sentence) -> PartScores:
+            arc, _, parts = self.score_parts(self.vocab.encode(sentence), None, False, scratch)
+            return distribution.parts(arc, parts)
+
+        return fit_temperature(((scores(s), s.heads) for s in sentences),
+                               distribution.log_partition, distribution.tree_score,
+                               distribution.projective, distribution.single_root)
 
     def parse_marginals(
         self,
@@ -324,6 +356,7 @@ class ArcFactoredModel(GraphModel):
         )
         self.vocab.save(directory / VOCAB_FILE)
         write_templates(directory, ARC)
+        self.write_calibration(directory)
         if self.pruner is not None:
             self.pruner.write_files(directory / PRUNER_DIR)
 

@@ -130,6 +130,7 @@ class SecondOrderModel(GraphModel):
         )
         self.vocab.save(directory / VOCAB_FILE)
         write_templates(directory, ARC, O2)
+        self.write_calibration(directory)
         self.pruner.write_files(directory / PRUNER_DIR)
 
     @classmethod

@@ -30,6 +30,7 @@ from dparse.epochs import (
     read_split,
     training_vocabulary,
 )
+from dparse.errors import InputError
 from dparse.graph.model import ArcFactoredModel, GraphModel
 from dparse.graph.online import EpochStats, GraphShard, run_epoch
 from dparse.graph.pruner import pruning_recall, train_pruner
@@ -41,8 +42,10 @@ from dparse.mixing import Engine, MixedTraining, run_mixed_epochs, shards
 from dparse.timer import ParseTimer
 from dparse.vocab import EncodedSentence, Vocabulary
 
-if TYPE_CHECKING:  # the cluster's modules: imported to train on several workers only
-    from dparse.batch.engines import WorkerOptions
+if TYPE_CHECKING:
+    from dparse.batch.engines import WorkerOptions  # imported to train on several workers only
+    from dparse.calibration import TemperatureFit
+    from dparse.conll import Sentence
 
 log = logging.getLogger(__name__)
 
@@ -161,4 +164,24 @@ def _train(cfg: ExperimentConfig, progress: bool,
             MixedTraining(engine, jobs, tc.seed if tc.shuffle else None, workers.mixing),
             tc.epochs, lambda epoch, parts, weights: close_epoch(
                 epoch, EpochStats.merged(parts), weights), progress)
-    return best.finish(model, result, start)
+    best.finish(model, result, start)
+    if dev_sents and model.gives_marginals:
+        model.calibration = fit_dev_temperature(model, dev_decoder, single_root, dev_sents)
+    return result
+
+
+def fit_dev_temperature(model: GraphModel, decoder: Decoder, single_root: bool,
+                        dev_sents: list[Sentence]) -> TemperatureFit | None:
+    """The temperature of the trained model's head probabilities under which the dev gold
+    trees are most likely (:meth:`GraphModel.fit_temperature`), saved with the model; None
+    (logged) when no dev tree can be scored."""
+    t0 = time.perf_counter()
+    try:
+        fit = model.fit_temperature(dev_sents, decoder, single_root)
+    except InputError as exc:
+        log.warning("no temperature fitted for head probabilities: %s", exc)
+        return None
+    log.info("head probabilities: temperature %.4f fitted on %d dev sentences (%d skipped), "
+             "dev NLL per sentence %.3f at T=1, %.3f at T (%.1f s)", fit.temperature,
+             fit.sentences, fit.skipped, fit.nll_at_1, fit.nll, time.perf_counter() - t0)
+    return fit

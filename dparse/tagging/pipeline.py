@@ -292,8 +292,13 @@ class TaggingParser:
         return constrained_parse(self.parser, ((s, pending.popleft()) for s in tagged), timer,
                                  "the pipeline's parser")
 
+    @property
+    def fitted_temperature(self) -> float | None:
+        """The parser's temperature fitted at training (a graph model's), or None."""
+        return getattr(self.parser, "fitted_temperature", None)
+
     def parse_marginals(self, sentences: Iterable[Sentence], timer: ParseTimer,
-                        temperature: float = 1.0) -> Iterator[tuple[Sentence, Any]]:
+                        temperature: float | None = None) -> Iterator[tuple[Sentence, Any]]:
         """The sentences tagged, then parsed with their head probabilities by the parser's
         ``parse_marginals`` (a graph model's); ConfigError for a parser without it."""
         if not hasattr(self.parser, "parse_marginals"):

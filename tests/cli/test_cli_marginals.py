@@ -61,7 +61,9 @@ def test_marginals_add_misc_attributes_and_change_nothing_else(tiny_first_order:
     run_parse(model, str(files / "in.conllu"), "-o", str(plain))
     table = files / "arcs.tsv"
     alone = files / "alone.conllu"
-    run_parse(model, str(files / "in.conllu"), "-o", str(alone), "--marginals-file", str(table))
+    said = run_parse(model, str(files / "in.conllu"), "-o", str(alone), "--marginals-file",
+                     str(table))
+    assert "head probabilities at T = 1: the model has no fitted temperature" in said
     assert alone.read_bytes() == plain.read_bytes()  # the table alone leaves the parse's bytes
     probs_out = files / "probs.conllu"
     run_parse(model, str(files / "in.conllu"), "-o", str(probs_out), "--marginals",

@@ -136,3 +136,57 @@ def test_training_without_dev_keeps_the_last_epoch(slices: Path) -> None:
 def test_missing_treebank_is_reported(slices: Path) -> None:
     with pytest.raises(DparseError, match="nope.conllu: treebank not found"):
         train(_config(slices, train="nope.conllu"), progress=False)
+
+
+def test_the_dev_temperature_is_saved_beside_unchanged_weights(
+        slices: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Training with dev data fits the head probabilities' temperature on dev and saves it
+    as calibration.json; every other file of the model is byte for byte what training
+    without the fit writes; loaded, the model's marginals use it unless told otherwise; a
+    model without the file uses T = 1."""
+    import json
+
+    import dparse
+    import dparse.graph.training as training
+    from dparse.calibration import CALIBRATION_FILE
+    from dparse.modeldir import MANIFEST_FILE
+
+    cfg = _config(slices, "training.epochs=1", train="small.conllu")
+    save_model(train(cfg, progress=False), cfg, tmp_path / "fitted")
+    monkeypatch.setattr(training, "fit_dev_temperature", lambda *args: None)
+    save_model(train(cfg, progress=False), cfg, tmp_path / "plain")
+    monkeypatch.undo()
+
+    fitted, plain = tmp_path / "fitted", tmp_path / "plain"
+    files = {p.relative_to(fitted) for p in fitted.rglob("*") if p.is_file()}
+    assert files - {p.relative_to(plain) for p in plain.rglob("*") if p.is_file()} == {
+        Path(CALIBRATION_FILE)}
+    for rel in files - {Path(CALIBRATION_FILE), Path(MANIFEST_FILE)}:
+        assert (fitted / rel).read_bytes() == (plain / rel).read_bytes(), rel
+    saved = json.loads((fitted / CALIBRATION_FILE).read_text())
+    assert saved["dev_sentences"] + saved["dev_skipped"] == 300
+    assert 0.05 < saved["temperature"] < 20 and saved["dev_nll"] <= saved["dev_nll_at_1"]
+
+    parser, old = dparse.load(fitted), dparse.load(plain)
+    assert parser.temperature == saved["temperature"] and old.temperature is None
+    assert parser.fit_temperature(slices / "dev.conllu").temperature == pytest.approx(
+        saved["temperature"], rel=1e-12)
+    words = ["She", "reads", "old", "books", "."]
+    for model, t in ((parser, saved["temperature"]), (old, 1.0)):
+        default = model.marginals(words)[1]
+        np.testing.assert_array_equal(default, model.marginals(words, temperature=t)[1])
+        assert not np.array_equal(default, model.marginals(words, temperature=2 * t)[1])
+
+
+def test_a_malformed_calibration_file_is_named(tmp_path: Path) -> None:
+    from dparse.calibration import CALIBRATION_FILE, read_calibration
+
+    assert read_calibration(tmp_path) is None
+    (tmp_path / CALIBRATION_FILE).write_text('{"temperature": 0.9}')
+    with pytest.raises(DparseError, match=f"{CALIBRATION_FILE}: not a temperature fit"):
+        read_calibration(tmp_path)
+    (tmp_path / CALIBRATION_FILE).write_text(
+        '{"temperature": -1, "dev_nll_at_1": 1, "dev_nll": 1, "dev_sentences": 1, '
+        '"dev_skipped": 0}')
+    with pytest.raises(DparseError, match="must be positive"):
+        read_calibration(tmp_path)
