@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import click
 
@@ -71,6 +72,15 @@ _FILE = click.Path(exists=True, dir_okay=False, allow_dash=True)
     "calibration error over 10 equal-width bins and the reliability table (JSON: "
     "\"calibration\").",
 )
+@click.option(
+    "--calibration-plot",
+    "calibration_plot",
+    type=click.Path(dir_okay=False),
+    default=None,
+    metavar="FILE.svg",
+    help="With --calibration: also draw the reliability diagram (accuracy against HeadProb per "
+    "bin, the diagonal, the share of words per bin, the ECE) into FILE.svg (plain SVG).",
+)
 @click.option("--encoding", default="utf-8", show_default=True, help="Encoding of all input files.")
 @skip_invalid_trees_option
 @click.option(
@@ -91,6 +101,7 @@ def eval_command(
     train: str | None,
     plot_dir: str | None,
     calibration: bool,
+    calibration_plot: str | None,
     encoding: str,
     fmt: str,
     skip_invalid_trees: bool,
@@ -115,9 +126,13 @@ def eval_command(
       dparse eval ../shared/data/en_ewt/test.conllu test.parsed.conllu --other test.eisner.conllu \\
           --other dd.conllu --punct upos --detail
       dparse eval ../shared/data/en_ewt/test.conllu test.probs.conllu --calibration
+      dparse eval ../shared/data/en_ewt/test.conllu test.probs.conllu --calibration \\
+          --calibration-plot test.reliability.svg
     """
     if train is not None and not detail:
         raise click.UsageError("--train is for --detail (accuracy on unseen words)")
+    if calibration_plot is not None and not calibration:
+        raise click.UsageError("--calibration-plot draws what --calibration scores: give both")
     result = score_system(gold, system, punct, others, detail, train,
                           None if fmt == "auto" else fmt, encoding, skip_invalid_trees,
                           compare=plot_dir is not None)
@@ -142,6 +157,14 @@ def eval_command(
 
         calibrated = calibration_of_files(gold, system, punct, None if fmt == "auto" else fmt,
                                           encoding)
+        if calibration_plot is not None:
+            from dparse.outputs import write_text
+            from dparse.reports.reliability import reliability_svg
+
+            write_text(calibration_plot, reliability_svg([(Path(system).name, calibrated)],
+                                                         f"Reliability of {Path(system).name}"))
+            click.echo(f"dparse eval: wrote the reliability diagram to {calibration_plot}",
+                       err=True)
     if as_json:
         report = result.as_dict()
         if calibrated is not None:

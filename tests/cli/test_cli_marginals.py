@@ -106,6 +106,15 @@ def test_eval_calibration_reports_the_ece_of_the_head_probabilities(tiny_first_o
     text = CliRunner().invoke(eval_command, [str(files / "in.conllu"), str(out),
                                              "--calibration"]).output
     assert "10 equal-width bins): ECE" in text
+    svg = files / "cal.svg"
+    drawn = CliRunner().invoke(eval_command, [str(files / "in.conllu"), str(out),
+                                              "--calibration", "--calibration-plot", str(svg)])
+    assert drawn.exit_code == 0, drawn.output
+    assert f"ECE {100 * want.ece:.2f}%" in svg.read_text()
+    alone = CliRunner().invoke(eval_command, [str(files / "in.conllu"), str(out),
+                                              "--calibration-plot", str(files / "no.svg")])
+    assert alone.exit_code == 2 and "give both" in alone.output
+    assert not (files / "no.svg").exists()
     tagged = files / "tagged.conllu"
     tagged.write_text("".join(
         "\t".join([*c[:6], "_", "_", *c[8:]]) + "\n" if len(c) == 10 else "\t".join(c) + "\n"
