@@ -16,9 +16,11 @@ def test_the_table_holds_a_row_per_model(tiny_first_order: Path, tmp_path: Path)
     out = tmp_path / "marginals.md"
     dev = str(tiny_first_order / "dev.conllu")
     main(["--models", str(tiny_first_order / "model"), "--dev", dev, "--test", dev,
-          "--rounds", "1", "--out", str(out)])
+          "--rounds", "1", "--out", str(out), "--plot", str(tmp_path / "r.svg")])
     text = out.read_text()
-    row = re.search(r"^\| model \| cle \| (\d+\.\d+) \| .* \| (\d+\.\d+)% \| (\d+\.\d+)% \| "
+    assert "ECE" in (tmp_path / "r.svg").read_text() and "(r.svg)" in text
+    row = re.search(r"^\| model \| cle \| arcs, all trees \| (\d+\.\d+) \| [\d.]+ \| .* \| "
+                    r"(\d+\.\d+)% \| (\d+\.\d+)% \| "
                     r"[\d.]+ \([\d.]+\) \| [\d.]+ \([\d.]+\) \| [\d.]+x \([\d.]+x\) \|$",
                     text, re.MULTILINE)
     assert row is not None, text
