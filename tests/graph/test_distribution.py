@@ -13,7 +13,10 @@ from bruteforce import all_trees, tree_score2, tree_scores
 
 from dparse.calibration import fit_temperature
 from dparse.decoders import get_decoder
+from dparse.errors import InputError
 from dparse.graph.distribution import PartScores, TreeDistribution, tree_parts
+from dparse.graph.model import GraphModel
+from dparse.trees import tree_mask
 
 SEED = int(os.environ.get("DPARSE_TEST_SEED", "0"))
 
@@ -137,3 +140,60 @@ def test_part_scores_keep_every_non_zero_entry() -> None:
     scores = PartScores.of(arc, parts)
     for name in ("sib", "grand"):
         np.testing.assert_array_equal(scores.dense(name, 2.0), parts[name] / 2.0)
+
+
+class _Vocab:
+    labels = ["_", "dep"]
+
+    @staticmethod
+    def encode(sentence: object) -> object:
+        return sentence
+
+
+class _RandomPartsModel(GraphModel):
+    """A graph model whose part scores are fixed random arrays (the arcs of words 2 and 4
+    pruned as a pruner would: -inf arcs, 0 parts), to check what parse_marginals and
+    fit_temperature compute from score_parts."""
+
+    def __init__(self, arc: np.ndarray, parts: dict[str, np.ndarray]) -> None:
+        self.vocab = _Vocab()
+        self.pruner = None
+        self.arc, self.parts = arc, parts
+
+    def score_parts(self, enc, weights, cost_augmented, scratch=None):  # noqa: ANN001, ANN201
+        label = np.ones(self.arc.shape, dtype=np.int32)
+        return self.arc.copy(), label, {k: v.copy() for k, v in self.parts.items()}
+
+
+def test_parse_marginals_are_those_of_the_decoders_distribution() -> None:
+    from dparse.graph.marginals import arc_marginals
+    from dparse.graph.marginals2 import second_order_marginals
+
+    from dparse.conll import as_sentence
+
+    rng = np.random.default_rng([SEED, 19])
+    n = 7
+    arc, parts = random_parts(rng, n)
+    arc[np.isneginf(arc)] = 0.0
+    arc[[1, 3], 4] = arc[5, 2] = -np.inf
+    model = _RandomPartsModel(arc, parts)
+    sentence = as_sentence([f"w{i}" for i in range(1, n + 1)])
+    for name in ("eisner2-sibgp", "dd2", "eisner", "cle"):
+        decoder = get_decoder(name)
+        parsed, probs = next(model.parse_marginals([sentence], decoder, True, temperature=0.7))
+        accepted = {k: v for k, v in parts.items() if k in decoder.parts}
+        assert (parsed.heads == decoder.decode(arc, single_root=True, **accepted)).all()
+        if name in ("eisner2-sibgp", "dd2"):
+            want = second_order_marginals(arc / 0.7, parts["sib"] / 0.7, parts["grand"] / 0.7)[1]
+        else:
+            want = arc_marginals(arc / 0.7, name == "eisner")[1]
+        np.testing.assert_allclose(probs, want, atol=1e-12)
+        dist = TreeDistribution.of(decoder, True)
+        if not tree_mask(parsed.heads, single_root=True, projective=dist.projective):
+            with pytest.raises(InputError, match="no gold tree"):  # dd2's crossing tree
+                model.fit_temperature([parsed], decoder)
+            continue
+        fit = model.fit_temperature([parsed], decoder)
+        scores = dist.parts(arc, accepted)
+        assert fit.nll_at_1 == pytest.approx(dist.log_partition(scores) - dist.tree_score(
+            scores, parsed.heads), abs=1e-9)
