@@ -1,7 +1,7 @@
 # cython: language_level=3
 """The K best trees of the exact first- and second-order decoders: projective (k-best Eisner,
 first order and Koo and Collins's second-order Model 1) and non-projective first order (k-best
-spanning arborescences by partitioning).
+spanning arborescences, Camerini et al. 1980).
 
 Each takes its decoder's scores (float64 [n+1, n+1] ``arc[h, m]`` for the arc h -> m, column 0
 and the diagonal ignored; for second order also ``sib`` and ``grand`` [n+1]^3 as
@@ -27,24 +27,27 @@ its unique predecessor ((e, j - b2) if j2 > 0, else (e, j - b1)), so no candidat
 twice. Then O(K n log K)-ish for the K best at the top node, besides the O(n) initialization
 of each node reached.
 
-Non-projective, :func:`kbest_cle`: Lawler's (1972) partitioning, as Camerini, Fratta and
-Maffioli (1980) apply it to arborescences: a subproblem is a set of forced arcs and a set of
-forbidden arcs, solved by the single-root-exact Chu-Liu-Edmonds of dparse/graph/cle.pyx on the
-scores with the other heads of each forced word and every forbidden arc disallowed (a tree
-using a disallowed arc means the subproblem has no tree: CLE uses one only when no tree avoids
-it). The subproblems wait in a heap by their best tree's score; popping one lists its tree T
-and splits the rest of its trees, for T's free words m1 < m2 < ... in turn, into the
-subproblem that forces T's arcs into m1..m(i-1) and forbids T's arc into mi. Exact and
-distinct (the subproblems partition the trees); (K - 1) n + 1 CLE calls at most, each O(n^2),
-on one masked copy of the scores per popped subproblem, changed in place from child to child:
-O(K n^3) time, O(n^2 + K n) memory (the forbidden arcs are shared lists through the
-subproblems' ancestry). (Camerini et al.'s O(K n^2) algorithm, which Zmigrod, Vieira and
-Cotterell 2021 restate with the single-root constraint, finds each next tree from the
-contraction tree instead; it is not what is built here.)
+Non-projective, :func:`kbest_cle`: Camerini, Fratta and Maffioli's (1980) k-best spanning
+arborescences, with the root constraint as Zmigrod, Vieira and Cotterell (2021) add it. A
+subproblem is a set of forced arcs and a set of forbidden arcs, held with its best tree A
+(already listed) and its second-best tree B and an arc e of A that B lacks. The subproblems
+wait in a heap by B's score; popping one lists B and splits the subproblem's other trees into
+the subproblem with e forced (best tree A) and the one with e forbidden (best tree B), each
+pushed with its own second tree. The second tree of a subproblem (scores with the other heads of
+each forced word and the forbidden arcs disallowed): without the root constraint, the next
+arborescence after A, from the contraction history (dparse/graph/camerini.pyx, O(n^2)); with it,
+the better of that next arborescence when every root arc but A's 0 -> a is disallowed (trees
+keeping A's root arc, which all have one root child) and the single-root decoder's best tree
+with 0 -> a forbidden too (trees with another root arc; cle_decode, O(n^2)). Exact and distinct
+(the subproblems partition the trees); the first tree is the ``cle`` decoder's; each later tree
+costs two second-tree searches, O(n^2) each: O(K n^2) time, O(K n + n^2) memory (the forbidden
+arcs are shared lists through the subproblems' ancestry).
 
 Ties: equal scores come out in the order their candidates entered the heap (each heap orders
-by score, then by insertion), which is deterministic; the first tree is the 1-best decoder's
-(second order: a best tree, the decoder's up to ties).
+by score, then by insertion: for :func:`kbest_cle` the subproblem with e forced before the one
+with e forbidden), which is deterministic; among equally good second trees of a subproblem the
+one keeping the root arc wins, then camerini.pyx's first swap. The first tree is the 1-best
+decoder's (second order: a best tree, the decoder's up to ties).
 """
 
 from libc.math cimport INFINITY
@@ -861,8 +864,8 @@ cdef checked_part(part, Py_ssize_t n, str name):
 
 
 def kbest_cle(const score_t[:, ::1] arc not None, Py_ssize_t k, bint single_root=True):
-    """The k best spanning arborescences under arc scores: Lawler's partitioning over
-    Chu-Liu-Edmonds (Camerini, Fratta and Maffioli 1980), O(k n^3).
+    """The k best spanning arborescences under arc scores: Camerini, Fratta and Maffioli (1980),
+    each next tree from the contraction history, single root as Zmigrod et al. (2021), O(k n^2).
 
     arc: float64 [n+1, n+1], C-contiguous, n >= 1 (as :func:`dparse.graph.cle.chu_liu_edmonds`);
     k >= 1; single_root: exactly one word attached to the root.
