@@ -11,3 +11,12 @@ cdef int cle_decode(const score_t* arc, Py_ssize_t n, bint single_root,
 # (heads[0] = -1). single_root: exactly one word attached to the root. Returns DECODE_OK,
 # DECODE_NO_MEMORY, DECODE_POSITIVE_INF or DECODE_TOO_LONG (n >= 46340) (see
 # dparse/_ext/types.pxd); n >= 1.
+
+
+cdef void dismantle(Py_ssize_t N, const char* alive, const int* node, const int* parent,
+                    const int* first_child, const int* next_sibling, const int* enter,
+                    int* stack, head_t* heads) noexcept nogil
+# Reads the tree off a contraction forest into heads[1..N-1]: slots v = 1..N-1 with alive[v]
+# hold the top forest nodes node[v]; forest node x (words 0..N-1, then contracted cycles) has
+# parent[x] (-1 at a top), children first_child[x] -> next_sibling[...] (-1 ends) and the
+# original arc enter[x] = h * N + m it picked (m inside x). stack: scratch of 2N ints.

@@ -162,32 +162,33 @@ cdef int attach(GraphC* g, int v, int* next_node) noexcept nogil:
     return contract(g, k, next_node)
 
 
-cdef void expand(GraphC* g, head_t* heads) noexcept nogil:
+cdef void dismantle(Py_ssize_t N, const char* alive, const int* node, const int* parent,
+                    const int* first_child, const int* next_sibling, const int* enter,
+                    int* stack, head_t* heads) noexcept nogil:
     """Reads the tree off the contraction forest: each top node's arc enters it at a word m;
     the forest nodes on the path from m up to it are dissolved and their other members become
     top nodes, whose own (cycle) arcs are used in turn."""
-    cdef Py_ssize_t N = g.N, v
-    cdef int* stack = g.stack
+    cdef Py_ssize_t v
     cdef int top = 0, x, y, p, c, h, m
     for v in range(1, N):
-        if g.alive[v]:
-            stack[top] = g.node[v]
+        if alive[v]:
+            stack[top] = node[v]
             top += 1
     while top > 0:
         top -= 1
         x = stack[top]
-        h = g.enter[x] // <int>N
-        m = g.enter[x] - h * <int>N
+        h = enter[x] // <int>N
+        m = enter[x] - h * <int>N
         heads[m] = h
         y = m
         while y != x:
-            p = g.parent[y]
-            c = g.first_child[p]
+            p = parent[y]
+            c = first_child[p]
             while c >= 0:
                 if c != y:
                     stack[top] = c
                     top += 1
-                c = g.next_sibling[c]
+                c = next_sibling[c]
             y = p
 
 
@@ -221,7 +222,8 @@ cdef void maximum_arborescence(GraphC* g, const score_t* arc, score_t floor,
         if r >= 0:
             g.stack[top] = r
             top += 1
-    expand(g, heads)
+    dismantle(N, g.alive, g.node, g.parent, g.first_child, g.next_sibling, g.enter, g.stack,
+              heads)
 
 
 cdef bint best_heads_tree(const score_t* arc, Py_ssize_t n, bint single_root, head_t* heads,

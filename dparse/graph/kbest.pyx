@@ -1,7 +1,7 @@
 # cython: language_level=3
 """The K best trees of the exact first- and second-order decoders: projective (k-best Eisner,
 first order and Koo and Collins's second-order Model 1) and non-projective first order (k-best
-spanning arborescences by partitioning).
+spanning arborescences, Camerini et al. 1980).
 
 Each takes its decoder's scores (float64 [n+1, n+1] ``arc[h, m]`` for the arc h -> m, column 0
 and the diagonal ignored; for second order also ``sib`` and ``grand`` [n+1]^3 as
@@ -27,24 +27,27 @@ its unique predecessor ((e, j - b2) if j2 > 0, else (e, j - b1)), so no candidat
 twice. Then O(K n log K)-ish for the K best at the top node, besides the O(n) initialization
 of each node reached.
 
-Non-projective, :func:`kbest_cle`: Lawler's (1972) partitioning, as Camerini, Fratta and
-Maffioli (1980) apply it to arborescences: a subproblem is a set of forced arcs and a set of
-forbidden arcs, solved by the single-root-exact Chu-Liu-Edmonds of dparse/graph/cle.pyx on the
-scores with the other heads of each forced word and every forbidden arc disallowed (a tree
-using a disallowed arc means the subproblem has no tree: CLE uses one only when no tree avoids
-it). The subproblems wait in a heap by their best tree's score; popping one lists its tree T
-and splits the rest of its trees, for T's free words m1 < m2 < ... in turn, into the
-subproblem that forces T's arcs into m1..m(i-1) and forbids T's arc into mi. Exact and
-distinct (the subproblems partition the trees); (K - 1) n + 1 CLE calls at most, each O(n^2),
-on one masked copy of the scores per popped subproblem, changed in place from child to child:
-O(K n^3) time, O(n^2 + K n) memory (the forbidden arcs are shared lists through the
-subproblems' ancestry). (Camerini et al.'s O(K n^2) algorithm, which Zmigrod, Vieira and
-Cotterell 2021 restate with the single-root constraint, finds each next tree from the
-contraction tree instead; it is not what is built here.)
+Non-projective, :func:`kbest_cle`: Camerini, Fratta and Maffioli's (1980) k-best spanning
+arborescences, with the root constraint as Zmigrod, Vieira and Cotterell (2021) add it. A
+subproblem is a set of forced arcs and a set of forbidden arcs, held with its best tree A
+(already listed) and its second-best tree B and an arc e of A that B lacks. The subproblems
+wait in a heap by B's score; popping one lists B and splits the subproblem's other trees into
+the subproblem with e forced (best tree A) and the one with e forbidden (best tree B), each
+pushed with its own second tree. The second tree of a subproblem (scores with the other heads of
+each forced word and the forbidden arcs disallowed): without the root constraint, the next
+arborescence after A, from the contraction history (dparse/graph/camerini.pyx, O(n^2)); with it,
+the better of that next arborescence when every root arc but A's 0 -> a is disallowed (trees
+keeping A's root arc, which all have one root child) and the single-root decoder's best tree
+with 0 -> a forbidden too (trees with another root arc; cle_decode, O(n^2)). Exact and distinct
+(the subproblems partition the trees); the first tree is the ``cle`` decoder's; each later tree
+costs two second-tree searches, O(n^2) each: O(K n^2) time, O(K n + n^2) memory (the forbidden
+arcs are shared lists through the subproblems' ancestry).
 
 Ties: equal scores come out in the order their candidates entered the heap (each heap orders
-by score, then by insertion), which is deterministic; the first tree is the 1-best decoder's
-(second order: a best tree, the decoder's up to ties).
+by score, then by insertion: for :func:`kbest_cle` the subproblem with e forced before the one
+with e forbidden), which is deterministic; among equally good second trees of a subproblem the
+one keeping the root arc wins, then camerini.pyx's first swap. The first tree is the 1-best
+decoder's (second order: a best tree, the decoder's up to ties).
 """
 
 from libc.math cimport INFINITY
@@ -65,6 +68,7 @@ from dparse._ext.types cimport (
     score_t,
     words_of,
 )
+from dparse.graph.camerini cimport next_arborescence
 from dparse.graph.cle cimport cle_decode
 from dparse.graph.eisner cimport eisner_decode
 from dparse.graph.eisner2 cimport eisner2_sibgp_decode
@@ -555,9 +559,11 @@ cdef int kbest_eisner2_decode(const score_t* arc, const score_t* sib, const scor
 
 cdef struct Subproblems:
     Py_ssize_t N
-    head_t* trees          # [capacity, N]: each subproblem's best tree
+    head_t* best           # [capacity, N]: each subproblem's best tree (already listed)
+    head_t* second         # [capacity, N]: its second-best tree (listed when it is popped)
     int* forced            # [capacity, N]: forced head of each word, -1 free
     int* forbid            # [capacity]: its last forbidden arc's link, -1 none
+    int* split             # [capacity]: an arc h * N + m of ``best`` that ``second`` lacks
     Py_ssize_t size, capacity
     int* link_arc          # forbidden arcs as links h * N + m, each to the one before
     int* link_next
@@ -585,19 +591,23 @@ cdef int add_link(Subproblems* p, int arc, int next) noexcept nogil:
     return <int>(p.links - 1)
 
 
-cdef int add_subproblem(Subproblems* p, const head_t* tree, const int* forced,
-                        int forbid) noexcept nogil:
-    """Stores a solved subproblem; returns its index, or DECODE_NO_MEMORY."""
+cdef int add_subproblem(Subproblems* p, const head_t* best, const head_t* second,
+                        const int* forced, int forbid, int split) noexcept nogil:
+    """Stores a subproblem with its two best trees; returns its index, or DECODE_NO_MEMORY."""
     cdef Py_ssize_t N = p.N
     if p.size == p.capacity:
         p.capacity = 2 * p.capacity if p.capacity else 16
-        if (grow(<void**>&p.trees, p.capacity * N * sizeof(head_t)) != DECODE_OK
+        if (grow(<void**>&p.best, p.capacity * N * sizeof(head_t)) != DECODE_OK
+                or grow(<void**>&p.second, p.capacity * N * sizeof(head_t)) != DECODE_OK
                 or grow(<void**>&p.forced, p.capacity * N * sizeof(int)) != DECODE_OK
-                or grow(<void**>&p.forbid, p.capacity * sizeof(int)) != DECODE_OK):
+                or grow(<void**>&p.forbid, p.capacity * sizeof(int)) != DECODE_OK
+                or grow(<void**>&p.split, p.capacity * sizeof(int)) != DECODE_OK):
             return DECODE_NO_MEMORY
-    memcpy(p.trees + p.size * N, tree, N * sizeof(head_t))
+    memcpy(p.best + p.size * N, best, N * sizeof(head_t))
+    memcpy(p.second + p.size * N, second, N * sizeof(head_t))
     memcpy(p.forced + p.size * N, forced, N * sizeof(int))
     p.forbid[p.size] = forbid
+    p.split[p.size] = split
     p.size += 1
     return <int>(p.size - 1)
 
@@ -621,28 +631,71 @@ cdef void mask(const score_t* arc, Py_ssize_t n, const int* forced, const Subpro
         i = p.link_next[i]
 
 
-cdef int solve(const score_t* work, Py_ssize_t n, bint single_root, head_t* heads,
-               score_t* score) noexcept nogil:
-    """The best tree under the masked scores ``work``: heads and its score, or score -inf if
-    every tree uses a disallowed arc."""
+cdef score_t tree_score(const score_t* work, Py_ssize_t n, const head_t* heads) noexcept nogil:
+    """The score of a tree under ``work``: -inf if it uses a disallowed arc."""
     cdef Py_ssize_t N = n + 1, m
     cdef score_t total = 0.0
-    cdef int status = cle_decode(work, n, single_root, heads)
-    if status != DECODE_OK:
-        return status
     for m in range(1, N):
         total += work[heads[m] * N + m]
-    score[0] = total
-    return DECODE_OK
+    return total
+
+
+cdef int second_best(const score_t* arc, Py_ssize_t n, bint single_root, Subproblems* p,
+                     const head_t* best, const int* forced, int forbid, score_t* work,
+                     head_t* scratch, Heap* q) noexcept nogil:
+    """Finds the best tree other than ``best`` (the subproblem's best) among the subproblem's
+    trees (``forced`` heads, forbidden arcs from the link ``forbid`` on) and, if there is one,
+    stores the subproblem with both trees and pushes it by that tree's score.
+
+    Without the root constraint: :func:`next_arborescence` on the masked scores. With it
+    (Zmigrod et al. 2021): the second-best tree either keeps ``best``'s root arc 0 -> a, and is
+    the next arborescence when the other root arcs are disallowed (every tree then has one root
+    child), or it does not, and is the best single-root tree with 0 -> a forbidden as well
+    (the decoder's, cle_decode); the better of the two, the former on a tie."""
+    cdef Py_ssize_t N = n + 1, m
+    cdef int status, split = -1, swapped = -1, a = -1
+    cdef score_t value = -INFINITY, other = -INFINITY
+    cdef head_t* alternative = scratch + N
+    mask(arc, n, forced, p, forbid, work)
+    if single_root:
+        for m in range(1, N):
+            if best[m] == 0:
+                a = <int>m
+        if forced[a] < 0:  # trees with another root arc
+            work[a] = -INFINITY
+            status = cle_decode(work, n, True, alternative)
+            if status != DECODE_OK:
+                return status
+            other = tree_score(work, n, alternative)
+            work[a] = arc_score(arc, a)
+        else:
+            other = -INFINITY
+        for m in range(1, N):  # trees with the root arc 0 -> a
+            if m != a:
+                work[m] = -INFINITY
+    status = next_arborescence(work, n, best, scratch, &swapped)
+    if status != DECODE_OK:
+        return status
+    if swapped >= 0:
+        value = tree_score(work, n, scratch)
+        split = swapped
+    if single_root and other > value:
+        value = other
+        split = a
+        memcpy(scratch, alternative, N * sizeof(head_t))
+    if split < 0:  # ``best`` is the subproblem's only tree
+        return DECODE_OK
+    status = add_subproblem(p, best, scratch, forced, forbid, split)
+    return status if status < 0 else heap_push(q, value, status, 0, 0)
 
 
 cdef int kbest_cle_decode(const score_t* arc, Py_ssize_t n, bint single_root, Py_ssize_t k,
                           head_t* heads, score_t* scores, Py_ssize_t* found) noexcept nogil:
     """The k best trees into heads [k, n+1] and scores [k]; found: how many."""
-    cdef Py_ssize_t N = n + 1, m, h, x, out = 0
-    cdef score_t floor, ceiling, value, saved
+    cdef Py_ssize_t N = n + 1, m, out = 0
+    cdef score_t floor, ceiling, value = -INFINITY
     cdef int status = score_floor(arc, n, &floor, &ceiling)  # refuses +inf
-    cdef int index, link
+    cdef int split, forbid, link
     cdef Subproblems p
     cdef Heap q
     cdef Cand top
@@ -655,9 +708,8 @@ cdef int kbest_cle_decode(const score_t* arc, Py_ssize_t n, bint single_root, Py
     if N > 46340:  # cle.pyx's limit
         return DECODE_TOO_LONG
     p.N = N
-    p.trees = NULL
-    p.forced = NULL
-    p.forbid = NULL
+    p.best = p.second = NULL
+    p.forced = p.forbid = p.split = NULL
     p.size = p.capacity = 0
     p.link_arc = p.link_next = NULL
     p.links = p.link_capacity = 0
@@ -666,59 +718,59 @@ cdef int kbest_cle_decode(const score_t* arc, Py_ssize_t n, bint single_root, Py
     q.next_seq = 0
     work = <score_t*>malloc(N * N * sizeof(score_t))
     forced = <int*>malloc(N * sizeof(int))
-    tree = <head_t*>malloc(N * sizeof(head_t))
+    tree = <head_t*>malloc(4 * N * sizeof(head_t))  # a tree, and second_best's two scratch
     if work == NULL or forced == NULL or tree == NULL:
         status = DECODE_NO_MEMORY
     else:
         for m in range(N):
             forced[m] = -1
         mask(arc, n, forced, &p, -1, work)
-        status = solve(work, n, single_root, tree, &value)
+        status = cle_decode(work, n, single_root, heads)
+        value = tree_score(work, n, heads)
     if status == DECODE_OK and not value > -INFINITY:
         # no tree without a disallowed arc: the decoder's tree alone
-        memcpy(heads, tree, N * sizeof(head_t))
         scores[0] = -INFINITY
         out = 1
     elif status == DECODE_OK:
-        index = add_subproblem(&p, tree, forced, -1)
-        status = index if index < 0 else heap_push(&q, value, index, 0, 0)
+        scores[0] = value
+        out = 1
+        if k > 1:
+            status = second_best(arc, n, single_root, &p, heads, forced, -1, work, tree + N, &q)
         while status == DECODE_OK and out < k and q.size > 0:
+            # list the popped subproblem's second tree, then split it on the arc e of its best
+            # tree that the second lacks: with e forced (best tree: its best) and with e
+            # forbidden (best tree: its second), each pushed with its own second tree
             top = heap_pop(&q)
-            memcpy(heads + out * N, p.trees + top.r * N, N * sizeof(head_t))
+            memcpy(heads + out * N, p.second + top.r * N, N * sizeof(head_t))
             scores[out] = top.score
             out += 1
             if out == k:
                 break
-            # split the rest of its trees: word by word, forbid its arc, then force it
+            split = p.split[top.r]
+            forbid = p.forbid[top.r]
             memcpy(forced, p.forced + top.r * N, N * sizeof(int))
-            mask(arc, n, forced, &p, p.forbid[top.r], work)
-            for m in range(1, N):
-                if forced[m] >= 0:
-                    continue
-                h = p.trees[top.r * N + m]
-                saved = work[h * N + m]
-                work[h * N + m] = -INFINITY
-                status = solve(work, n, single_root, tree, &value)
-                if status != DECODE_OK:
-                    break
-                work[h * N + m] = saved
-                if value > -INFINITY:
-                    link = add_link(&p, <int>(h * N + m), p.forbid[top.r])
-                    index = link if link < 0 else add_subproblem(&p, tree, forced, link)
-                    status = index if index < 0 else heap_push(&q, value, index, 0, 0)
-                    if status != DECODE_OK:
-                        break
-                for x in range(N):
-                    if x != h:
-                        work[x * N + m] = -INFINITY
-                forced[m] = <int>h
+            memcpy(tree, p.best + top.r * N, N * sizeof(head_t))
+            forced[split % N] = <int>(split // N)
+            status = second_best(arc, n, single_root, &p, tree, forced, forbid, work, tree + N,
+                                 &q)
+            if status != DECODE_OK:
+                break
+            forced[split % N] = p.forced[top.r * N + split % N]
+            link = add_link(&p, split, forbid)
+            if link < 0:
+                status = link
+                break
+            status = second_best(arc, n, single_root, &p, heads + (out - 1) * N, forced, link,
+                                 work, tree + N, &q)
     found[0] = out
     free(work)
     free(forced)
     free(tree)
-    free(p.trees)
+    free(p.best)
+    free(p.second)
     free(p.forced)
     free(p.forbid)
+    free(p.split)
     free(p.link_arc)
     free(p.link_next)
     free(q.items)
@@ -812,8 +864,8 @@ cdef checked_part(part, Py_ssize_t n, str name):
 
 
 def kbest_cle(const score_t[:, ::1] arc not None, Py_ssize_t k, bint single_root=True):
-    """The k best spanning arborescences under arc scores: Lawler's partitioning over
-    Chu-Liu-Edmonds (Camerini, Fratta and Maffioli 1980), O(k n^3).
+    """The k best spanning arborescences under arc scores: Camerini, Fratta and Maffioli (1980),
+    each next tree from the contraction history, single root as Zmigrod et al. (2021), O(k n^2).
 
     arc: float64 [n+1, n+1], C-contiguous, n >= 1 (as :func:`dparse.graph.cle.chu_liu_edmonds`);
     k >= 1; single_root: exactly one word attached to the root.

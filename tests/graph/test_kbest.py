@@ -117,6 +117,33 @@ def test_longer_sentence_against_decoder(method: str) -> None:
     np.testing.assert_allclose([s for _, s in shorter], scores[:10], rtol=0, atol=1e-9)
 
 
+@pytest.mark.parametrize("single_root", [True, False])
+def test_kbest_cle_seven_words(single_root: bool) -> None:
+    """kbest_cle at n = 7 (117649 single-root, 262144 trees in all) against brute force: every
+    kind of score, and 0/1 scores whose many cycles of equal picks tie thousands of trees."""
+    rng = np.random.default_rng([SEED, 7, single_root])
+    for kind in [*KINDS, "binary"]:
+        if kind == "binary":
+            arc = rng.integers(0, 2, size=(8, 8)).astype(np.float64)
+        else:
+            arc = random_scores(rng, 7, kind)
+        for k in (1, 25, 120):
+            check_list(kbest_cle(arc, k, single_root), arc, k, "cle", single_root)
+
+
+def test_kbest_cle_ties_are_deterministic() -> None:
+    """Tied lists come out the same way on every call (the module doc's order), and a shorter
+    list is a prefix of a longer one."""
+    rng = np.random.default_rng([SEED, 8])
+    for _ in range(5):
+        arc = rng.integers(-1, 2, size=(7, 7)).astype(np.float64)
+        first = kbest_cle(arc, 40, True)
+        again = kbest_cle(arc, 40, True)
+        shorter = kbest_cle(arc, 15, True)
+        assert [h.tolist() for h, _ in first] == [h.tolist() for h, _ in again]
+        assert [h.tolist() for h, _ in shorter] == [h.tolist() for h, _ in first[:15]]
+
+
 def random_parts(rng: np.random.Generator, n: int, kind: str) -> dict[str, np.ndarray]:
     """Sibling and grandparent scores [n+1]^3 of one kind (as :func:`random_scores`; "pruned"
     and "nan" disallow a tenth of the parts, "blocked" a third)."""
