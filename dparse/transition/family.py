@@ -17,6 +17,7 @@ from dparse.transition.sections import ShiftReduceConfig
 if TYPE_CHECKING:
     from dparse.batch.engines import WorkerOptions
     from dparse.conll import Sentence
+    from dparse.constraints import Constraints
     from dparse.epochs import EpochReport, TrainResult
     from dparse.hypergraph.forest import OnForest
     from dparse.sections import ExperimentConfig
@@ -40,6 +41,13 @@ class EasyFirstParser:
               on_forest: OnForest | None = None) -> Iterator[Sentence]:
         """The sentences parsed by easy-first attachment."""
         return self.model.parse(sentences, self.decoder_name, self.single_root, timer)
+
+    def parse_constrained(self, items: Iterable[tuple[Sentence, Constraints]],
+                          timer: ParseTimer) -> Iterator[Sentence]:
+        """Each sentence parsed under its constraints: only attachments that keep a
+        projective tree with every fixed arc and no forbidden one within reach, fixed arcs
+        first (:meth:`dparse.transition.easyfirst.EasyFirstModel.parse_constrained`)."""
+        return self.model.parse_constrained(items, self.decoder_name, self.single_root, timer)
 
 
 def _train_easyfirst(cfg: ExperimentConfig, progress: bool,
@@ -72,6 +80,14 @@ class ShiftReduceParser:
               on_forest: OnForest | None = None) -> Iterator[Sentence]:
         """The sentences parsed by the beam search (``on_forest``: each one's forest)."""
         return self.model.parse(sentences, timer, self.force_gold, on_forest)
+
+    def parse_constrained(self, items: Iterable[tuple[Sentence, Constraints]],
+                          timer: ParseTimer, on_forest: OnForest | None = None
+                          ) -> Iterator[Sentence]:
+        """Each sentence parsed under its constraints: the beam searches only transitions
+        whose arcs are allowed and that reduce a word once its fixed dependents are attached
+        (:meth:`dparse.transition.shiftreduce.ShiftReduceModel.parse_constrained`)."""
+        return self.model.parse_constrained(items, timer, self.force_gold, on_forest)
 
 
 def _train_shiftreduce(cfg: ExperimentConfig, progress: bool,
