@@ -1,0 +1,132 @@
+"""Constrained parsing with the undirected MST parser (dparse.undirected.parser): on random
+small instances the tree is the best spanning tree (by the sum of its undirected edge scores)
+among the brute-force trees whose orientation from the root holds every fixed arc and no
+forbidden one, single-rooted or not; LEP moves over the allowed arcs keep the constraints; a
+tiny trained (pruned) model keeps them on every sentence, and parses without them as before.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+from bruteforce import random_constraints, satisfying
+from dparse._ext.arcfeatures import FeatureSpace
+from dparse.undirected.umst import local_enhancement
+
+from dparse.config import load_config
+from dparse.conll import Sentence, write_conll
+from dparse.constraints import Constraints
+from dparse.epochs import save_model
+from dparse.errors import InputError
+from dparse.parsers import load_parser, train_parser
+from dparse.timer import ParseTimer
+from dparse.trees import check_tree
+from dparse.undirected.parser import LABEL_BITS, UndirectedModel, UndirectedParser
+from dparse.vocab import Vocabulary
+
+SEED = int(os.environ.get("DPARSE_TEST_SEED", "0"))
+WORDS = [("the", "DET"), ("dog", "NOUN"), ("saw", "VERB"), ("a", "DET"), ("cat", "NOUN"),
+         ("with", "ADP"), ("joy", "NOUN"), (".", "PUNCT")]
+
+
+def random_sentence(rng: np.random.Generator, n: int) -> Sentence:
+    pick = rng.integers(len(WORDS), size=n)
+    return Sentence.build([WORDS[i][0] for i in pick], heads=[-1, *([0] * n)],
+                          deprels=["", *(["dep"] * n)], upos=[WORDS[i][1] for i in pick])
+
+
+def tree_score(model: UndirectedModel, sent: Sentence, heads: np.ndarray) -> float:
+    """The sum of the undirected scores of the tree's edges."""
+    enc = model.vocab.encode(sent)
+    words = np.arange(1, len(heads))
+    i = np.minimum(heads[1:], words).astype(np.int32)
+    j = np.maximum(heads[1:], words).astype(np.int32)
+    return float(model.edge_scores(enc, i, j).sum())
+
+
+@pytest.mark.parametrize("single_root", [True, False])
+def test_constrained_umst_is_the_best_tree_keeping_the_constraints(single_root: bool) -> None:
+    rng = np.random.default_rng([SEED, single_root])
+    vocab = Vocabulary.build([random_sentence(rng, 7) for _ in range(10)])
+    space = FeatureSpace(10, LABEL_BITS, 1)
+    compared = refused = 0
+    for case in range(150):
+        # ties now and then: integer weights
+        weights = (rng.normal(size=space.size) if case % 3 else
+                   rng.integers(-1, 2, size=space.size)).astype(np.float32)
+        parser = UndirectedParser(UndirectedModel(vocab, space, weights), None, 0, single_root)
+        n = int(rng.integers(1, 7))
+        sent = random_sentence(rng, n)
+        c = random_constraints(rng, n, False, single_root)
+        trees = satisfying(c, False, single_root)
+        if not len(trees):
+            with pytest.raises(InputError, match="sentence"):
+                next(parser.parse_constrained([(sent, c)]))
+            refused += 1
+            continue
+        heads = np.asarray(next(parser.parse_constrained([(sent, c)])).heads)
+        check_tree(heads, single_root=single_root)
+        assert c.satisfied_by(heads)
+        best = max(tree_score(parser.model, sent, t) for t in trees)
+        assert tree_score(parser.model, sent, heads) == pytest.approx(best, abs=1e-4)
+        compared += 1
+    assert compared > 80 and refused > 5
+
+
+def test_lep_over_allowed_arcs_keeps_the_constraints() -> None:
+    rng = np.random.default_rng(SEED)
+    moved = 0
+    for _ in range(300):
+        n = int(rng.integers(2, 8))
+        c = random_constraints(rng, n, False, False)
+        trees = satisfying(c, False, False)
+        if not len(trees):
+            continue
+        start = np.ascontiguousarray(trees[rng.integers(len(trees))], dtype=np.int32)
+        arc = np.where(c.allowed(), rng.normal(size=(n + 1, n + 1)), -np.inf)
+        heads, done = local_enhancement(start, arc, 5)
+        moved += done
+        check_tree(heads, single_root=False)
+        assert c.satisfied_by(heads)
+    assert moved > 20
+
+
+TREES = [
+    (["the", "dog", "barks"], [2, 3, 0], ["DET", "NOUN", "VERB"]),
+    (["a", "cat", "saw", "the", "dog"], [2, 3, 0, 5, 3], ["DET", "NOUN", "VERB", "DET", "NOUN"]),
+    (["dogs", "bark", "loudly"], [2, 0, 2], ["NOUN", "VERB", "ADV"]),
+]
+
+
+def test_a_trained_pruned_umst_model_keeps_constraints(tmp_path: Path) -> None:
+    """The pruner removes edges; a fixed arc it removed is scored all the same."""
+    sents = [Sentence.build(f, heads=[-1, *h], deprels=["", *(["dep"] * len(f))], upos=u,
+                            xpos=u) for f, h, u in TREES] * 4
+    write_conll(sents, str(tmp_path / "train.conllu"))
+    raw = {"name": "tiny-umst", "parser": "umst", "data": {"train": "train.conllu"},
+           "features": {"arc_bits": 12}, "decoder": {"name": "umst", "single_root": True},
+           "training": {"epochs": 2, "seed": 1},
+           "umst": {"prune": "length-dictionary", "prune_column": "upos"}}
+    (tmp_path / "tiny.yaml").write_text(yaml.safe_dump(raw))
+    cfg = load_config(tmp_path / "tiny.yaml", data_root=str(tmp_path))
+    save_model(train_parser(cfg, progress=False), cfg, tmp_path / "model")
+    parser = load_parser(tmp_path / "model", load_config(tmp_path / "model" / "config.yaml"),
+                         None)
+    rng = np.random.default_rng(SEED)
+    for sent in sents:
+        n = len(sent)
+        c = Constraints.free(n)
+        c.heads[n] = 1  # a long arc, against the training trees: the pruner drops it
+        c.heads[1] = 0 if n != 1 else -1
+        c.forbidden[rng.integers(0, n + 1), rng.integers(1, n + 1)] = True
+        c.forbidden[c.heads[1:].clip(0), np.arange(1, n + 1)] &= c.heads[1:] < 0
+        parsed = next(parser.parse_constrained([(sent, c)], ParseTimer()))
+        check_tree(parsed.heads, single_root=True)
+        assert c.satisfied_by(np.asarray(parsed.heads))
+    plain = [s.heads.tolist() for s in parser.parse(sents, ParseTimer())]
+    free = [(s, Constraints.free(len(s))) for s in sents]
+    assert [s.heads.tolist() for s in parser.parse_constrained(free, ParseTimer())] == plain
