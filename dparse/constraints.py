@@ -306,7 +306,10 @@ def fixed_deprels(deprels: list[str], constraints: Constraints | None) -> list[s
 @runtime_checkable
 class ConstrainedParser(Protocol):
     """A loaded parser that honours constraints: every parsing family's
-    (:class:`dparse.parsers.LoadedParser` with this method)."""
+    (:class:`dparse.parsers.LoadedParser` with this method); ``projective``: whether its trees
+    are projective (constraints must then admit a projective tree)."""
+
+    projective: bool
 
     def parse_constrained(self, items: Iterable[tuple[Sentence, Constraints]],
                           timer: ParseTimer) -> Iterator[Sentence]:

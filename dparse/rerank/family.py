@@ -30,6 +30,7 @@ class RerankParser:
     stages, the first building the packed forests that the second reranks."""
 
     builds_forests = True
+    projective = True
 
     def __init__(self, model: RerankModel, decoder_name: str) -> None:
         self.model = model

@@ -268,6 +268,7 @@ class TaggingParser:
         self.parser = parser
         self.decoder_name = parser.decoder_name
         self.builds_forests = parser.builds_forests
+        self.projective = parser.projective
 
     def parse(self, sentences: Iterable[Sentence], timer: ParseTimer,
               on_forest: OnForest | None = None) -> Iterator[Sentence]:

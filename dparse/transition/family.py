@@ -31,6 +31,7 @@ class EasyFirstParser:
     (:class:`dparse.parsers.LoadedParser`)."""
 
     builds_forests = False
+    projective = True
 
     def __init__(self, model: EasyFirstModel, decoder_name: str, single_root: bool) -> None:
         self.model = model
@@ -70,6 +71,7 @@ class ShiftReduceParser:
     its own beam search, which builds packed forests."""
 
     builds_forests = True
+    projective = True
 
     def __init__(self, model: ShiftReduceModel, decoder_name: str, force_gold: bool) -> None:
         self.model = model

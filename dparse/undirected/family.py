@@ -30,6 +30,7 @@ class UmstParser:
 
     decoder_name = "umst"
     builds_forests = False
+    projective = False
 
     def __init__(self, parser: UndirectedParser) -> None:
         self.parser = parser
