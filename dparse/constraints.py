@@ -21,8 +21,14 @@ Where constraints come from (``dparse parse --constraints keep --forbid FILE``, 
 no tree of the decoder's kind (a cycle of fixed arcs, two root words fixed under a single root,
 a fixed head out of range or forbidden, every head of a word forbidden, crossing fixed arcs
 for a projective decoder, or no tree at all) with an :class:`InputError` naming the sentence
-(file, line, sent_id). Which parsers honour constraints and how: the graph family's
-(:mod:`dparse.graph.constrained`); other families refuse them (:func:`constrained_parse`).
+(file, line, sent_id). Every family's loaded parser honours them through its
+``parse_constrained`` (:class:`ConstrainedParser`; :func:`constrained_parse` calls it): the
+graph family's exact decoders and the undirected MST return the best tree that keeps them
+(:mod:`dparse.graph.constrained`, :meth:`dparse.undirected.parser.UndirectedParser.constrained`),
+the approximate graph decoders, easy-first, the beam shift-reduce parser and the forest
+reranker a tree that keeps them (:mod:`dparse.transition.easyfirst`,
+:mod:`dparse.transition.shiftreduce`, :mod:`dparse.rerank.model`); :func:`checked` checks a
+sentence's set for the parser's kind of tree and :func:`fixed_deprels` writes the fixed labels.
 """
 
 from __future__ import annotations

@@ -164,6 +164,8 @@ def parse(model_dir: str, input: str, output: str, decoder_name: str | None, fmt
     check_shard(shard_text)
     if (constraint_mode is not None or forbid_path is not None) and jobs > 1:
         raise click.UsageError("--constraints and --forbid parse with --jobs 1")
+    if (constraint_mode is not None or forbid_path is not None) and forest_path is not None:
+        raise click.UsageError("--forest and --constraints/--forbid: one or the other")
     if forbid_path is not None and shard_text is not None:
         raise click.UsageError("--forbid counts the whole input's sentences: not with --shard")
     parser = load(model_dir, decoder=decoder_name, tags=tags, overrides=overrides)

@@ -111,4 +111,4 @@ def parse_constrained(model: GraphModel, items: Iterable[tuple[Sentence, Constra
     naming the sentence for a set that admits no tree of the decoder's kind), then parsed by
     :func:`predict_constrained`, the fixed labels written for their words
     (:meth:`GraphModel.parse_items`, the loop both share)."""
-    return model.parse_items(items, decoder, single_root, timer)
+    return model.parse_items(items, decoder, single_root, timer, predict_constrained)

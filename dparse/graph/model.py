@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import copy
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar, Protocol
@@ -210,11 +210,13 @@ class GraphModel(SavedModel):
         decoder: Decoder,
         single_root: bool = True,
         timer: ParseTimer | None = None,
+        constrained: Callable[..., tuple[np.ndarray, np.ndarray]] | None = None,
     ) -> Iterator[Sentence]:
         """As :meth:`parse`, each sentence under its constraints (None: none): checked
         (InputError naming the sentence for a set that admits no tree of the decoder's kind),
-        then decoded by :func:`dparse.graph.constrained.predict_constrained`, the fixed
-        labels written for their words; a sentence without constraints by :meth:`predict`."""
+        then decoded by ``constrained`` (:func:`dparse.graph.constrained.predict_constrained`,
+        which :func:`~dparse.graph.constrained.parse_constrained` passes), the fixed labels
+        written for their words; a sentence without constraints by :meth:`predict`."""
         timer = timer if timer is not None else ParseTimer()
         names = self.vocab.labels
         scratch = PartScratch(zeroed=decoder.reads_pruned_parts)
@@ -226,11 +228,11 @@ class GraphModel(SavedModel):
             if constraints is None:
                 heads, labels = self.predict(enc, decoder, single_root, timer=timer,
                                              scratch=scratch)
+            elif constrained is None:
+                raise ValueError("parse_items: constraints need the constrained predictor")
             else:
-                from dparse.graph.constrained import predict_constrained
-
-                heads, labels = predict_constrained(self, enc, decoder, single_root,
-                                                    constraints, timer, scratch)
+                heads, labels = constrained(self, enc, decoder, single_root, constraints,
+                                            timer, scratch)
             t1 = time.perf_counter()
             deprels = [""] + [names[i] for i in labels[1:].tolist()]
             timer.decode += time.perf_counter() - t1

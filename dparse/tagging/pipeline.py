@@ -278,8 +278,7 @@ class TaggingParser:
 
     def parse_constrained(self, items: Iterable[tuple[Sentence, Constraints]],
                           timer: ParseTimer) -> Iterator[Sentence]:
-        """The sentences tagged, then parsed under their constraints (a graph parser's:
-        dparse.constraints)."""
+        """The sentences tagged, then parsed under their constraints (dparse.constraints)."""
         from dparse.constraints import constrained_parse
 
         pending: deque[Constraints] = deque()  # the tagger reads ahead by batches

@@ -202,6 +202,8 @@ def test_impossible_constraints_exit_2_naming_the_sentence(tiny_first_order: Pat
     assert run.returncode == 2 and f"{forbid}:1: expected SENTENCE" in run.stderr
     run = dparse("parse", model, str(src), "--constraints", "keep", "--jobs", "2")
     assert run.returncode == 2 and "--jobs 1" in run.stderr
+    run = dparse("parse", model, str(src), "--constraints", "keep", "--forest", "f.gz")
+    assert run.returncode == 2 and "--forest and --constraints" in run.stderr
 
 
 def test_api_parse_keeps_and_forbids(tiny_first_order: Path) -> None:
