@@ -12,8 +12,8 @@ draw order; gold trees can be non-projective), so the actual fixed share (report
 lower. Every constrained output is checked to hold its fixed arcs and
 labels. Scores over every word, punctuation included; the unconstrained scores are over the same
 free words. Time: the constrained parse's wall time over that of the unconstrained parse run
-just before it, in one process (a ratio: the machine is shared); ``--limit-model NAME=N`` parses that model's first N
-sentences only (a slow one), which the table says.
+just before it, in one process (a ratio: the machine is shared); ``--limit-model NAME=N``
+parses that model's first N sentences only (a slow one), which the table says.
 
     python benchmarks/constraints_table.py --test ../shared/data/en_ewt/test.conllu \
         --models models --out results/constraints-en_ewt.md [--limit 200] [--resume] \
