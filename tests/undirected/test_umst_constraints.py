@@ -39,13 +39,15 @@ def random_sentence(rng: np.random.Generator, n: int) -> Sentence:
                           deprels=["", *(["dep"] * n)], upos=[WORDS[i][1] for i in pick])
 
 
-def tree_score(model: UndirectedModel, sent: Sentence, heads: np.ndarray) -> float:
-    """The sum of the undirected scores of the tree's edges."""
-    enc = model.vocab.encode(sent)
-    words = np.arange(1, len(heads))
-    i = np.minimum(heads[1:], words).astype(np.int32)
-    j = np.maximum(heads[1:], words).astype(np.int32)
-    return float(model.edge_scores(enc, i, j).sum())
+def tree_scores(model: UndirectedModel, sent: Sentence, trees: np.ndarray) -> np.ndarray:
+    """The sums of the undirected scores of the edges of ``trees`` (int [T, n+1])."""
+    n1 = len(sent) + 1
+    i, j = np.triu_indices(n1, 1)
+    w = np.zeros((n1, n1))
+    w[i, j] = model.edge_scores(model.vocab.encode(sent), i.astype(np.int32),
+                                j.astype(np.int32))
+    words = np.arange(1, n1)
+    return w[np.minimum(trees[:, 1:], words), np.maximum(trees[:, 1:], words)].sum(axis=1)
 
 
 @pytest.mark.parametrize("single_root", [True, False])
@@ -71,8 +73,8 @@ def test_constrained_umst_is_the_best_tree_keeping_the_constraints(single_root: 
         heads = np.asarray(next(parser.parse_constrained([(sent, c)])).heads)
         check_tree(heads, single_root=single_root)
         assert c.satisfied_by(heads)
-        best = max(tree_score(parser.model, sent, t) for t in trees)
-        assert tree_score(parser.model, sent, heads) == pytest.approx(best, abs=1e-4)
+        best = tree_scores(parser.model, sent, trees).max()
+        assert tree_scores(parser.model, sent, heads[None])[0] == pytest.approx(best, abs=1e-4)
         compared += 1
     assert compared > 80 and refused > 5
 
@@ -81,7 +83,7 @@ def test_lep_over_allowed_arcs_keeps_the_constraints() -> None:
     rng = np.random.default_rng(SEED)
     moved = 0
     for _ in range(300):
-        n = int(rng.integers(2, 8))
+        n = int(rng.integers(2, 7))
         c = random_constraints(rng, n, False, False)
         trees = satisfying(c, False, False)
         if not len(trees):
