@@ -26,7 +26,8 @@ heads, so a Doc whose tokens have heads only in part is parsed as one sentence (
 sentence its own Doc); a Doc whose every token has one keeps ``doc.sents``. A head outside
 the token's sentence, or on white space, is a DparseError naming the token; constraints that
 no tree of the model's kind keeps, an InputError naming the sentence. A batch of Docs without
-heads parses as without this rule.
+heads parses as without this rule; ``keep_heads: false`` in the component's config parses
+every token anew.
 
 ``nlp.to_disk`` copies the model directory into the component's directory, and ``spacy.load``
 loads it from there; the model is loaded on first use, once per process (``nlp.pipe(...,
@@ -62,20 +63,22 @@ _WHITE_SPACE = re.compile(r"\s")
 
 @Language.factory(
     "dparse",
-    default_config={"model": None, "decoder": None, "tags": "auto", "batch_size": 1000},
+    default_config={"model": None, "decoder": None, "tags": "auto", "batch_size": 1000,
+                    "keep_heads": True},
     assigns=["token.head", "token.dep", "token.is_sent_start", "token.pos", "token.tag",
              "token.morph", "token.lemma"],
 )
 def make_dparse(nlp: Language, name: str, model: str | None, decoder: str | None, tags: str,
-                batch_size: int) -> DparseComponent:
+                batch_size: int, keep_heads: bool) -> DparseComponent:
     """The ``dparse`` factory: a :class:`DparseComponent` parsing with the model directory
-    ``model`` (None only for a pipeline that ``from_disk`` loads).
+    ``model`` (None only for a pipeline that ``from_disk`` loads); ``keep_heads``: keep the
+    heads set before it runs (module doc; False: parse every token anew).
 
     Example::
 
         nlp.add_pipe("dparse", config={"model": "models/en_ewt-o1-cle", "batch_size": 1000})
     """
-    return DparseComponent(nlp, name, model, decoder, tags, batch_size)
+    return DparseComponent(nlp, name, model, decoder, tags, batch_size, keep_heads)
 
 
 class DparseComponent:
@@ -90,13 +93,14 @@ class DparseComponent:
     """
 
     def __init__(self, nlp: Language, name: str, model: str | None, decoder: str | None = None,
-                 tags: str = "auto", batch_size: int = 1000) -> None:
+                 tags: str = "auto", batch_size: int = 1000, keep_heads: bool = True) -> None:
         self.name = name
         self.vocab = nlp.vocab
         self.model = None if model is None else Path(model)
         self.decoder = decoder
         self.tags = tags
         self.batch_size = batch_size
+        self.keep_heads = keep_heads
         self._parser: Parser | None = None
         self._label_ids = _Ids(nlp.vocab.strings.add)  # labels, tags and lemmas
         self._morph_ids = _Ids(nlp.vocab.morphology.add)  # FEATS
@@ -124,7 +128,7 @@ class DparseComponent:
         paused while a batch is parsed (:func:`dparse.collector.collector_paused`)."""
         for batch in minibatch(docs, batch_size or self.batch_size):
             with collector_paused():
-                found = [(doc, _DocWords(doc)) for doc in batch]
+                found = [(doc, _DocWords(doc, self.keep_heads)) for doc in batch]
                 keep = any(found_words.has_heads for _, found_words in found)
                 parsed = self.parser.parse_many(
                     (found_words.sentence(k) for _, found_words in found
@@ -213,7 +217,7 @@ class _DocWords:
     :meth:`sentence` gives one as a dparse Sentence. (Read with one ``to_array``: making
     ``doc.sents`` or asking ``doc.has_annotation`` costs more than parsing a short Doc.)"""
 
-    def __init__(self, doc: Doc) -> None:
+    def __init__(self, doc: Doc, keep_heads: bool = True) -> None:
         self.doc = doc
         n = len(doc)
         # sentence start (1 start, -1 not, 0 unset), white space, text, the tags set, and the
@@ -239,7 +243,7 @@ class _DocWords:
         self.texts = [strings[h] for h in rows[:, 2].tolist()]
         self.tagged = bool(rows[:, 3:7].any())
         # the heads set before dparse runs (absolute token index; -1: none), kept when parsing
-        self.has_heads = bool(rows[:, 7].any())
+        self.has_heads = keep_heads and bool(rows[:, 7].any())
         self.deps = rows[:, 7].tolist()
         self.heads = ((np.arange(n, dtype=np.uint64) + rows[:, 8]).astype(np.int64).tolist()
                       if self.has_heads else [])

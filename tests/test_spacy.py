@@ -257,3 +257,10 @@ def test_heads_set_before_dparse_runs_are_kept(model: Path, words: list) -> None
               heads=[1, 1, 1, 4, 4, 1], deps=["nsubj", "ROOT", "punct", "nsubj", "ROOT", "punct"])
     with pytest.raises(DparseError, match="token 5 .*is not a word of its sentence"):
         component(doc)
+    # keep_heads false: every token parsed anew, as without heads
+    anew = spacy.blank("en")
+    anew.add_pipe("dparse", config={"model": str(model), "keep_heads": False})
+    s = words[0]
+    doc = Doc(anew.vocab, words=list(s.form), heads=[0] * len(s), deps=["x"] * len(s))
+    got = [0 if t.head.i == t.i else t.head.i + 1 for t in anew(doc)]
+    assert got == api.parse(list(s.form)).heads.tolist()[1:]
