@@ -8,18 +8,20 @@ tiny trained (pruned) model keeps them on every sentence, and parses without the
 from __future__ import annotations
 
 import os
+from itertools import islice
 from pathlib import Path
 
 import numpy as np
 import pytest
 import yaml
 from bruteforce import random_constraints, satisfying
+from conftest import DATA
 from dparse._ext.arcfeatures import FeatureSpace
 from dparse.undirected.umst import local_enhancement
 
 from dparse.config import load_config
-from dparse.conll import Sentence, write_conll
-from dparse.constraints import Constraints
+from dparse.conll import Sentence, read_conll, write_conll
+from dparse.constraints import Constraints, tree_exists
 from dparse.epochs import save_model
 from dparse.errors import InputError
 from dparse.parsers import load_parser, train_parser
@@ -132,3 +134,29 @@ def test_a_trained_pruned_umst_model_keeps_constraints(tmp_path: Path) -> None:
     plain = [s.heads.tolist() for s in parser.parse(sents, ParseTimer())]
     free = [(s, Constraints.free(len(s))) for s in sents]
     assert [s.heads.tolist() for s in parser.parse_constrained(free, ParseTimer())] == plain
+
+
+@pytest.mark.skipif(not DATA.is_dir(), reason="treebank data not found")
+def test_constrained_umst_keeps_constraints_on_an_en_ewt_slice() -> None:
+    """A random-weight undirected model on 40 en_ewt sentences, 30% of their gold arcs fixed
+    and one other arc forbidden each: every tree keeps them, single-rooted."""
+    rng = np.random.default_rng(SEED)
+    gold = list(islice(read_conll(DATA / "en_ewt" / "dev.conllu"), 40))
+    vocab = Vocabulary.build(gold)
+    space = FeatureSpace(14, LABEL_BITS, 1)
+    model = UndirectedModel(vocab, space, rng.normal(size=space.size).astype(np.float32))
+    parser = UndirectedParser(model, None, 0, True)
+    items = []
+    for s in gold:
+        c = Constraints.free(len(s))
+        fixed = rng.random(len(s) + 1) < 0.3
+        fixed[0] = False
+        c.heads[fixed] = s.heads[fixed]
+        m = int(rng.integers(1, len(s) + 1))
+        if not fixed[m]:
+            c.forbidden[s.heads[m], m] = True  # the gold arc itself, unless no tree is left
+            c.forbidden[s.heads[m], m] = tree_exists(c.allowed(), False, True)
+        items.append((s, c))
+    for parsed, (_, c) in zip(parser.parse_constrained(items), items, strict=True):
+        check_tree(parsed.heads, single_root=True)
+        assert c.satisfied_by(np.asarray(parsed.heads))
