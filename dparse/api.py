@@ -166,8 +166,8 @@ class _Model:
 
     def _constrained(self, pairs: Iterable[tuple[Sentence, Constraints]], timer: ParseTimer
                      ) -> Iterator[Sentence]:
-        """Sentences with their constraints through the model (a graph model's: others
-        refuse them, dparse.constraints)."""
+        """Sentences with their constraints through the model (every family's loaded parser
+        honours them: dparse.constraints)."""
         from dparse.constraints import constrained_parse
 
         return constrained_parse(self._loaded, pairs, timer, str(self.model_dir))
@@ -212,6 +212,8 @@ class _Model:
             raise DparseError("marginals= are written by one job without forest=")
         if marginals is not None and constraints is not None:
             raise DparseError("marginals= and constraints: one or the other")
+        if forest is not None and constraints is not None:
+            raise DparseError("forest= and constraints: one or the other")
         name = os.fspath(input)
         selected = Shard.parse(shard) if shard is not None else None
         sentences: Iterable[Sentence] = read_conll(name, fmt=fmt, encoding=encoding,
@@ -355,7 +357,7 @@ class Parser(_Model):
         """Parse (and, with a model that tags, tag) one sentence: a list of words, of (word,
         tag) pairs, or a Sentence.
 
-        Constrained parsing (graph models; ``dparse parse --constraints``, dparse.constraints):
+        Constrained parsing (every family; ``dparse parse --constraints``, dparse.constraints):
         ``constraints="keep"`` keeps the Sentence's filled heads and deprels (a head -1 is
         free) and predicts the rest, ``"misc"`` reads only its MISC ``Forbid=`` attributes;
         ``forbid``: (dependent, head) arcs ruled out. InputError for constraints no tree
@@ -467,7 +469,7 @@ class Parser(_Model):
         job): also write the head probabilities of :meth:`marginals` (``dparse parse
         --marginals``). kbest, constraints and marginals: one of them at a time.
 
-        Constrained parsing (graph models, one job; dparse.constraints): ``constraints="keep"``
+        Constrained parsing (every family, one job; dparse.constraints): ``constraints="keep"``
         keeps the input's filled HEAD (and DEPREL) columns and predicts the rest, ``"misc"``
         only reads the MISC ``Forbid=H1,H2`` attributes (also read with ``keep``);
         ``forbid``: a file of ``SENTENCE<TAB>DEPENDENT<TAB>HEAD`` arcs ruled out. InputError

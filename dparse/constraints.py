@@ -21,8 +21,14 @@ Where constraints come from (``dparse parse --constraints keep --forbid FILE``, 
 no tree of the decoder's kind (a cycle of fixed arcs, two root words fixed under a single root,
 a fixed head out of range or forbidden, every head of a word forbidden, crossing fixed arcs
 for a projective decoder, or no tree at all) with an :class:`InputError` naming the sentence
-(file, line, sent_id). Which parsers honour constraints and how: the graph family's
-(:mod:`dparse.graph.constrained`); other families refuse them (:func:`constrained_parse`).
+(file, line, sent_id). Every family's loaded parser honours them through its
+``parse_constrained`` (:class:`ConstrainedParser`; :func:`constrained_parse` calls it): the
+graph family's exact decoders and the undirected MST return the best tree that keeps them
+(:mod:`dparse.graph.constrained`, :meth:`dparse.undirected.parser.UndirectedParser.constrained`),
+the approximate graph decoders, easy-first, the beam shift-reduce parser and the forest
+reranker a tree that keeps them (:mod:`dparse.transition.easyfirst`,
+:mod:`dparse.transition.shiftreduce`, :mod:`dparse.rerank.model`); :func:`checked` checks a
+sentence's set for the parser's kind of tree and :func:`fixed_deprels` writes the fixed labels.
 """
 
 from __future__ import annotations
@@ -284,9 +290,32 @@ def sentence_constraints(sentence: Sentence, keep: bool, forbid: Iterable[Arc] =
     return c
 
 
+def checked(constraints: Constraints | None, projective: bool, single_root: bool,
+            decoder: str, sentence: Sentence | None = None) -> Constraints | None:
+    """``constraints`` checked for a decoder of that kind (:meth:`Constraints.check`), or
+    None when there are none (None, or :attr:`Constraints.empty`): a parser then parses the
+    sentence as it does without constraints."""
+    if constraints is None or constraints.empty:
+        return None
+    constraints.check(projective, single_root, decoder, sentence)
+    return constraints
+
+
+def fixed_deprels(deprels: list[str], constraints: Constraints | None) -> list[str]:
+    """``deprels`` (entry 0 the root's) with each word's fixed label in place of its own."""
+    if constraints is None:
+        return deprels
+    return [rel if fixed is None else fixed
+            for rel, fixed in zip(deprels, constraints.labels, strict=True)]
+
+
 @runtime_checkable
 class ConstrainedParser(Protocol):
-    """A loaded parser that honours constraints (:class:`dparse.graph.family.GraphParser`)."""
+    """A loaded parser that honours constraints: every parsing family's
+    (:class:`dparse.parsers.LoadedParser` with this method); ``projective``: whether its trees
+    are projective (constraints must then admit a projective tree)."""
+
+    projective: bool
 
     def parse_constrained(self, items: Iterable[tuple[Sentence, Constraints]],
                           timer: ParseTimer) -> Iterator[Sentence]:
@@ -334,6 +363,6 @@ def constrained_parse(parser: object, items: Iterable[tuple[Sentence, Constraint
     """``parser`` (a :class:`dparse.parsers.LoadedParser`) run on ``items`` under their
     constraints; DparseError when its family does not honour constraints."""
     if not isinstance(parser, ConstrainedParser):
-        raise DparseError(f"{model_dir}: constraints are supported by graph models (parser: "
-                          "graph) only; this model is another family's")
+        raise DparseError(f"{model_dir}: this model's parser family does not honour "
+                          "constraints")
     return parser.parse_constrained(items, timer)

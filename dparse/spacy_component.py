@@ -17,6 +17,18 @@ UPOS, XPOS, FEATS and LEMMA columns (a model that tags predicts the empty ones: 
 ``auto``). White-space tokens (``token.is_space``) are not words: each is attached to the word
 before it (the one after it at a sentence's start), label ``dep``.
 
+Heads set before dparse runs are kept: a token whose dependency label an earlier component (or
+the Doc's maker: ``Doc(..., heads=..., deps=...)``, ``token.head = ...`` with ``token.dep_``)
+set keeps its head and label, as fixed arcs of constrained parsing (``dparse parse
+--constraints keep``, :mod:`dparse.constraints`; a token without a label has no head in spaCy's
+sense); the others are parsed around them. spaCy derives a Doc's sentence starts from its
+heads, so a Doc whose tokens have heads only in part is parsed as one sentence (give each
+sentence its own Doc); a Doc whose every token has one keeps ``doc.sents``. A head outside
+the token's sentence, or on white space, is a DparseError naming the token; constraints that
+no tree of the model's kind keeps, an InputError naming the sentence. A batch of Docs without
+heads parses as without this rule; ``keep_heads: false`` in the component's config parses
+every token anew.
+
 ``nlp.to_disk`` copies the model directory into the component's directory, and ``spacy.load``
 loads it from there; the model is loaded on first use, once per process (``nlp.pipe(...,
 n_process=N)`` forks the workers with the loaded model on Linux). :func:`doc_to_conllu` (also
@@ -51,20 +63,22 @@ _WHITE_SPACE = re.compile(r"\s")
 
 @Language.factory(
     "dparse",
-    default_config={"model": None, "decoder": None, "tags": "auto", "batch_size": 1000},
+    default_config={"model": None, "decoder": None, "tags": "auto", "batch_size": 1000,
+                    "keep_heads": True},
     assigns=["token.head", "token.dep", "token.is_sent_start", "token.pos", "token.tag",
              "token.morph", "token.lemma"],
 )
 def make_dparse(nlp: Language, name: str, model: str | None, decoder: str | None, tags: str,
-                batch_size: int) -> DparseComponent:
+                batch_size: int, keep_heads: bool) -> DparseComponent:
     """The ``dparse`` factory: a :class:`DparseComponent` parsing with the model directory
-    ``model`` (None only for a pipeline that ``from_disk`` loads).
+    ``model`` (None only for a pipeline that ``from_disk`` loads); ``keep_heads``: keep the
+    heads set before it runs (module doc; False: parse every token anew).
 
     Example::
 
         nlp.add_pipe("dparse", config={"model": "models/en_ewt-o1-cle", "batch_size": 1000})
     """
-    return DparseComponent(nlp, name, model, decoder, tags, batch_size)
+    return DparseComponent(nlp, name, model, decoder, tags, batch_size, keep_heads)
 
 
 class DparseComponent:
@@ -79,13 +93,14 @@ class DparseComponent:
     """
 
     def __init__(self, nlp: Language, name: str, model: str | None, decoder: str | None = None,
-                 tags: str = "auto", batch_size: int = 1000) -> None:
+                 tags: str = "auto", batch_size: int = 1000, keep_heads: bool = True) -> None:
         self.name = name
         self.vocab = nlp.vocab
         self.model = None if model is None else Path(model)
         self.decoder = decoder
         self.tags = tags
         self.batch_size = batch_size
+        self.keep_heads = keep_heads
         self._parser: Parser | None = None
         self._label_ids = _Ids(nlp.vocab.strings.add)  # labels, tags and lemmas
         self._morph_ids = _Ids(nlp.vocab.morphology.add)  # FEATS
@@ -113,10 +128,12 @@ class DparseComponent:
         paused while a batch is parsed (:func:`dparse.collector.collector_paused`)."""
         for batch in minibatch(docs, batch_size or self.batch_size):
             with collector_paused():
-                found = [(doc, _DocWords(doc)) for doc in batch]
+                found = [(doc, _DocWords(doc, self.keep_heads)) for doc in batch]
+                keep = any(found_words.has_heads for _, found_words in found)
                 parsed = self.parser.parse_many(
-                    found_words.sentence(k) for _, found_words in found
-                    for k in range(len(found_words.sentences)))
+                    (found_words.sentence(k) for _, found_words in found
+                     for k in range(len(found_words.sentences))),
+                    constraints="keep" if keep else None)
                 for doc, found_words in found:
                     self._assign(doc, found_words,
                                  [next(parsed) for _ in found_words.sentences])
@@ -200,14 +217,18 @@ class _DocWords:
     :meth:`sentence` gives one as a dparse Sentence. (Read with one ``to_array``: making
     ``doc.sents`` or asking ``doc.has_annotation`` costs more than parsing a short Doc.)"""
 
-    def __init__(self, doc: Doc) -> None:
+    def __init__(self, doc: Doc, keep_heads: bool = True) -> None:
         self.doc = doc
         n = len(doc)
-        # sentence start (1 start, -1 not, 0 unset), white space, text, and the tags set
-        rows = doc.to_array([SENT_START, IS_SPACE, ORTH, POS, TAG, LEMMA, MORPH]) if n \
-            else np.zeros((0, 7), dtype=np.uint64)
+        # sentence start (1 start, -1 not, 0 unset), white space, text, the tags set, and the
+        # dependency label and head (relative, mod 2**64) set
+        rows = doc.to_array([SENT_START, IS_SPACE, ORTH, POS, TAG, LEMMA, MORPH, DEP, HEAD]) \
+            if n else np.zeros((0, 9), dtype=np.uint64)
         starts = rows[:, 0].tolist()
-        set_starts = any(starts[1:])
+        # heads set on some tokens only: spaCy derived the sentence starts from them (each
+        # token that is its own head starts a sentence), which is no segmentation: one sentence
+        partial = bool(rows[:, 7].any()) and not (rows[:, 7].astype(bool) | rows[:, 1]).all()
+        set_starts = any(starts[1:]) and not partial
         edges = [i for i in range(1, n) if starts[i] == 1] if set_starts else []
         edges = [0, *edges, n]
         self.bounds = [(a, b) for a, b in zip(edges, edges[1:], strict=False) if a < b]
@@ -220,7 +241,12 @@ class _DocWords:
             self.sentences = [list(range(a, b)) for a, b in self.bounds]
         strings = doc.vocab.strings
         self.texts = [strings[h] for h in rows[:, 2].tolist()]
-        self.tagged = bool(rows[:, 3:].any())
+        self.tagged = bool(rows[:, 3:7].any())
+        # the heads set before dparse runs (absolute token index; -1: none), kept when parsing
+        self.has_heads = keep_heads and bool(rows[:, 7].any())
+        self.deps = rows[:, 7].tolist()
+        self.heads = ((np.arange(n, dtype=np.uint64) + rows[:, 8]).astype(np.int64).tolist()
+                      if self.has_heads else [])
 
     def sentence(self, k: int) -> Sentence:
         """Sentence ``k``'s words (with the tags an earlier component set) as a dparse
@@ -232,17 +258,42 @@ class _DocWords:
         form = [texts[i] for i in words]
         if _WHITE_SPACE.search("".join(form)):  # no tab or line break inside a word
             form = [" ".join(word.split()) for word in form]
+        heads, deprels = self.fixed_arcs(words) if self.has_heads else (None, None)
         if not self.tagged:
-            return Sentence.build(form, xpos=["_"] * len(form))
+            return Sentence.build(form, heads, deprels, xpos=["_"] * len(form))
         tokens = [self.doc[i] for i in words]
 
         def column(values: list[str]) -> list[str] | None:
             return [v or "_" for v in values] if any(values) else None
 
-        return Sentence.build(form, upos=column([t.pos_ for t in tokens]),
+        return Sentence.build(form, heads, deprels, upos=column([t.pos_ for t in tokens]),
                               xpos=column([t.tag_ for t in tokens]) or ["_"] * len(tokens),
                               lemma=column([t.lemma_ for t in tokens]),
                               feats=column([str(t.morph) for t in tokens]))
+
+    def fixed_arcs(self, words: list[int]) -> tuple[list[int], list[str]]:
+        """The HEAD and DEPREL columns ([n+1], entry 0 the root's) of the sentence of the
+        tokens ``words`` from the heads set before dparse runs: a labeled token's head (0
+        where it is its own head, spaCy's root) and label, -1 and ``_`` for the others;
+        DparseError for a head outside the sentence's words."""
+        from dparse.errors import DparseError
+
+        position = {i: m for m, i in enumerate(words, 1)}
+        strings = self.doc.vocab.strings
+        heads, deprels = [-1], [""]
+        for i in words:
+            if not self.deps[i]:
+                heads.append(-1)
+                deprels.append("_")
+                continue
+            h = self.heads[i]
+            if h != i and h not in position:
+                raise DparseError(f"spaCy Doc token {i} ({self.texts[i]!r}): its head, token "
+                                  f"{h}, is not a word of its sentence (tokens {words[0]}.."
+                                  f"{words[-1]}); dparse keeps heads within a sentence")
+            heads.append(0 if h == i else position[h])
+            deprels.append(strings[self.deps[i]])
+        return heads, deprels
 
     def attach_spaces(self, heads: list[int]) -> None:
         """Attach each white-space token to the word before it in its sentence (after it,

@@ -17,6 +17,7 @@ import functools
 import numpy as np
 from numpy.typing import NDArray
 
+from dparse.constraints import Constraints
 from dparse.trees import tree_mask
 
 MAX_WORDS = 7
@@ -318,3 +319,32 @@ def best_score3(
     """Maximum :func:`tree_score3` over :func:`all_trees` (None: no such parts)."""
     return float(tree_scores(arc, sib, grand, trisib, gsib, projective=projective,
                              single_root=single_root).max())
+
+
+def random_constraints(rng: np.random.Generator, n: int, projective: bool,
+                       single_root: bool) -> Constraints:
+    """Fixed arcs: a random share of a random tree's (a random tree of any kind now and then,
+    so that some sets are impossible for the decoder); forbidden arcs at random."""
+    c = Constraints.free(n)
+    kind = (projective, single_root) if rng.random() < 0.8 else (False, False)
+    trees = all_trees(n, *kind)
+    tree = trees[rng.integers(len(trees))]
+    fixed = rng.random(n + 1) < rng.uniform(0.0, 0.6)
+    fixed[0] = False
+    c.heads[fixed] = tree[fixed]
+    c.forbidden = rng.random((n + 1, n + 1)) < rng.uniform(0.0, 0.4)
+    if rng.random() < 0.8:  # mostly sets the tree satisfies
+        c.forbidden[tree[1:], np.arange(1, n + 1)] = False
+    c.labels = [None] * (n + 1)
+    return c
+
+
+def satisfying(c: Constraints, projective: bool, single_root: bool) -> np.ndarray:
+    """The brute-force trees [T, n+1] of the decoder's kind that satisfy ``c``."""
+    n = len(c)
+    trees = all_trees(n, projective, single_root)
+    words = np.arange(1, n + 1)
+    fixed = c.heads[1:] >= 0
+    ok = np.all(trees[:, 1:][:, fixed] == c.heads[1:][fixed], axis=1)
+    ok &= ~c.forbidden[trees[:, 1:], words].any(axis=1)
+    return trees[ok]

@@ -38,6 +38,7 @@ from dparse.config import load_yaml
 from dparse.conll import read_treebank, write_conll
 from dparse.constraints import sent_id
 from dparse.decoders import available_decoders
+from dparse.projectivize import projectivize_heads
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = Path(os.environ.get("DPARSE_DATA", REPO.parent / "shared" / "data"))
@@ -223,9 +224,11 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
                                                 f"--marginals -o {MARGINALS_OUTPUT}", root))
     (root / WORDS).write_text("".join(" ".join(s.form) + "\n" for s in read_treebank(test)),
                               encoding="utf-8")
-    # --constraints keep's input: the odd words' gold arcs kept; --forbid's file
+    # --constraints keep's input: the odd words' arcs of the projectivized gold tree kept
+    # (projective models take it too); --forbid's file
     gold = list(read_treebank(test))
-    write_conll([s.with_parse([h if m % 2 else -1 for m, h in enumerate(s.heads)],
+    write_conll([s.with_parse([h if m % 2 else -1
+                               for m, h in enumerate(projectivize_heads(s.heads))],
                               [r if m % 2 else "_" for m, r in enumerate(s.deprels)])
                  for s in gold], root / "partial.conllu")
     (root / "forbid.tsv").write_text(f"{sent_id(gold[0])}\t1\t{gold[0].heads[1]}\n",

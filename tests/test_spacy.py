@@ -213,3 +213,54 @@ def test_readme_spacy_example_runs(tagging_model: Path, tmp_path: Path, monkeypa
     monkeypatch.chdir(tmp_path)
     exec(compile(block, "README.md", "exec"), {})  # noqa: S102 - the README's own code
     assert (tmp_path / "en_dparse" / "dparse" / "model" / "tagger").is_dir()
+
+
+def test_heads_set_before_dparse_runs_are_kept(model: Path, words: list) -> None:
+    """A third of each sentence's gold arcs set on the Doc (``Doc(words, heads, deps)`` with
+    None for the others) before dparse runs: every one is kept with its label, the rest parsed
+    around them as ``Parser.parse(..., constraints="keep")`` does; a head set by
+    ``token.head`` in another sentence is refused."""
+    import numpy as np
+
+    from dparse.errors import DparseError
+
+    nlp = spacy.blank("en")
+    component = nlp.add_pipe("dparse", config={"model": str(model)})
+    api = dparse.load(model)
+    rng = np.random.default_rng(0)
+    changed = 0
+    for s in words[:40]:
+        fixed = [m for m in range(1, len(s) + 1) if rng.random() < 0.3]
+        partial = [-1] * (len(s) + 1)
+        rels = ["_"] * (len(s) + 1)
+        for m in fixed:
+            partial[m], rels[m] = int(s.heads[m]), s.deprels[m]
+        doc = Doc(nlp.vocab, words=list(s.form),
+                  heads=[(h - 1 if h else m - 1) if h >= 0 else None
+                         for m, h in enumerate(partial[1:], 1)],
+                  deps=[rel if rel != "_" else None for rel in rels[1:]])
+        component(doc)
+        got = [(0 if t.head.i == t.i else t.head.i + 1, t.dep_) for t in doc]
+        for m in fixed:
+            assert got[m - 1] == (int(s.heads[m]), s.deprels[m])
+        expected = api.parse(dparse.Sentence.build(list(s.form), partial, rels),
+                             constraints="keep")
+        assert [h for h, _ in got] == expected.heads.tolist()[1:]
+        changed += [h for h, _ in got] != api.parse(list(s.form)).heads.tolist()[1:]
+    assert changed > 5
+    # every token with a head: spaCy's sentences (from the heads) are kept, and so are the
+    # arcs; one that crosses into another sentence is refused
+    doc = Doc(nlp.vocab, words=["She", "reads", ".", "He", "writes", "."],
+              heads=[1, 1, 1, 4, 4, 4], deps=["nsubj", "ROOT", "punct", "nsubj", "ROOT", "punct"])
+    assert arcs(component(doc)) == [(2, "nsubj"), (0, "ROOT"), (2, "punct")] * 2
+    doc = Doc(nlp.vocab, words=["She", "reads", ".", "He", "writes", "."],
+              heads=[1, 1, 1, 4, 4, 1], deps=["nsubj", "ROOT", "punct", "nsubj", "ROOT", "punct"])
+    with pytest.raises(DparseError, match="token 5 .*is not a word of its sentence"):
+        component(doc)
+    # keep_heads false: every token parsed anew, as without heads
+    anew = spacy.blank("en")
+    anew.add_pipe("dparse", config={"model": str(model), "keep_heads": False})
+    s = words[0]
+    doc = Doc(anew.vocab, words=list(s.form), heads=[0] * len(s), deps=["x"] * len(s))
+    got = [0 if t.head.i == t.i else t.head.i + 1 for t in anew(doc)]
+    assert got == api.parse(list(s.form)).heads.tolist()[1:]

@@ -70,11 +70,14 @@ def stream_options(verb: str) -> Callable[[Callable[..., None]], Callable[..., N
               "(k best spanning trees), eisner, eisner2-sib or eisner2-sibgp (k best "
               "projective trees); one job.")
 @click.option("--constraints", "constraint_mode", type=click.Choice(CONSTRAINT_MODES),
-              default=None, help="Constrained parsing (graph models, --jobs 1): keep fixes the "
+              default=None, help="Constrained parsing (every family, --jobs 1): keep fixes the "
               "arcs of the input's filled HEAD column (HEAD _: predicted) and the labels of its "
               "filled DEPREL column, and honours MISC Forbid=H1,H2 (heads the word may not "
-              "take); misc honours only the Forbid= attributes. Constraints that no tree "
-              "satisfies are an error naming the sentence.")
+              "take); misc honours only the Forbid= attributes. Graph models' exact decoders "
+              "and U-MST give the best tree that keeps them; easy-first, shift-reduce and "
+              "rerank models (projective) a tree that keeps them. Constraints that no tree of "
+              "the model's kind satisfies (crossing fixed arcs for a projective one) are an "
+              "error naming the sentence.")
 @click.option("--forbid", "forbid_path", default=None, metavar="FILE",
               type=click.Path(exists=True, dir_okay=False),
               help="Rule arcs out: FILE has one SENTENCE<TAB>DEPENDENT<TAB>HEAD line per arc "
@@ -134,6 +137,8 @@ def parse(model_dir: str, input: str, output: str, decoder_name: str | None, fmt
       dparse parse models/en_ewt-o1-cle ../shared/data/en_ewt/test.conllu --kbest 10 \\
           -o test.10best.conllu
       dparse parse models/en_ewt-o1-cle partial.conllu --constraints keep -o full.conllu
+      dparse parse models/en_ewt-sr-nonsp-b12 partial.conllu --constraints keep \\
+          -o full.sr.conllu
       dparse parse models/en_ewt-o1-cle ../shared/data/en_ewt/test.conllu --forbid forbid.tsv \\
           -o test.forbid.conllu
       dparse parse models/en_ewt-o1-cle ../shared/data/en_ewt/test.conllu --marginals \\
@@ -159,6 +164,8 @@ def parse(model_dir: str, input: str, output: str, decoder_name: str | None, fmt
     check_shard(shard_text)
     if (constraint_mode is not None or forbid_path is not None) and jobs > 1:
         raise click.UsageError("--constraints and --forbid parse with --jobs 1")
+    if (constraint_mode is not None or forbid_path is not None) and forest_path is not None:
+        raise click.UsageError("--forest and --constraints/--forbid: one or the other")
     if forbid_path is not None and shard_text is not None:
         raise click.UsageError("--forbid counts the whole input's sentences: not with --shard")
     parser = load(model_dir, decoder=decoder_name, tags=tags, overrides=overrides)

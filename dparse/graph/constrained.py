@@ -24,7 +24,6 @@ tuples are searched with the model's labels).
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterable, Iterator
 
 import numpy as np
@@ -110,27 +109,6 @@ def parse_constrained(model: GraphModel, items: Iterable[tuple[Sentence, Constra
                       ) -> Iterator[Sentence]:
     """As :meth:`GraphModel.parse`, each sentence under its constraints: checked (InputError
     naming the sentence for a set that admits no tree of the decoder's kind), then parsed by
-    :func:`predict_constrained`, the fixed labels written for their words."""
-    names = model.vocab.labels
-    scratch = PartScratch(zeroed=decoder.reads_pruned_parts)
-    for sent, constraints in items:
-        empty = constraints.empty
-        if not empty:
-            constraints.check(decoder.projective, single_root, decoder.name, sent)
-        t0 = time.perf_counter()
-        enc = model.vocab.encode(sent)
-        timer.encode += time.perf_counter() - t0
-        if empty:
-            heads, labels = model.predict(enc, decoder, single_root, timer=timer,
-                                          scratch=scratch)
-        else:
-            heads, labels = predict_constrained(model, enc, decoder, single_root, constraints,
-                                                timer, scratch)
-        t1 = time.perf_counter()
-        deprels = [""] + [fixed if fixed is not None else names[i]
-                          for i, fixed in zip(labels[1:].tolist(), constraints.labels[1:],
-                                              strict=True)]
-        timer.decode += time.perf_counter() - t1
-        timer.sentences += 1
-        timer.tokens += len(sent)
-        yield sent.with_parse(heads, deprels)
+    :func:`predict_constrained`, the fixed labels written for their words
+    (:meth:`GraphModel.parse_items`, the loop both share)."""
+    return model.parse_items(items, decoder, single_root, timer, predict_constrained)

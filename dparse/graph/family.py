@@ -38,6 +38,7 @@ class GraphParser:
         self.decoder = decoder
         self.decoder_name = decoder.name
         self.single_root = single_root
+        self.projective = decoder.projective
 
     def parse(self, sentences: Iterable[Sentence], timer: ParseTimer,
               on_forest: OnForest | None = None) -> Iterator[Sentence]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import copy
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, Protocol
@@ -23,6 +23,7 @@ import numpy as np
 from dparse._ext.arcfeatures import FeatureSpace, feature_delta, score_arcs
 from dparse.aligned import LINE_BYTES, aligned_copy
 from dparse.conll import Sentence
+from dparse.constraints import Constraints, checked, fixed_deprels
 from dparse.decoders import Decoder
 from dparse.errors import DparseError
 from dparse.modeldir import (
@@ -206,20 +207,44 @@ class GraphModel(SavedModel):
     ) -> Iterator[Sentence]:
         """Parse a stream of sentences, yielding copies with HEAD and DEPREL replaced;
         ``timer`` accumulates encoding, scoring and decoding time."""
+        return self.parse_items(((sent, None) for sent in sentences), decoder, single_root,
+                                timer)
+
+    def parse_items(
+        self,
+        items: Iterable[tuple[Sentence, Constraints | None]],
+        decoder: Decoder,
+        single_root: bool = True,
+        timer: ParseTimer | None = None,
+        constrained: Callable[..., tuple[np.ndarray, np.ndarray]] | None = None,
+    ) -> Iterator[Sentence]:
+        """As :meth:`parse`, each sentence under its constraints (None: none): checked
+        (InputError naming the sentence for a set that admits no tree of the decoder's kind),
+        then decoded by ``constrained`` (:func:`dparse.graph.constrained.predict_constrained`,
+        which :func:`~dparse.graph.constrained.parse_constrained` passes), the fixed labels
+        written for their words; a sentence without constraints by :meth:`predict`."""
         timer = timer if timer is not None else ParseTimer()
         names = self.vocab.labels
         scratch = PartScratch(zeroed=decoder.reads_pruned_parts)
-        for sent in sentences:
+        for sent, given in items:
+            constraints = checked(given, decoder.projective, single_root, decoder.name, sent)
             t0 = time.perf_counter()
             enc = self.vocab.encode(sent)
             timer.encode += time.perf_counter() - t0
-            heads, labels = self.predict(enc, decoder, single_root, timer=timer, scratch=scratch)
+            if constraints is None:
+                heads, labels = self.predict(enc, decoder, single_root, timer=timer,
+                                             scratch=scratch)
+            elif constrained is None:
+                raise ValueError("parse_items: constraints need the constrained predictor")
+            else:
+                heads, labels = constrained(self, enc, decoder, single_root, constraints,
+                                            timer, scratch)
             t1 = time.perf_counter()
             deprels = [""] + [names[i] for i in labels[1:].tolist()]
             timer.decode += time.perf_counter() - t1
             timer.sentences += 1
             timer.tokens += len(sent)
-            yield sent.with_parse(heads, deprels)
+            yield sent.with_parse(heads, fixed_deprels(deprels, constraints))
 
     def fit_temperature(self, sentences: Iterable[Sentence], decoder: Decoder,
                         single_root: bool = True) -> TemperatureFit:

@@ -17,6 +17,7 @@ from dparse.rerank.sections import RerankConfig
 if TYPE_CHECKING:
     from dparse.batch.engines import WorkerOptions
     from dparse.conll import Sentence
+    from dparse.constraints import Constraints
     from dparse.epochs import EpochReport, TrainResult
     from dparse.hypergraph.forest import OnForest
     from dparse.rerank.model import RerankModel
@@ -29,6 +30,7 @@ class RerankParser:
     stages, the first building the packed forests that the second reranks."""
 
     builds_forests = True
+    projective = True
 
     def __init__(self, model: RerankModel, decoder_name: str) -> None:
         self.model = model
@@ -38,6 +40,14 @@ class RerankParser:
               on_forest: OnForest | None = None) -> Iterator[Sentence]:
         """The sentences parsed by both stages (``on_forest``: each first-stage forest)."""
         return self.model.parse(sentences, timer, on_forest)
+
+    def parse_constrained(self, items: Iterable[tuple[Sentence, Constraints]],
+                          timer: ParseTimer, on_forest: OnForest | None = None
+                          ) -> Iterator[Sentence]:
+        """Each sentence parsed under its constraints: the first stage's constrained beam
+        search builds a forest whose every tree keeps them, which the reranker searches
+        (:meth:`dparse.rerank.model.RerankModel.parse_constrained`)."""
+        return self.model.parse_constrained(items, timer, on_forest)
 
 
 def _train(cfg: ExperimentConfig, progress: bool,

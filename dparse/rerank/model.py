@@ -40,6 +40,7 @@ from tqdm import tqdm
 
 from dparse.config import ExperimentConfig, load_config, save_config
 from dparse.conll import Sentence
+from dparse.constraints import Constraints, checked, fixed_deprels
 from dparse.epochs import (
     EpochReport,
     PerceptronTrainResult,
@@ -195,20 +196,38 @@ class RerankModel(SavedModel):
     ) -> Iterator[Sentence]:
         """Parse a stream of sentences with both stages, yielding copies with HEAD and DEPREL
         replaced; ``on_forest`` gets the first stage's forest of each non-empty sentence."""
+        return self.parse_constrained(((sent, None) for sent in sentences), timer, on_forest)
+
+    def parse_constrained(
+        self,
+        items: Iterable[tuple[Sentence, Constraints | None]],
+        timer: ParseTimer | None = None,
+        on_forest: Callable[[int, Forest], None] | None = None,
+    ) -> Iterator[Sentence]:
+        """As :meth:`parse`, each sentence under its constraints (None: none): checked
+        (InputError naming the sentence for a set no projective tree satisfies), its forest
+        built by the first stage's constrained search
+        (:meth:`ShiftReduceModel.forest_encoded`), so that every tree the reranker chooses
+        from has every fixed arc and no forbidden one; the fixed labels written for their
+        words."""
         timer = timer if timer is not None else ParseTimer()
-        for index, sent in enumerate(sentences):
+        for index, (sent, given) in enumerate(items):
+            constraints = checked(given, True, self.first.single_root, DECODER_NAME, sent)
             t0 = time.perf_counter()
             enc = self.first.vocab.encode(sent)
             t1 = time.perf_counter()
             if len(enc) == 0:
                 heads, deprels = np.full(1, -1, dtype=np.int32), [""]
             else:
-                first_best, _, forest = self.first.forest_encoded(enc)
+                first_best, _, forest = self.first.forest_encoded(enc, None, constraints)
                 if on_forest is not None:
                     on_forest(index + 1, forest)
                 item = Reranked.of(enc, self.classes.of(enc), forest, first_best)
                 heads = self.rerank(item, self.weights, self.beta, self.k)
-                deprels = self.labels(enc, heads)
+                if constraints is not None and not constraints.satisfied_by(heads):
+                    raise DparseError(f"{constraints.name}: the reranked tree breaks a "
+                                      "constraint that every tree of its forest keeps")
+                deprels = fixed_deprels(self.labels(enc, heads), constraints)
             timer.record(len(sent), t1 - t0, time.perf_counter() - t1)
             yield sent.with_parse(heads, deprels)
 

@@ -268,6 +268,7 @@ class TaggingParser:
         self.parser = parser
         self.decoder_name = parser.decoder_name
         self.builds_forests = parser.builds_forests
+        self.projective = parser.projective
 
     def parse(self, sentences: Iterable[Sentence], timer: ParseTimer,
               on_forest: OnForest | None = None) -> Iterator[Sentence]:
@@ -277,8 +278,7 @@ class TaggingParser:
 
     def parse_constrained(self, items: Iterable[tuple[Sentence, Constraints]],
                           timer: ParseTimer) -> Iterator[Sentence]:
-        """The sentences tagged, then parsed under their constraints (a graph parser's:
-        dparse.constraints)."""
+        """The sentences tagged, then parsed under their constraints (dparse.constraints)."""
         from dparse.constraints import constrained_parse
 
         pending: deque[Constraints] = deque()  # the tagger reads ahead by batches

@@ -30,6 +30,7 @@ import numpy as np
 
 from dparse.config import ExperimentConfig
 from dparse.conll import Sentence
+from dparse.constraints import Constraints, checked, fixed_deprels
 from dparse.epochs import (
     EpochReport,
     PerceptronTrainResult,
@@ -126,17 +127,28 @@ class EasyFirstModel(SavedModel):
         return layout_size(self.action_bits, self.label_bits, len(self.vocab.labels))
 
     def parse_encoded(
-        self, enc: EncodedSentence, single_root: bool = True, heap: bool = False
+        self, enc: EncodedSentence, single_root: bool = True, heap: bool = False,
+        constraints: Constraints | None = None,
     ) -> tuple[np.ndarray, np.ndarray, int]:
-        """Heads int32 [n+1], label ids int32 [n+1] (entry 0 -1), and feature extractions."""
+        """Heads int32 [n+1], label ids int32 [n+1] (entry 0 -1), and feature extractions;
+        with ``constraints`` (checked for a projective tree already), only attachments that
+        keep a tree with every fixed arc and no forbidden one within reach, fixed arcs as
+        soon as they can be made (dparse.transition.easyfirst_core.parse)."""
         heads = np.full(len(enc) + 1, -1, dtype=np.int32)
         labels = np.full(len(enc) + 1, -1, dtype=np.int32)
         if len(enc) == 0:
             return heads, labels, 0
+        allowed = fixed_labels = None
+        if constraints is not None:
+            allowed = constraints.allowed().astype(np.uint8)
+            ids = {name: i for i, name in enumerate(self.vocab.labels)}
+            fixed_labels = np.array([ids.get(rel, -1) if rel is not None else -1
+                                     for rel in constraints.labels], dtype=np.int32)
         count = parse_encoded_sentence(
             enc.tokens, self.flags, self.weights, self.action_bits, self.label_bits,
             len(self.vocab.labels), TAG_COLUMNS[self.tag], heads, labels, single_root, heap,
-            self.templates, enc.morph_ptr, enc.morph)
+            self.templates, enc.morph_ptr, enc.morph, allowed,
+            None if constraints is None else constraints.heads, fixed_labels)
         return heads, labels, count
 
     def parse(
@@ -147,17 +159,32 @@ class EasyFirstModel(SavedModel):
         timer: ParseTimer | None = None,
     ) -> Iterator[Sentence]:
         """Parse a stream of sentences, yielding copies with HEAD and DEPREL replaced."""
+        return self.parse_constrained(((sent, None) for sent in sentences), decoder,
+                                      single_root, timer)
+
+    def parse_constrained(
+        self,
+        items: Iterable[tuple[Sentence, Constraints | None]],
+        decoder: str = "easyfirst-scan",
+        single_root: bool = True,
+        timer: ParseTimer | None = None,
+    ) -> Iterator[Sentence]:
+        """As :meth:`parse`, each sentence under its constraints (None: none): checked
+        (InputError naming the sentence for a set no projective tree satisfies: easy-first
+        builds projective trees), parsed by :meth:`parse_encoded`, the fixed labels written
+        for their words."""
         timer = timer if timer is not None else ParseTimer()
         heap = use_heap(decoder)
         names = self.vocab.labels
-        for sent in sentences:
+        for sent, given in items:
+            constraints = checked(given, True, single_root, decoder, sent)
             t0 = time.perf_counter()
             enc = self.vocab.encode(sent)
             t1 = time.perf_counter()
-            heads, labels, _ = self.parse_encoded(enc, single_root, heap)
+            heads, labels, _ = self.parse_encoded(enc, single_root, heap, constraints)
             deprels = [""] + [names[i] for i in labels[1:].tolist()]
             timer.record(len(sent), t1 - t0, time.perf_counter() - t1)
-            yield sent.with_parse(heads, deprels)
+            yield sent.with_parse(heads, fixed_deprels(deprels, constraints))
 
     def write_files(self, directory: Path) -> None:
         """Write the weights, the vocabulary and the templates' version into ``directory``

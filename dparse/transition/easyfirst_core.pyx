@@ -705,6 +705,145 @@ cdef int parse_core(StateC* s, const floating* W, int shift, size_t offset, int 
     return OK
 
 
+# ---------------------------------------------------------------- constrained parsing
+
+cdef bint completable(const StateC* s, int gone, const uint8_t* allowed, int32_t* items,
+                      uint8_t* chart) noexcept nogil:
+    """Whether the pending structures without ``gone`` (just attached) can still be joined
+    into one tree of allowed arcs between their heads (allowed[h * (n+1) + m]), projective
+    over the pending list and with one root child under ``single_root``: the arcs easy-first
+    can still make. Eisner's chart over booleans; ``items`` [n+1] and ``chart`` 4 (n+1)^2
+    bytes of work space."""
+    cdef int N = s.n + 1, k = 0, d, i, t, r, K
+    cdef int a = 0
+    cdef uint8_t* CR
+    cdef uint8_t* CL
+    cdef uint8_t* IR
+    cdef uint8_t* IL
+    cdef bint ok, arc_r, arc_l
+    while a >= 0:
+        if a != gone:
+            items[k] = a
+            k += 1
+        a = s.nxt[a]
+    K = k
+    CR = chart
+    CL = chart + K * K
+    IR = chart + 2 * K * K
+    IL = chart + 3 * K * K
+    for i in range(K):
+        for t in range(K):
+            CR[i * K + t] = i == t
+            CL[i * K + t] = i == t
+            IR[i * K + t] = 0
+            IL[i * K + t] = 0
+    for d in range(1, K):
+        for i in range(K - d):
+            t = i + d
+            arc_r = allowed[items[i] * N + items[t]] != 0
+            arc_l = allowed[items[t] * N + items[i]] != 0
+            if arc_r or arc_l:
+                ok = False
+                for r in range(i, t):
+                    if CR[i * K + r] and CL[(r + 1) * K + t]:
+                        ok = True
+                        break
+                IR[i * K + t] = arc_r and ok
+                IL[i * K + t] = arc_l and ok
+            for r in range(i + 1, t + 1):
+                if IR[i * K + r] and CR[r * K + t]:
+                    CR[i * K + t] = 1
+                    break
+            for r in range(i, t):
+                if CL[i * K + r] and IL[r * K + t]:
+                    CL[i * K + t] = 1
+                    break
+    if K == 1:
+        return True
+    if not s.single_root:
+        return CR[K - 1] != 0
+    for r in range(1, K):
+        if allowed[items[r]] and CL[1 * K + r] and CR[r * K + K - 1]:
+            return True
+    return False
+
+
+cdef int parse_constrained_core(StateC* s, const floating* W, int shift, size_t offset, int L,
+                                int lshift, const uint8_t* allowed, const int32_t* fixed,
+                                const int32_t* fixed_label) noexcept nogil:
+    """Algorithm 1 under constraints, with the max-scan: only attachments of allowed arcs
+    (``allowed`` uint8 [(n+1) * (n+1)]) after which the pending structures can still form a
+    tree of allowed arcs (:func:`completable`); among those, an attachment that makes a fixed
+    arc (``fixed`` int32 [n+1], -1 free) before any other, then by score; a fixed label
+    (``fixed_label`` int32 [n+1], -1 none) instead of the classifier's."""
+    cdef int N = s.n + 1, a, b, act, parent, child, m, k, best_a, best_act, is_fixed
+    cdef int best_fixed, nl, label
+    cdef uint32_t rows[MAX_ACTION_FEATURES]
+    cdef uint32_t lrows[MAX_LABEL_FEATURES]
+    cdef int around[6]
+    cdef double best, v
+    cdef double* acc = <double*>malloc((L + 1) * sizeof(double))
+    cdef uint8_t* blocked = <uint8_t*>malloc(2 * N + 4 * N * N)
+    cdef int32_t* items = <int32_t*>malloc(N * sizeof(int32_t))
+    if acc == NULL or blocked == NULL or items == NULL:
+        free(acc); free(blocked); free(items)
+        return NO_MEMORY
+    a = 0
+    while s.nxt[a] >= 0:
+        extract(s, W, a, shift, rows)
+        a = s.nxt[a]
+    while s.length > 1:
+        for a in range(2 * N):
+            blocked[a] = 0
+        while True:
+            best_a = -1
+            best_act = LEFT
+            best_fixed = 0
+            best = -INFINITY
+            a = 0
+            while a >= 0 and s.nxt[a] >= 0:
+                b = s.nxt[a]
+                for act in range(2):
+                    if blocked[2 * a + act] or not legal(s, a, act):
+                        continue
+                    parent = a if act == LEFT else b
+                    child = b if act == LEFT else a
+                    if not allowed[parent * N + child]:
+                        continue
+                    is_fixed = fixed[child] == parent
+                    v = s.score[2 * a + act]
+                    if best_a < 0 or is_fixed > best_fixed or (is_fixed == best_fixed
+                                                               and v > best):
+                        best_a = a
+                        best_act = act
+                        best_fixed = is_fixed
+                        best = v
+                a = b
+            if best_a < 0:
+                free(acc); free(blocked); free(items)
+                return NO_VALID_ACTION
+            child = s.nxt[best_a] if best_act == LEFT else best_a
+            if completable(s, child, allowed, items, blocked + 2 * N):
+                break
+            blocked[2 * best_a + best_act] = 1
+        a = best_a
+        act = best_act
+        parent = a if act == LEFT else s.nxt[a]
+        child = s.nxt[a] if act == LEFT else a
+        if fixed_label[child] >= 0:
+            label = fixed_label[child]
+        elif L > 0:
+            label = best_label(s, W, offset, L, lshift, parent, child, lrows, &nl, acc)
+        else:
+            label = -1
+        attach(s, a, act, label)
+        m = window(s, parent, around)
+        for k in range(m):
+            extract(s, W, around[k], shift, rows)
+    free(acc); free(blocked); free(items)
+    return OK
+
+
 cdef inline void add_rows(double* W, double* U, uint8_t* T, size_t base, double c,
                           const uint32_t* rows, int nf, size_t stride, size_t col,
                           double step) noexcept nogil:
@@ -866,9 +1005,18 @@ def parse(const int32_t[:, ::1] tokens, const uint8_t[::1] tag_flags,
           const floating[::1] weights, int action_bits, int label_bits, int n_labels,
           int tag_column, int32_t[::1] heads, int32_t[::1] labels, bint single_root=True,
           bint use_heap=False, int templates=0, const int32_t[::1] morph_ptr=None,
-          const int32_t[::1] morph=None) -> int:
+          const int32_t[::1] morph=None, const uint8_t[:, ::1] allowed=None,
+          const int32_t[::1] fixed_heads=None, const int32_t[::1] fixed_labels=None) -> int:
     """Parse one encoded sentence (tokens int32 [n+1, 6]) into ``heads`` and ``labels``
     (int32 [n+1], entry 0 set to -1); returns the number of feature extractions.
+
+    Constraints: with ``allowed`` (uint8 [n+1, n+1], allowed[h, m]: the arc h -> m may be
+    made), ``fixed_heads`` (int32 [n+1], a word's fixed head or -1) and ``fixed_labels``
+    (int32 [n+1], a word's fixed label id or -1), the max-scan (whatever ``use_heap``; both
+    give the same parses) attaches only by allowed arcs that leave the pending structures a
+    projective completion of allowed arcs, fixed arcs first (parse_constrained_core): the tree
+    has every fixed arc and no disallowed one when some projective tree does (the caller
+    checks that; ValueError otherwise).
 
     ``tag_flags`` uint8 [n_tags]: FLAG bits per id of the ``tag_column`` vocabulary
     (``TAG_LEXICAL``: t_p is lexicalized; ``TAG_PREPOSITION``: PP-attachment features fire).
@@ -885,11 +1033,30 @@ def parse(const int32_t[:, ::1] tokens, const uint8_t[::1] tag_flags,
     cdef int64_t count
     cdef const int32_t* mp
     cdef const int32_t* mi
+    cdef const uint8_t* ap = NULL
+    cdef const int32_t* fp = NULL
+    cdef const int32_t* lp = NULL
+    if allowed is not None:
+        if (fixed_heads is None or fixed_labels is None or allowed.shape[0] != N
+                or allowed.shape[1] != N or fixed_heads.shape[0] != N
+                or fixed_labels.shape[0] != N):
+            raise ValueError(f"constraints: allowed [{N}, {N}], fixed_heads and fixed_labels "
+                             f"[{N}] go together")
+        for i in range(N):
+            if fixed_labels[i] >= n_labels:
+                raise ValueError(f"fixed label id {fixed_labels[i]} of word {i}: "
+                                 f"{n_labels} labels")
+        ap = &allowed[0, 0]
+        fp = &fixed_heads[0]
+        lp = &fixed_labels[0]
     morph_pointers(morph_ptr, morph, N, &mp, &mi)
     with nogil:
         status = init_state(&s, tokens, tag_column, tag_flags, single_root, False, templates,
                             mp, mi)
-        if status == OK:
+        if status == OK and ap != NULL:
+            status = parse_constrained_core(&s, &weights[0], 64 - action_bits, offset,
+                                            n_labels, 64 - label_bits, ap, fp, lp)
+        elif status == OK:
             status = parse_core(&s, &weights[0], 64 - action_bits, offset, n_labels,
                                 64 - label_bits, use_heap)
         if status == OK:
@@ -898,6 +1065,8 @@ def parse(const int32_t[:, ::1] tokens, const uint8_t[::1] tag_flags,
                 labels[i] = s.labels[i]
         count = s.extractions
         free_state(&s)
+    if status == NO_VALID_ACTION:
+        raise ValueError("constraints: no projective tree of allowed arcs")
     if status != OK:
         raise MemoryError("easy-first parser state")
     return count

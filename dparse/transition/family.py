@@ -17,6 +17,7 @@ from dparse.transition.sections import ShiftReduceConfig
 if TYPE_CHECKING:
     from dparse.batch.engines import WorkerOptions
     from dparse.conll import Sentence
+    from dparse.constraints import Constraints
     from dparse.epochs import EpochReport, TrainResult
     from dparse.hypergraph.forest import OnForest
     from dparse.sections import ExperimentConfig
@@ -30,6 +31,7 @@ class EasyFirstParser:
     (:class:`dparse.parsers.LoadedParser`)."""
 
     builds_forests = False
+    projective = True
 
     def __init__(self, model: EasyFirstModel, decoder_name: str, single_root: bool) -> None:
         self.model = model
@@ -40,6 +42,13 @@ class EasyFirstParser:
               on_forest: OnForest | None = None) -> Iterator[Sentence]:
         """The sentences parsed by easy-first attachment."""
         return self.model.parse(sentences, self.decoder_name, self.single_root, timer)
+
+    def parse_constrained(self, items: Iterable[tuple[Sentence, Constraints]],
+                          timer: ParseTimer) -> Iterator[Sentence]:
+        """Each sentence parsed under its constraints: only attachments that keep a
+        projective tree with every fixed arc and no forbidden one within reach, fixed arcs
+        first (:meth:`dparse.transition.easyfirst.EasyFirstModel.parse_constrained`)."""
+        return self.model.parse_constrained(items, self.decoder_name, self.single_root, timer)
 
 
 def _train_easyfirst(cfg: ExperimentConfig, progress: bool,
@@ -62,6 +71,7 @@ class ShiftReduceParser:
     its own beam search, which builds packed forests."""
 
     builds_forests = True
+    projective = True
 
     def __init__(self, model: ShiftReduceModel, decoder_name: str, force_gold: bool) -> None:
         self.model = model
@@ -72,6 +82,14 @@ class ShiftReduceParser:
               on_forest: OnForest | None = None) -> Iterator[Sentence]:
         """The sentences parsed by the beam search (``on_forest``: each one's forest)."""
         return self.model.parse(sentences, timer, self.force_gold, on_forest)
+
+    def parse_constrained(self, items: Iterable[tuple[Sentence, Constraints]],
+                          timer: ParseTimer, on_forest: OnForest | None = None
+                          ) -> Iterator[Sentence]:
+        """Each sentence parsed under its constraints: the beam searches only transitions
+        whose arcs are allowed and that reduce a word once its fixed dependents are attached
+        (:meth:`dparse.transition.shiftreduce.ShiftReduceModel.parse_constrained`)."""
+        return self.model.parse_constrained(items, timer, self.force_gold, on_forest)
 
 
 def _train_shiftreduce(cfg: ExperimentConfig, progress: bool,

@@ -41,6 +41,8 @@ import numpy as np
 
 from dparse.config import ExperimentConfig
 from dparse.conll import Sentence
+from dparse.constraints import Constraints, checked, fixed_deprels
+from dparse.decoders import get_decoder
 from dparse.epochs import (
     EpochReport,
     PerceptronTrainResult,
@@ -141,28 +143,63 @@ class ShiftReduceModel(SavedModel):
         self.system, self.beam, self.single_root = sc.system, sc.beam, cfg.decoder.single_root
         return self
 
-    def _search(self, enc: EncodedSentence, gold: np.ndarray | None, keep_chart: bool):
+    def _search(self, enc: EncodedSentence, gold: np.ndarray | None, keep_chart: bool,
+                constraints: Constraints | None = None):
         heads = np.full(len(enc) + 1, -1, dtype=np.int32)
         labels = np.full(len(enc) + 1, -1, dtype=np.int32)
+        allowed = fixed = None
+        if constraints is not None:
+            allowed, fixed = constraints.allowed().astype(np.uint8), constraints.heads
         out = parse_encoded_sentence(
             enc.tokens, self.weights, self.action_bits, self.label_bits, len(self.vocab.labels),
-            self.tagcol, system_id(self.system), self.single_root, self.beam, heads,
-            labels, gold, keep_chart)
+            self.tagcol, system_id(self.system), self.single_root, self.beam, heads, labels,
+            gold, keep_chart, allowed, fixed)
+        if out is None:  # the constraints emptied a beam: search again with an escort
+            assert constraints is not None and allowed is not None
+            out = parse_encoded_sentence(
+                enc.tokens, self.weights, self.action_bits, self.label_bits,
+                len(self.vocab.labels), self.tagcol, system_id(self.system), self.single_root,
+                self.beam, heads, labels, self._escort(enc, allowed), keep_chart, allowed,
+                fixed)
+            if out is None:
+                raise DparseError(f"{constraints.name}: the constrained beam search lost its "
+                                  "escort (a bug: please report it)")
         return heads, labels, out
 
-    def parse_encoded(self, enc: EncodedSentence,
-                      gold: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, float]:
+    def _escort(self, enc: EncodedSentence, allowed: np.ndarray) -> np.ndarray:
+        """The tree (heads int32 [n+1]) whose derivation a constrained search keeps in its
+        beam when the constraints alone emptied one: the projective tree of allowed arcs
+        (single-rooted as the model) with the most arcs of the unconstrained parse (Eisner's
+        algorithm). Its canonical derivation makes only transitions the constraints allow,
+        so the search ends with a tree that keeps them (the escort's, or a better one)."""
+        plain, _, _ = self._search(enc, None, False)
+        n1 = len(plain)
+        agree = np.zeros((n1, n1))
+        agree[plain[1:], np.arange(1, n1)] = 1.0
+        escort = get_decoder("eisner").decode(np.where(allowed > 0, agree, -np.inf),
+                                              single_root=self.single_root)
+        return np.asarray(escort, dtype=np.int32)
+
+    def parse_encoded(self, enc: EncodedSentence, gold: np.ndarray | None = None,
+                      constraints: Constraints | None = None
+                      ) -> tuple[np.ndarray, np.ndarray, float]:
         """Heads int32 [n+1], label ids int32 [n+1] (entry 0 -1) and the best derivation's
         score; with ``gold`` (int32 [n+1], a projective tree) the gold state is forced into
-        every beam."""
+        every beam; with ``constraints`` (checked for a projective tree already) only
+        transitions that keep them are searched
+        (:func:`dparse.transition.shiftreduce_search.parse`), and if they empty a beam (a
+        dead end the local checks do not foresee) the search runs again with an escort
+        (:meth:`_escort`) forced into every beam: the tree keeps every constraint."""
         if len(enc) == 0:
             return np.full(1, -1, dtype=np.int32), np.full(1, -1, dtype=np.int32), 0.0
-        return self._search(enc, gold, False)
+        return self._search(enc, gold, False, constraints)
 
-    def forest_encoded(self, enc: EncodedSentence, gold: np.ndarray | None = None
+    def forest_encoded(self, enc: EncodedSentence, gold: np.ndarray | None = None,
+                       constraints: Constraints | None = None
                        ) -> tuple[np.ndarray, np.ndarray, Forest]:
-        """Heads, label ids and the packed forest of the search (n >= 1)."""
-        heads, labels, chart = self._search(enc, gold, True)
+        """Heads, label ids and the packed forest of the search (n >= 1); with
+        ``constraints``, every tree of the forest keeps them."""
+        heads, labels, chart = self._search(enc, gold, True, constraints)
         return heads, labels, Forest(len(enc), *chart.forest())
 
     def _gold(self, sent: Sentence, force_gold: bool, index: int) -> np.ndarray | None:
@@ -187,21 +224,36 @@ class ShiftReduceModel(SavedModel):
         """Parse a stream of sentences, yielding copies with HEAD and DEPREL replaced; with
         ``on_forest``, call it with the 1-based position and the packed forest of each
         non-empty sentence before yielding the sentence (its time counts as decoding)."""
+        return self.parse_constrained(((sent, None) for sent in sentences), timer, force_gold,
+                                      on_forest)
+
+    def parse_constrained(
+        self,
+        items: Iterable[tuple[Sentence, Constraints | None]],
+        timer: ParseTimer | None = None,
+        force_gold: bool = False,
+        on_forest: Callable[[int, Forest], None] | None = None,
+    ) -> Iterator[Sentence]:
+        """As :meth:`parse`, each sentence under its constraints (None: none): checked
+        (InputError naming the sentence for a set no projective tree satisfies), searched
+        over the transitions that keep them (:meth:`parse_encoded`), the fixed labels
+        written for their words."""
         timer = timer if timer is not None else ParseTimer()
         names = self.vocab.labels
-        for index, sent in enumerate(sentences):
+        for index, (sent, constraints) in enumerate(items):
             t0 = time.perf_counter()
             enc = self.vocab.encode(sent)
             gold = self._gold(sent, force_gold, index)
+            constraints = checked(constraints, True, self.single_root, DECODER_NAME, sent)
             t1 = time.perf_counter()
             if on_forest is not None and len(enc):
-                heads, labels, forest = self.forest_encoded(enc, gold)
+                heads, labels, forest = self.forest_encoded(enc, gold, constraints)
                 on_forest(index + 1, forest)
             else:
-                heads, labels, _ = self.parse_encoded(enc, gold)
+                heads, labels, _ = self.parse_encoded(enc, gold, constraints)
             deprels = [""] + [names[i] for i in labels[1:].tolist()]
             timer.record(len(sent), t1 - t0, time.perf_counter() - t1)
-            yield sent.with_parse(heads, deprels)
+            yield sent.with_parse(heads, fixed_deprels(deprels, constraints))
 
     def write_files(self, directory: Path) -> None:
         """Write the weights and the vocabulary into ``directory`` (created if needed)."""

@@ -2,7 +2,7 @@
 """The shift-reduce parser's beam search with dynamic programming: the merged search graph of a
 sentence and its best derivation (see shiftreduce_search.pyx)."""
 
-from libc.stdint cimport int32_t
+from libc.stdint cimport int32_t, uint8_t
 
 from cython cimport floating
 
@@ -53,6 +53,12 @@ cdef struct SearchC:
     const int32_t* gold_act
     const int32_t* gold_pred
     int force_gold
+    # constraints (NULL: none): allowed[h * (n+1) + m], whether a reduce may add the arc h -> m;
+    # fix_lo[w] .. fix_hi[w], the span of w and its fixed dependents, which w's subtree must
+    # cover before w is reduced (its fixed dependents attached)
+    const uint8_t* allowed
+    const int32_t* fix_lo
+    const int32_t* fix_hi
 
 
 cdef void free_search(SearchC* S) noexcept nogil

@@ -17,7 +17,7 @@ final state's best prefix derivation is the tree, which the arc labeler
 (shiftreduce_labeler.pyx) labels.
 """
 
-from libc.stdint cimport int32_t, int64_t, uint64_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
 from libc.stdlib cimport free, malloc, qsort, realloc
 from libc.string cimport memset
 
@@ -47,6 +47,7 @@ from dparse.transition.shiftreduce_state import oracle
 
 cdef enum:
     AXIOM = -1                               # the creation of the initial state
+    NO_DERIVATION = -3                       # constraints left no state in a beam
 
 
 # ---------------------------------------------------------------------------------------------
@@ -132,6 +133,30 @@ cdef inline bint sig_equal(const SigC* a, const SigC* b) noexcept nogil:
         if x[k] != y[k]:
             return False
     return True
+
+
+# ---------------------------------------------------------------------------------------------
+# Constraints
+
+cdef inline bint reduce_allowed(const SearchC* S, const SigC* p, const SigC* q,
+                                int a) noexcept nogil:
+    """Whether reducing q with its predictor p by ``a`` keeps the constraints: the new arc
+    is allowed and its dependent, whose subtree is complete, already has its fixed
+    dependents (they lie in its span: p's s0 spans p.i..p.j-1, q's q.i..q.j-1). (A SCAN,
+    after which s0 takes no left dependent, likewise waits for s0's fixed left ones.)"""
+    cdef int head, dep, lo, hi
+    if a == LEFT:
+        head = q.s0h
+        dep = p.s0h
+        lo = p.i
+        hi = p.j
+    else:
+        head = p.s0h
+        dep = q.s0h
+        lo = q.i
+        hi = q.j
+    return (S.allowed[head * (S.s.n + 1) + dep] != 0 and S.fix_lo[dep] >= lo
+            and S.fix_hi[dep] < hi)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -310,6 +335,8 @@ cdef int run_search(SearchC* S, const floating* W, int shift) noexcept nogil:
                     if offer(S, &g, step + 1, SHIFT, q, -1, sq.c + y, 0.0, -1, gold, mask) != OK:
                         return NO_MEMORY
                 elif a == SCAN:
+                    if S.allowed != NULL and S.fix_lo[sq.sig.s0h] < sq.sig.i:
+                        continue  # s0 would take no more left dependents: it lacks fixed ones
                     g = sq.sig
                     g.scanned = 1
                     gold = sq.gold and S.gold_act != NULL and S.gold_act[step] == SCAN
@@ -322,6 +349,9 @@ cdef int run_search(SearchC* S, const floating* W, int shift) noexcept nogil:
                         p = S.ln[x].a
                         sq = &S.st[q]
                         sp = &S.st[p]
+                        if S.allowed != NULL and not reduce_allowed(S, &sp.sig, &sq.sig, a):
+                            x = S.ln[x].next
+                            continue
                         apply_reduce(&sp.sig, &sq.sig, a, &g)
                         gold = (sq.gold and sp.gold and S.gold_act != NULL
                                 and S.gold_act[step] == a and S.gold_pred[step] == sp.step)
@@ -341,6 +371,8 @@ cdef int run_search(SearchC* S, const floating* W, int shift) noexcept nogil:
                 gold_idx = created + k
         qsort(S.rank, count, sizeof(RankC), rank_cmp)
         limit = count if count < S.beam else S.beam
+        if limit == 0:  # only where constraints pruned every transition
+            return NO_DERIVATION
         if grow(<void**>&S.kept, &S.cap_kept, S.n_kept + limit, sizeof(int32_t)) != OK:
             return NO_MEMORY
         start = S.n_kept
@@ -534,10 +566,17 @@ cdef class Chart:
 def parse(const int32_t[:, ::1] tokens, const floating[::1] weights, int action_bits,
           int label_bits, int n_labels, int tagcol, int system, bint single_root, int beam,
           int32_t[::1] heads, int32_t[::1] labels, const int32_t[::1] gold_heads=None,
-          bint keep_chart=False):
+          bint keep_chart=False, const uint8_t[:, ::1] allowed=None,
+          const int32_t[::1] fixed_heads=None):
     """Beam search for one sentence (n >= 1): fills ``heads`` and ``labels`` (int32 [n+1],
     entry 0 left -1) and returns the best score, or the :class:`Chart` with ``keep_chart``.
-    With ``gold_heads`` (a projective tree) the gold state is forced into every beam."""
+    With ``gold_heads`` (a projective tree) the gold state is forced into every beam.
+
+    Constraints: with ``allowed`` (uint8 [n+1, n+1], allowed[h, m]: the arc h -> m may be
+    made) and ``fixed_heads`` (int32 [n+1], a word's fixed head or -1), a reduce is made only
+    if its arc is allowed and its dependent already holds its fixed dependents, so every
+    derivation (and every tree of the forest) has only allowed arcs and every fixed one.
+    Returns None (heads untouched) when the constraints leave a beam empty."""
     cdef Chart chart = Chart()
     cdef SearchC* S = &chart.S
     cdef int n = tokens.shape[0] - 1, status, m, k
@@ -546,9 +585,14 @@ def parse(const int32_t[:, ::1] tokens, const floating[::1] weights, int action_
     cdef int32_t* lm
     cdef int32_t* rm
     cdef floating* acc
-    cdef int32_t[::1] ga, gp
+    cdef int32_t[::1] ga, gp, flo, fhi
     if beam < 1:
         raise ValueError("beam must be at least 1")
+    if (allowed is None) != (fixed_heads is None):
+        raise ValueError("allowed and fixed_heads go together")
+    if allowed is not None and (allowed.shape[0] != n + 1 or allowed.shape[1] != n + 1
+                                or fixed_heads.shape[0] != n + 1):
+        raise ValueError(f"allowed must be [{n + 1}, {n + 1}] and fixed_heads [{n + 1}]")
     if init_search(S, tokens, tagcol, system, single_root, beam) != OK:
         raise MemoryError("shift-reduce chart")
     chart.ready = True
@@ -560,6 +604,14 @@ def parse(const int32_t[:, ::1] tokens, const floating[::1] weights, int action_
         S.gold_act = &ga[0]
         S.gold_pred = &gp[0]
         S.force_gold = 1
+    spans = None
+    if allowed is not None:
+        spans = fixed_spans(fixed_heads)
+        flo = spans[0]
+        fhi = spans[1]
+        S.allowed = &allowed[0, 0]
+        S.fix_lo = &flo[0]
+        S.fix_hi = &fhi[0]
     pairs = <int32_t*>malloc((4 * S.T + 4) * sizeof(int32_t))
     todo = <int32_t*>malloc((4 * S.T + 8) * sizeof(int32_t))
     lm = <int32_t*>malloc(2 * (n + 1) * sizeof(int32_t))
@@ -581,6 +633,10 @@ def parse(const int32_t[:, ::1] tokens, const floating[::1] weights, int action_
     free(pairs); free(todo); free(lm); free(acc)
     S.gold_act = NULL
     S.gold_pred = NULL
+    S.allowed = NULL
+    S.fix_lo = S.fix_hi = NULL
+    if status == NO_DERIVATION:
+        return None
     if status != OK:
         raise MemoryError("shift-reduce chart")
     if keep_chart:
@@ -588,3 +644,23 @@ def parse(const int32_t[:, ::1] tokens, const floating[::1] weights, int action_
     return chart.best_score
 
 
+
+
+def fixed_spans(const int32_t[::1] fixed_heads):
+    """int32 [2, n+1]: for each node w, the leftmost and rightmost of w and its fixed
+    dependents (``fixed_heads`` int32 [n+1], -1 free)."""
+    cdef Py_ssize_t n1 = fixed_heads.shape[0], m
+    cdef int h
+    out = np.empty((2, n1), dtype=np.int32)
+    cdef int32_t[:, ::1] o = out
+    for m in range(n1):
+        o[0, m] = m
+        o[1, m] = m
+    for m in range(1, n1):
+        h = fixed_heads[m]
+        if 0 <= h < n1:
+            if m < o[0, h]:
+                o[0, h] = m
+            if m > o[1, h]:
+                o[1, h] = m
+    return out

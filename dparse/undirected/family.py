@@ -16,6 +16,7 @@ from dparse.undirected.sections import UmstConfig
 if TYPE_CHECKING:
     from dparse.batch.engines import WorkerOptions
     from dparse.conll import Sentence
+    from dparse.constraints import Constraints
     from dparse.epochs import EpochReport, TrainResult
     from dparse.hypergraph.forest import OnForest
     from dparse.sections import ExperimentConfig
@@ -29,6 +30,7 @@ class UmstParser:
 
     decoder_name = "umst"
     builds_forests = False
+    projective = False
 
     def __init__(self, parser: UndirectedParser) -> None:
         self.parser = parser
@@ -37,6 +39,13 @@ class UmstParser:
               on_forest: OnForest | None = None) -> Iterator[Sentence]:
         """The sentences parsed by the undirected MST, oriented and labeled."""
         return self.parser.parse(sentences, timer)
+
+    def parse_constrained(self, items: Iterable[tuple[Sentence, Constraints]],
+                          timer: ParseTimer) -> Iterator[Sentence]:
+        """Each sentence parsed under its constraints: the best spanning tree whose
+        orientation from the root keeps them, then LEP over allowed arcs only
+        (:meth:`dparse.undirected.parser.UndirectedParser.parse_constrained`)."""
+        return self.parser.parse_constrained(items, timer)
 
 
 def _train(cfg: ExperimentConfig, progress: bool,

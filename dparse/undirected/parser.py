@@ -49,6 +49,8 @@ from dparse._ext.arcfeatures import (
 from dparse.batch.engines import WorkerOptions, training_engine
 from dparse.config import ExperimentConfig
 from dparse.conll import Sentence
+from dparse.constraints import Constraints, checked, fixed_deprels
+from dparse.decoders import get_decoder
 from dparse.epochs import BestEpoch, EpochReport, TrainResult, read_split, training_vocabulary
 from dparse.errors import DparseError
 from dparse.graph.model import ArcFactoredModel
@@ -181,23 +183,31 @@ class UndirectedParser:
     method: str = "kkt"
     moves: int = 0  # LEP moves made so far
 
-    def parse_sentence(self, sent: Sentence, timer: ParseTimer) -> Sentence:
+    def parse_sentence(self, sent: Sentence, timer: ParseTimer,
+                       constraints: Constraints | None = None) -> Sentence:
+        """The sentence parsed (under ``constraints``, checked already: :meth:`constrained`
+        says how), oriented, enhanced and labeled."""
         t0 = time.perf_counter()
         enc = self.model.vocab.encode(sent)
         denc = self.directed.vocab.encode(sent) if self.directed is not None else None
         t1 = time.perf_counter()
-        i, j = self.model.edges(sent)
-        s = self.model.edge_scores(enc, i, j)
         arc = label = None
         if self.directed is not None:
             arc, label = self.directed.score(denc)
-        t2 = time.perf_counter()
         n1 = len(sent) + 1
-        heads = tree_from_edges(n1, i, j, s, self.method)
-        if self.single_root and root_words(heads) > 1:
-            w = np.full((n1, n1), np.nan)
-            w[i, j] = s
-            heads = single_root_repair(heads, w)
+        if constraints is None:
+            i, j = self.model.edges(sent)
+            s = self.model.edge_scores(enc, i, j)
+            t2 = time.perf_counter()
+            heads = tree_from_edges(n1, i, j, s, self.method)
+            if self.single_root and root_words(heads) > 1:
+                w = np.full((n1, n1), np.nan)
+                w[i, j] = s
+                heads = single_root_repair(heads, w)
+        else:
+            heads, t2 = self.constrained(sent, enc, constraints)
+            if arc is not None:
+                arc = np.where(constraints.allowed(), arc, -np.inf)
         if arc is not None and self.lep_steps:
             heads, done = local_enhancement(heads, arc, self.lep_steps)
             self.moves += done
@@ -212,7 +222,34 @@ class UndirectedParser:
         timer.decode += t3 - t2
         timer.sentences += 1
         timer.tokens += len(sent)
-        return sent.with_parse(heads, deprels)
+        return sent.with_parse(heads, fixed_deprels(deprels, constraints))
+
+    def constrained(self, sent: Sentence, enc: EncodedSentence, constraints: Constraints
+                    ) -> tuple[np.ndarray, float]:
+        """The best spanning tree whose orientation from the root has every fixed arc and no
+        forbidden one (heads int32 [n+1]) and the time its edges were scored. An undirected
+        tree oriented from node 0 is one arborescence, so this is the maximum arborescence
+        (cle, single-rooted with ``single_root``) whose arcs h -> m weigh the edge {h, m}, the
+        arcs the constraints rule out removed: exact, single root included. The edges are
+        those the pruner keeps plus those of one tree keeping the constraints with the fewest
+        pruned edges, so that one always exists."""
+        n1 = len(sent) + 1
+        permitted = constraints.allowed()
+        i, j = self.model.edges(sent)
+        kept = np.zeros((n1, n1), dtype=bool)
+        kept[i, j] = kept[j, i] = True
+        allowed = permitted & kept
+        cle = get_decoder("cle")
+        rescue = cle.decode(np.where(allowed, 0.0, np.where(permitted, -1.0, -np.inf)),
+                            single_root=self.single_root)
+        allowed[rescue[1:], np.arange(1, n1)] = True
+        ei, ej = np.nonzero(np.triu(allowed | allowed.T, 1))
+        ei, ej = ei.astype(np.int32), ej.astype(np.int32)
+        weights = np.full((n1, n1), -np.inf)
+        weights[ei, ej] = weights[ej, ei] = self.model.edge_scores(enc, ei, ej)
+        t2 = time.perf_counter()
+        heads = cle.decode(np.where(allowed, weights, -np.inf), single_root=self.single_root)
+        return heads.astype(np.int32), t2
 
     def parse(
         self, sentences: Iterable[Sentence], timer: ParseTimer | None = None
@@ -220,6 +257,17 @@ class UndirectedParser:
         timer = timer if timer is not None else ParseTimer()
         for sent in sentences:
             yield self.parse_sentence(sent, timer)
+
+    def parse_constrained(self, items: Iterable[tuple[Sentence, Constraints | None]],
+                          timer: ParseTimer | None = None) -> Iterator[Sentence]:
+        """As :meth:`parse`, each sentence under its constraints (None: none): checked
+        (InputError naming the sentence for a set no tree satisfies), parsed by
+        :meth:`constrained`, enhanced by LEP moves over allowed arcs only (a move that would
+        make a ruled-out arc scores -inf), the fixed labels written for their words."""
+        timer = timer if timer is not None else ParseTimer()
+        for sent, given in items:
+            constraints = checked(given, False, self.single_root, "umst", sent)
+            yield self.parse_sentence(sent, timer, constraints)
 
 
 @dataclass

@@ -44,8 +44,11 @@ def test_the_table_scores_free_arcs_of_each_model(tiny_first_order: Path, tmp_pa
     write_conll(islice(read_conll(DATA / "en_ewt" / "dev.conllu"), 30), test)
     out = tmp_path / "constraints.md"
     monkeypatch.setattr(sys, "argv", ["constraints_table.py", "--test", str(test), "--models",
-                                      str(models), "--out", str(out)])
+                                      str(models), "--out", str(out), "--limit-model",
+                                      "en_ewt-o1-cle=20"])
     constraints_table.main()
     rows = [line for line in out.read_text().splitlines() if line.startswith("| en_ewt-")]
-    assert [row.split(" | ")[2] for row in rows] == ["10%", "30%", "50%"]
-    assert all(row.split(" | ")[1] == "cle" for row in rows)
+    assert [row.split(" | ")[3] for row in rows] == ["0%", "10%", "30%", "50%"]
+    assert all(row.split(" | ")[1:3] == ["cle", "20"] for row in rows)
+    # at 0% nothing is fixed: every word is free and the scores do not move
+    assert rows[0].split(" | ")[4] == "0.0%" and "(+0.00)" in rows[0].split(" | ")[6]

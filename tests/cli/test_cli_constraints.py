@@ -4,7 +4,7 @@
 Every output is a valid tree holding the fixed arcs and labels and none of the forbidden arcs,
 for exact, greedy and projective decoders; a parse whose constraints fix nothing gives the bytes
 of a parse without them; impossible sets and bad forbid files exit 2 naming the sentence or the
-line; a family that does not honour constraints refuses them.
+line; a parser without parse_constrained refuses them.
 """
 
 from __future__ import annotations
@@ -202,6 +202,8 @@ def test_impossible_constraints_exit_2_naming_the_sentence(tiny_first_order: Pat
     assert run.returncode == 2 and f"{forbid}:1: expected SENTENCE" in run.stderr
     run = dparse("parse", model, str(src), "--constraints", "keep", "--jobs", "2")
     assert run.returncode == 2 and "--jobs 1" in run.stderr
+    run = dparse("parse", model, str(src), "--constraints", "keep", "--forest", "f.gz")
+    assert run.returncode == 2 and "--forest and --constraints" in run.stderr
 
 
 def test_api_parse_keeps_and_forbids(tiny_first_order: Path) -> None:
@@ -216,10 +218,10 @@ def test_api_parse_keeps_and_forbids(tiny_first_order: Path) -> None:
         parser.parse(fixed, constraints="bad")
 
 
-def test_families_without_constraints_refuse_them() -> None:
-    class Other:
-        decoder_name = "easyfirst-scan"
+def test_a_parser_without_constraints_refuses_them() -> None:
+    class Other:  # a loaded parser without parse_constrained (every family's has one)
+        decoder_name = "other"
 
-    with pytest.raises(DparseError, match="constraints are supported by graph models"):
+    with pytest.raises(DparseError, match="family does not honour constraints"):
         constrained_parse(Other(), iter(()), ParseTimer(), "models/x")
     assert ConstraintSource.of(None, None) is None

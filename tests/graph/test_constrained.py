@@ -18,10 +18,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 from bruteforce import (
-    all_trees,
     best_cube_score,
     best_score3,
     cube_tree_score,
+    random_constraints,
+    satisfying,
     tree_score,
     tree_score3,
 )
@@ -61,35 +62,6 @@ def random_scores(rng: np.random.Generator, shape: tuple[int, ...], kind: str) -
     if kind == "ties":  # integers from a tiny range: many optimal trees
         return rng.integers(-1, 2, size=shape).astype(float)
     return -rng.exponential(2.0, size=shape).round(1)  # all negative, some ties
-
-
-def random_constraints(rng: np.random.Generator, n: int, projective: bool,
-                       single_root: bool) -> Constraints:
-    """Fixed arcs: a random share of a random tree's (a random tree of any kind now and then,
-    so that some sets are impossible for the decoder); forbidden arcs at random."""
-    c = Constraints.free(n)
-    kind = (projective, single_root) if rng.random() < 0.8 else (False, False)
-    trees = all_trees(n, *kind)
-    tree = trees[rng.integers(len(trees))]
-    fixed = rng.random(n + 1) < rng.uniform(0.0, 0.6)
-    fixed[0] = False
-    c.heads[fixed] = tree[fixed]
-    c.forbidden = rng.random((n + 1, n + 1)) < rng.uniform(0.0, 0.4)
-    if rng.random() < 0.8:  # mostly sets the tree satisfies
-        c.forbidden[tree[1:], np.arange(1, n + 1)] = False
-    c.labels = [None] * (n + 1)
-    return c
-
-
-def satisfying(c: Constraints, projective: bool, single_root: bool) -> np.ndarray:
-    """The brute-force trees [T, n+1] of the decoder's kind that satisfy ``c``."""
-    n = len(c)
-    trees = all_trees(n, projective, single_root)
-    words = np.arange(1, n + 1)
-    fixed = c.heads[1:] >= 0
-    ok = np.all(trees[:, 1:][:, fixed] == c.heads[1:][fixed], axis=1)
-    ok &= ~c.forbidden[trees[:, 1:], words].any(axis=1)
-    return trees[ok]
 
 
 def instances(seed: int, count: int, projective: bool, single_root: bool, max_n: int = 7):
