@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import email.parser
 import email.policy
-from urllib.parse import parse_qsl
+from urllib.parse import unquote_to_bytes
 
 from dparse.serve.errors import BAD_REQUEST, RequestError
 
@@ -30,7 +30,11 @@ def utf8(value: bytes, what: str) -> str:
 def _pairs(raw: bytes, where: str) -> dict[str, str]:
     """The ``name=value&...`` pairs of ``raw`` (percent-escapes and ``+`` decoded)."""
     params = {}
-    for name, value in parse_qsl(raw, keep_blank_values=True):
+    for pair in raw.split(b"&"):
+        if not pair:
+            continue
+        name, _, value = (unquote_to_bytes(part.replace(b"+", b" "))
+                          for part in pair.partition(b"="))
         key = utf8(name, f"A parameter name in the {where}")
         params[key] = utf8(value, f"The parameter '{key}'")
     return params
