@@ -9,7 +9,8 @@ from collections.abc import Iterator
 import pytest
 from conftest import STOPPED, Server
 
-CONLLU = "# sent_id = a\n1\tDogs\t_\tNOUN\tNNS\t_\t2\tnsubj\t_\t_\n2\tbark\t_\tVERB\tVBP\t_\t0\troot\t_\t_\n\n"
+CONLLU = ("# sent_id = a\n1\tDogs\t_\tNOUN\tNNS\t_\t2\tnsubj\t_\t_\n"
+          "2\tbark\t_\tVERB\tVBP\t_\t0\troot\t_\t_\n\n")
 
 
 @pytest.fixture(scope="module")
@@ -47,8 +48,8 @@ def limited(tiny_model: str) -> Iterator[Server]:
     ({"data": "a", "parser": "", "constraints": "all"}, "Unknown constraints mode 'all'"),
     ({"data": "a", "parser": "", "tags": "guess"}, "Unknown tags mode 'guess'"),
     ({"data": "a", "kbest": "2"}, "are parser options: add the parameter 'parser'"),
-    ({"data": "a", "input": "horizontal", "parser": "", "decoder": "nosuch"}, "Model 'tiny' cannot parse with "
-                                                       "decoder 'nosuch'"),
+    ({"data": "a", "input": "horizontal", "parser": "", "decoder": "nosuch"},
+     "Model 'tiny' cannot parse with decoder 'nosuch'"),
     ({"data": "a", "parser": "", "decodr": "eisner"}, "Unknown parameter 'decodr'"),
 ])
 def test_bad_parameters_get_400_naming_the_problem(limited: Server, params: dict[str, str],
