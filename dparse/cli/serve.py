@@ -28,7 +28,9 @@ def listening_socket(host: str, port: int) -> socket.socket:
     """A TCP socket bound to ``host``:``port`` (0: a free port) and listening; DparseError
     when the address cannot be taken."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # IPPROTO_TCP named: asyncio sets TCP_NODELAY on the connections of such a socket only, and
+    # without it each answer (headers, then body) waits some 40 ms on the client's delayed ACK
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host, port))
