@@ -8,8 +8,12 @@ answered with its status and a ``text/plain`` message, as UDPipe's server answer
 as an error). Every request is logged on one line (``dparse.serve`` logger): client, method,
 path, status, milliseconds and, for parses, the model, sentences and tokens.
 
-Parsing runs in a worker thread under the :class:`~dparse.serve.limits.WorkQueue`, so that
-the event loop keeps answering (``/health``, the queue's 503s) while a model parses.
+Parsing runs under the :class:`~dparse.serve.limits.WorkQueue`: a request whose data is at
+most ``INLINE_BYTES`` (a few sentences, a millisecond or so of parsing) in the event loop
+itself, a larger one in a worker thread, so that the event loop keeps answering (``/health``,
+the queue's 503s) while it parses. Handing every request to a thread would cost the small
+ones, the usual ones, more than their parse: the event loop waits for the GIL while the
+thread runs Python code (up to the interpreter's 5 ms switch interval).
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ log = logging.getLogger("dparse.serve")
 SETTINGS_VARIABLE = "DPARSE_SERVE_SETTINGS"  # the settings a worker process reads (JSON)
 NOTE = "dparse.note"  # the scope key where a handler leaves what the request log adds
 CORS = {"Access-Control-Allow-Origin": "*"}  # as UDPipe's server: pages elsewhere may call it
+INLINE_BYTES = 4096  # data parsed in the event loop (module doc); more: in a worker thread
 Handler = Callable[[Request], Awaitable[Response]]
 
 
@@ -75,7 +80,7 @@ def create_app(models: ModelSet, limits: Limits) -> Starlette:
     async def process(request: Request) -> Response:
         job = Process.of(await read_params(request), models)
         async with queue.slot():
-            result, tokens, count = await run_in_threadpool(_run, job, limits)
+            result, tokens, count = await _parsed(job, limits)
         request.scope[NOTE] = f"model={job.model.name} sentences={count} tokens={tokens}"
         return JSONResponse(job.answer(result), headers=CORS)
 
@@ -99,7 +104,7 @@ def create_app(models: ModelSet, limits: Limits) -> Starlette:
             job = Process.of({"model": chosen, "data": text, "input": input_format(text),
                               "parser": ""}, models)
             async with queue.slot():
-                result, _, _ = await run_in_threadpool(_run, job, limits)
+                result, _, _ = await _parsed(job, limits)
         except RequestError as error:
             return HTMLResponse(render(names, chosen, text, error=error.message),
                                 status_code=error.status)
@@ -115,6 +120,13 @@ def create_app(models: ModelSet, limits: Limits) -> Starlette:
     app = Starlette(routes=routes)
     app.add_middleware(RequestLog)
     return app
+
+
+async def _parsed(job: Process, limits: Limits) -> tuple[str, int, int]:
+    """:func:`_run` of ``job``, here or in a worker thread (module doc)."""
+    if len(job.data) <= INLINE_BYTES:
+        return _run(job, limits)
+    return await run_in_threadpool(_run, job, limits)
 
 
 def _run(job: Process, limits: Limits) -> tuple[str, int, int]:

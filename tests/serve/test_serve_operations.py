@@ -15,7 +15,7 @@ import httpx
 import pytest
 from conftest import STOPPED, Server
 
-BURST = 1500  # random requests of each kind (benchmarks/serve_abuse.py sends 10,000)
+BURST = 1500  # random requests (benchmarks/serve_load.py --abuse 10000 sends more)
 ANSWERS = {200, 400, 404, 405, 413}  # what a random request may get: never 500
 
 
