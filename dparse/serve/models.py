@@ -29,8 +29,9 @@ def model_argument(text: str) -> tuple[str, str]:
     directory that exists is taken whole, whatever ``=`` it holds. DparseError for a name
     that is not a plain name (letters, digits, ``_ . + -``) or a directory that is missing.
 
-    >>> model_argument("en=models/en_ewt-o1-cle")
-    ('en', 'models/en_ewt-o1-cle')
+    Example::
+
+        model_argument("en=models/en_ewt-o1-cle")  # ("en", "models/en_ewt-o1-cle")
     """
     name, sep, directory = text.partition("=")
     if not sep or os.path.isdir(text):
