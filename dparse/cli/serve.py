@@ -42,6 +42,20 @@ def listening_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
+def check_models(arguments: list[tuple[str, str]]) -> None:
+    """Load the models ``(name, directory)`` in a child process, which then ends;
+    DparseError with its message if one cannot load."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    from dparse.serve.models import load_message
+
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        problem = pool.submit(load_message, arguments).result()
+    if problem is not None:
+        raise DparseError(problem)
+
+
 @click.command("serve")
 @click.argument("models", nargs=-1, required=True, metavar="MODEL...")
 @click.option("--host", default="127.0.0.1", show_default=True,
@@ -104,8 +118,9 @@ def serve(models: tuple[str, ...], host: str, port: int, workers: int, max_reque
     import logging.config
 
     logging.config.dictConfig(logging_config)
-    # one process loads the models before it listens: a model that cannot load is an error here
-    app = load_app(arguments, limits)
+    # the models load before the server listens: one that cannot load is an error here (with
+    # workers, in a process that ends then, so that the parent holds no model)
+    app = load_app(arguments, limits) if workers == 1 else check_models(arguments)
     sock = listening_socket(host, port)
     address = sock.getsockname()
     shown = f"[{address[0]}]" if sock.family == socket.AF_INET6 else address[0]
@@ -118,7 +133,6 @@ def serve(models: tuple[str, ...], host: str, port: int, workers: int, max_reque
     if workers == 1:
         uvicorn.Server(uvicorn.Config(app, **options)).run(sockets=[sock])
         return
-    del app  # each worker loads its own
     os.environ[SETTINGS_VARIABLE] = settings_json(arguments, limits)
     from uvicorn.supervisors import Multiprocess
 

@@ -135,3 +135,14 @@ class ModelSet:
         """UDPipe's ``/models`` answer: each model's capabilities, and the default's name."""
         return {"models": {m.name: m.capabilities for m in self.models},
                 "default_model": self.default.name}
+
+
+def load_message(arguments: list[tuple[str, str]]) -> str | None:
+    """Load the models ``(name, directory)`` and drop them: None, or the message of the
+    DparseError that one raised (``dparse serve --workers N`` checks them so, in a process of
+    its own)."""
+    try:
+        ModelSet.load(arguments)
+    except DparseError as exc:
+        return str(exc)
+    return None

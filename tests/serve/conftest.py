@@ -5,6 +5,7 @@ first request waits in its backlog), stopped by SIGTERM; its log kept for the te
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import signal
 import subprocess
@@ -15,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-httpx = pytest.importorskip("httpx", reason="the serve tests need httpx (the dev extra)")
-pytest.importorskip("starlette", reason="dparse serve needs the serve extra")
-pytest.importorskip("uvicorn", reason="dparse serve needs the serve extra")
+# Without the serve extra (Starlette, uvicorn) or httpx, only the tests of the parts run.
+SERVES = all(importlib.util.find_spec(name) for name in ("httpx", "starlette", "uvicorn"))
+collect_ignore_glob = [] if SERVES else ["test_serve_[!p]*.py", "test_serve_page.py"]
 
 REPO = Path(__file__).resolve().parents[2]
 STARTUP_SECONDS = 120  # the models load before the server prints its address
@@ -46,6 +47,8 @@ class Server:
             self._reader.join()
             pytest.fail("dparse serve did not start:\n" + "".join(self.log))
         self.port = int(self.url.rsplit(":", 1)[1])
+        import httpx
+
         self.client = httpx.Client(base_url=self.url, timeout=60)
         assert self.client.get("/health").json()["status"] == "ok"
 

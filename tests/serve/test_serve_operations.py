@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import random
 import socket
+import subprocess
+import sys
 import threading
 from pathlib import Path
 from urllib.parse import urlencode
@@ -133,9 +135,20 @@ def test_two_workers_each_load_the_models(tiny_model: str) -> None:
         if len(pids) == 2:
             break
     assert len(pids) == 2
-    loaded = [line for line in running.log if "1 model loaded" in line]
-    assert len(loaded) >= 3  # the parent's check, then each worker's
+    loaded = {line.split("process ")[1].split(":")[0] for line in running.log
+              if "1 model loaded" in line}
+    assert loaded == {str(pid) for pid in pids}  # each worker loaded it (the parent: none)
     assert running.stop() in STOPPED
     assert running.errors() == []
 
 
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_a_model_that_cannot_load_is_an_error_at_start(tmp_path: Path, workers: str) -> None:
+    (tmp_path / "config.yaml").write_text("name: x\n")
+    done = subprocess.run([sys.executable, "-m", "dparse", "serve", str(tmp_path), "--port",
+                           "0", "--workers", workers], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 2
+    assert "not a dparse model directory" in done.stderr and "Traceback" not in done.stderr
