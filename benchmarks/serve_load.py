@@ -2,7 +2,9 @@
 run (the figures of results/serve-en_ewt.md).
 
 1. ``dparse parse MODEL TEST --json``: its own tokens/sec (inference) and over its wall time
-   (reading, parsing, writing), and its output (the reference).
+   (reading, parsing, writing), and its output (the reference); also the CPU seconds the
+   parse took (the process's, less those of ``dparse parse`` of TEST's first sentence: the
+   start-up and the model's loading).
 2. ``dparse serve`` of two models (``--model`` twice; the first is parsed) with ``--workers``
    processes, started on a free port; its processes' memory (RSS and PSS, summed over the
    parent and the workers) once loaded.
@@ -12,7 +14,10 @@ run (the figures of results/serve-en_ewt.md).
    of its own so that the generator spends little of the CPU the server needs), each sending
    the sentences one request at a time from its own starting point, for ``--seconds``:
    requests, errors (anything but 200), latency percentiles, tokens/sec (the tokens of the
-   sentences answered 200, over the load's wall time); the memory again after.
+   sentences answered 200, over the load's wall time); the memory again after. Also the CPU
+   seconds the server's processes and the clients took during the load: on a machine shared
+   with other jobs, tokens per CPU second of the server against those of ``dparse parse`` say
+   what the server costs whatever the others take.
 5. Abuse: ``--abuse`` requests of random bytes (as bodies of every content type, as query
    strings, as whole requests): the statuses they got (never 500), the server answering after,
    and its log holding no internal error.
@@ -30,6 +35,7 @@ import asyncio
 import json
 import platform
 import random
+import resource
 import signal
 import statistics
 import subprocess
@@ -44,12 +50,27 @@ import psutil
 from dparse.conll import read_conll
 
 
+def children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def parse_reference(model: Path, test: Path, out: Path) -> dict:
-    """``dparse parse --json`` of ``test`` into ``out``: its summary."""
-    done = subprocess.run([sys.executable, "-m", "dparse", "parse", str(model), str(test),
-                           "-o", str(out), "--json"], capture_output=True, text=True,
-                          check=True)
-    return json.loads(done.stderr.strip().splitlines()[-1])
+    """``dparse parse --json`` of ``test`` into ``out``: its summary, with ``cpu``: the CPU
+    seconds of the parse (module doc)."""
+    cpu = []
+    one = out.with_name("first-sentence.conllu")
+    one.write_text(next(iter(read_conll(test, require_heads=False))).to_conll())
+    for source in (test, one):
+        started = children_cpu()
+        done = subprocess.run([sys.executable, "-m", "dparse", "parse", str(model),
+                               str(source), "-o", str(out if source == test else
+                                                      out.with_suffix(".one")), "--json"],
+                              capture_output=True, text=True, check=True)
+        cpu.append(children_cpu() - started)
+        if source == test:
+            summary = json.loads(done.stderr.strip().splitlines()[-1])
+    return {**summary, "cpu": cpu[0] - cpu[1]}
 
 
 class Server:
@@ -77,10 +98,17 @@ class Server:
         if not self.port:
             raise RuntimeError("dparse serve did not start:\n" + "".join(self.log))
 
+    def processes(self) -> list[psutil.Process]:
+        parent = psutil.Process(self.process.pid)
+        return [parent, *parent.children(recursive=True)]
+
+    def cpu(self) -> float:
+        """CPU seconds the server's processes have taken so far."""
+        return sum(sum(p.cpu_times()[:2]) for p in self.processes())
+
     def memory(self) -> dict[str, float]:
         """MiB of RSS and PSS summed over the server's processes, and how many."""
-        procs = [psutil.Process(self.process.pid), *psutil.Process(
-            self.process.pid).children(recursive=True)]
+        procs = self.processes()
         infos = [p.memory_full_info() for p in procs]
         return {"processes": len(procs), "rss": sum(i.rss for i in infos) / 2**20,
                 "pss": sum(i.pss for i in infos) / 2**20}
@@ -175,6 +203,7 @@ async def load(port: int, bodies: list[bytes], tokens: list[int], clients: int,
         return 1000 * latencies[min(len(latencies) - 1, int(q * len(latencies)))]
 
     return {"requests": len(latencies), "errors": errors, "wall": wall,
+            "tokens": answered_tokens,
             "tokens_per_second": answered_tokens / wall, "p50": pct(0.50), "p90": pct(0.90),
             "p99": pct(0.99), "max": 1000 * latencies[-1],
             "mean": 1000 * statistics.fmean(latencies)}
@@ -214,6 +243,8 @@ def report(args: argparse.Namespace, before: dict, after: dict, loaded: dict, lo
     own = statistics.fmean([before["tokens_per_second"], after["tokens_per_second"]])
     wall = statistics.fmean([before["wall_tokens_per_second"], after["wall_tokens_per_second"]])
     served = result["tokens_per_second"]
+    server_rate = result["tokens"] / result["server_cpu"]  # tokens per CPU second
+    parse_rate = test_tokens / statistics.fmean([before["cpu"], after["cpu"]])
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
                             text=True).stdout.strip()
     lines = [
@@ -246,6 +277,17 @@ def report(args: argparse.Namespace, before: dict, after: dict, loaded: dict, lo
         f"| `dparse parse` tokens/sec over its wall time (read, parse, write) | {wall:,.0f} |",
         f"| served / `dparse parse` (own figure; wall) | {served / own:.2f}x; "
         f"{served / wall:.2f}x |", "",
+        "CPU seconds (user + system) during the load, and the tokens they parsed:", "",
+        "| what | CPU seconds | tokens per CPU second |", "|---|---|---|",
+        f"| the server's processes | {result['server_cpu']:.1f} | {server_rate:,.0f} |",
+        f"| the clients (one process) | {result['client_cpu']:.1f} | - |",
+        f"| `dparse parse` of the file, less its start-up (before, after) | "
+        f"{before['cpu']:.2f}, {after['cpu']:.2f} | {parse_rate:,.0f} |", "",
+        f"The server spends {parse_rate / server_rate:.2f}x the CPU per token of `dparse "
+        "parse` over a whole file (HTTP, one sentence a request, the JSON); with two cores of "
+        f"its own (and the clients elsewhere) `--workers 2` would serve {2 * server_rate:,.0f} "
+        f"tokens/sec, {2 * server_rate / parse_rate:.2f}x what one `dparse parse` process "
+        "parses on one core.", "",
         "## Memory (the server's processes: parent and workers)", "",
         "| when | processes | RSS MiB (sum) | PSS MiB (sum) |", "|---|---|---|---|",
         f"| loaded, before the load | {loaded['processes']} | {loaded['rss']:.0f} | "
@@ -291,8 +333,11 @@ def main() -> None:
     equal = asyncio.run(equality(server.port, texts, names[0])) == reference.read_text()
     loaded = server.memory()
     bodies = [form(text, names[0]) for text in texts]
+    server_cpu, client_cpu = server.cpu(), time.process_time()
     result = asyncio.run(load(server.port, bodies, [len(s) for s in sentences], args.clients,
                               args.seconds))
+    result["server_cpu"] = server.cpu() - server_cpu
+    result["client_cpu"] = time.process_time() - client_cpu
     loaded_after = server.memory()
     abused = asyncio.run(abuse(server.port, args.abuse)) if args.abuse else None
     healthy = False
