@@ -44,13 +44,16 @@ class WorkQueue:
             self._slots = asyncio.Semaphore(self.limits.concurrency)
         if self._slots.locked() and self.waiting >= self.limits.queue:
             raise self._busy(f"{self.working} requests working and {self.waiting} waiting")
-        self.waiting += 1
-        try:
-            await asyncio.wait_for(self._slots.acquire(), self.limits.queue_timeout)
-        except TimeoutError:
-            raise self._busy(f"waited {self.limits.queue_timeout:g}s in the queue") from None
-        finally:
-            self.waiting -= 1
+        if self._slots.locked():
+            self.waiting += 1
+            try:
+                await asyncio.wait_for(self._slots.acquire(), self.limits.queue_timeout)
+            except TimeoutError:
+                raise self._busy(f"waited {self.limits.queue_timeout:g}s in the queue") from None
+            finally:
+                self.waiting -= 1
+        else:  # a free slot: taken at once (no timer to set)
+            await self._slots.acquire()
         self.working += 1
         try:
             yield

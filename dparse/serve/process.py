@@ -106,9 +106,9 @@ class Process:
         if sum((kbest is not None, constraints is not None, marginals)) > 1:
             raise bad("kbest, constraints and marginals: one of them at a time.")
         if not parse and (kbest is not None or constraints is not None or marginals
-                          or "decoder" in params):
-            raise bad("decoder, kbest, constraints and marginals are parser options: add the "
-                      "parameter 'parser'.")
+                          or "decoder" in params or "tags" in params):
+            raise bad("decoder, tags, kbest, constraints and marginals are parser options: add "
+                      "the parameter 'parser'.")
         threshold = _number(params, "marginals_threshold", float, 0.0, 1.0, open_low=True)
         temperature = _number(params, "temperature", float, 0.0, None, open_low=True)
         return cls(model, params["data"], fmt, tag, parse, params.get("decoder") or None, tags,

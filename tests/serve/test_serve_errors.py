@@ -48,6 +48,7 @@ def limited(tiny_model: str) -> Iterator[Server]:
     ({"data": "a", "parser": "", "constraints": "all"}, "Unknown constraints mode 'all'"),
     ({"data": "a", "parser": "", "tags": "guess"}, "Unknown tags mode 'guess'"),
     ({"data": "a", "kbest": "2"}, "are parser options: add the parameter 'parser'"),
+    ({"data": "a", "tags": "predict"}, "are parser options: add the parameter 'parser'"),
     ({"data": "a", "input": "horizontal", "parser": "", "decoder": "nosuch"},
      "Model 'tiny' cannot parse with decoder 'nosuch'"),
     ({"data": "a", "parser": "", "decodr": "eisner"}, "Unknown parameter 'decodr'"),
