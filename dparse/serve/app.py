@@ -9,11 +9,11 @@ as an error). Every request is logged on one line (``dparse.serve`` logger): cli
 path, status, milliseconds and, for parses, the model, sentences and tokens.
 
 Parsing runs under the :class:`~dparse.serve.limits.WorkQueue`: a request whose data is at
-most ``INLINE_BYTES`` (a few sentences, a millisecond or so of parsing) in the event loop
-itself, a larger one in a worker thread, so that the event loop keeps answering (``/health``,
-the queue's 503s) while it parses. Handing every request to a thread would cost the small
-ones, the usual ones, more than their parse: the event loop waits for the GIL while the
-thread runs Python code (up to the interpreter's 5 ms switch interval).
+most ``INLINE_CHARS`` characters (a few sentences, a millisecond or so of parsing) in the
+event loop itself, a larger one in a worker thread, so that the event loop keeps answering
+(``/health``, the queue's 503s) while it parses. Handing every request to a thread would
+cost the small ones, the usual ones, more than their parse: the event loop waits for the GIL
+while the thread runs Python code (up to the interpreter's 5 ms switch interval).
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ log = logging.getLogger("dparse.serve")
 SETTINGS_VARIABLE = "DPARSE_SERVE_SETTINGS"  # the settings a worker process reads (JSON)
 NOTE = "dparse.note"  # the scope key where a handler leaves what the request log adds
 CORS = {"Access-Control-Allow-Origin": "*"}  # as UDPipe's server: pages elsewhere may call it
-INLINE_BYTES = 4096  # data parsed in the event loop (module doc); more: in a worker thread
+INLINE_CHARS = 4096  # data parsed in the event loop (module doc); more: in a worker thread
 Handler = Callable[[Request], Awaitable[Response]]
 
 
@@ -124,7 +124,7 @@ def create_app(models: ModelSet, limits: Limits) -> Starlette:
 
 async def _parsed(job: Process, limits: Limits) -> tuple[str, int, int]:
     """:func:`_run` of ``job``, here or in a worker thread (module doc)."""
-    if len(job.data) <= INLINE_BYTES:
+    if len(job.data) <= INLINE_CHARS:
         return _run(job, limits)
     return await run_in_threadpool(_run, job, limits)
 
