@@ -5,21 +5,24 @@ no internal error."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
-from conftest import STOPPED, Server
+from servers import Server, require_serving
+
+require_serving()
 
 CONLLU = ("# sent_id = a\n1\tDogs\t_\tNOUN\tNNS\t_\t2\tnsubj\t_\t_\n"
           "2\tbark\t_\tVERB\tVBP\t_\t0\troot\t_\t_\n\n")
 
 
 @pytest.fixture(scope="module")
-def limited(tiny_model: str) -> Iterator[Server]:
+def limited(tiny_first_order: Path) -> Iterator[Server]:
     """The tiny model behind 4 kB bodies and 5-word sentences."""
-    running = Server(f"tiny={tiny_model}", "--max-request-kb", "4", "--max-words", "5")
+    running = Server(f"tiny={tiny_first_order / 'model'}", "--max-request-kb", "4",
+                     "--max-words", "5")
     yield running
-    assert running.stop() in STOPPED
-    assert running.errors() == []
+    running.finish()
 
 
 @pytest.mark.parametrize(("params", "message"), [

@@ -10,15 +10,24 @@ import socket
 import subprocess
 import sys
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlencode
 
-import httpx
 import pytest
-from conftest import STOPPED, Server
+from servers import STOPPED, Server, require_serving
+
+require_serving()
 
 BURST = 1500  # random requests (benchmarks/serve_load.py --abuse 10000 sends more)
 ANSWERS = {200, 400, 404, 405, 413}  # what a random request may get: never 500
+
+
+@pytest.fixture(scope="module")
+def server(tiny_first_order: Path) -> Iterator[Server]:
+    running = Server(f"tiny={tiny_first_order / 'model'}")
+    yield running
+    running.finish()
 
 
 @pytest.fixture(scope="module")
@@ -44,6 +53,8 @@ def raw_request(server: Server, data: bytes, read: int = 1 << 16, half_close: bo
 
 
 def test_random_bytes_get_answers_never_500(server: Server) -> None:
+    import httpx
+
     rng = random.Random(7)
     types = ["application/x-www-form-urlencoded", "multipart/form-data; boundary=xyz",
              "text/plain", ""]
@@ -101,8 +112,10 @@ def test_a_body_cut_short_and_a_client_gone_before_its_answer(server: Server, bi
 
 
 def test_busy_gets_503_and_sigterm_lets_the_request_in_flight_finish(
-        tiny_model: str, big: str) -> None:
-    running = Server(f"tiny={tiny_model}", "--queue", "0")
+        tiny_first_order: Path, big: str) -> None:
+    import httpx
+
+    running = Server(f"tiny={tiny_first_order / 'model'}", "--queue", "0")
     slow = {"data": big, "parser": "", "kbest": "4"}
     answers: list[httpx.Response] = []
     worker = threading.Thread(target=lambda: answers.append(httpx.post(
@@ -125,8 +138,10 @@ def test_busy_gets_503_and_sigterm_lets_the_request_in_flight_finish(
     assert running.errors() == []
 
 
-def test_two_workers_each_load_the_models(tiny_model: str) -> None:
-    running = Server(f"tiny={tiny_model}", "--workers", "2")
+def test_two_workers_each_load_the_models(tiny_first_order: Path) -> None:
+    import httpx
+
+    running = Server(f"tiny={tiny_first_order / 'model'}", "--workers", "2")
     pids = set()
     for _ in range(200):  # new connections until both workers have answered
         health = httpx.get(running.url + "/health", headers={"connection": "close"}).json()
@@ -138,8 +153,7 @@ def test_two_workers_each_load_the_models(tiny_model: str) -> None:
     loaded = {line.split("process ")[1].split(":")[0] for line in running.log
               if "1 model loaded" in line}
     assert loaded == {str(pid) for pid in pids}  # each worker loaded it (the parent: none)
-    assert running.stop() in STOPPED
-    assert running.errors() == []
+    running.finish()
 
 
 

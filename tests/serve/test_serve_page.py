@@ -16,7 +16,9 @@ from pathlib import Path
 
 import pytest
 from browser import DevTools
-from conftest import STOPPED, Server
+from servers import Server, require_serving
+
+require_serving()
 
 SENTENCE = "The dog chased the cat across the garden ."
 SCREENSHOT_VARIABLE = "DPARSE_SERVE_SCREENSHOT"  # also save the screenshot there (docs/)
@@ -33,14 +35,13 @@ def wait_for(tools: DevTools, session: str, expression: str) -> object:
 
 
 @pytest.fixture
-def server(tiny_model: str) -> Iterator[Server]:
+def server(tiny_first_order: Path) -> Iterator[Server]:
     """The tiny model (or $DPARSE_SERVE_PAGE_MODEL) served as ``en``, and again as
     ``en-eisner``, for the picker to offer two."""
-    model = os.environ.get(MODEL_VARIABLE) or tiny_model
+    model = os.environ.get(MODEL_VARIABLE) or tiny_first_order / "model"
     running = Server(f"en={model}", f"en-eisner={model}")
     yield running
-    assert running.stop() in STOPPED
-    assert running.errors() == []
+    running.finish()
 
 
 def test_typing_a_sentence_and_pressing_parse_draws_its_tree(server: Server,

@@ -5,15 +5,32 @@ parse`` writes for the same input and model, with dparse's own options too."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from itertools import islice
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import Server
+from servers import Server, require_serving
 
 from dparse.cli.parse import parse
 from dparse.conll import read_conll, write_conll
+
+require_serving()
+
+
+@pytest.fixture(scope="module")
+def tiny_model(tiny_first_order: Path) -> str:
+    return str(tiny_first_order / "model")
+
+
+@pytest.fixture(scope="module")
+def server(tiny_model: str) -> Iterator[Server]:
+    """The tiny model served as ``tiny`` (the default) and as ``tiny-eisner`` (the same
+    directory again)."""
+    running = Server(f"tiny={tiny_model}", f"tiny-eisner={tiny_model}")
+    yield running
+    running.finish()
 
 
 @pytest.fixture(scope="module")

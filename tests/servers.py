@@ -1,7 +1,9 @@
-"""A ``dparse serve`` process on a free loopback port, for the tests of dparse.serve: started
-as the command line starts it (``--port 0``: the kernel picks the port, which the server
-prints), ready once ``/health`` answers (the socket listens before the server starts, so the
-first request waits in its backlog), stopped by SIGTERM; its log kept for the tests to read."""
+"""A ``dparse serve`` process on a free loopback port, for the tests of dparse.serve
+(tests/serve/): started as the command line starts it (``--port 0``: the kernel picks the
+port, which the server prints), ready once ``/health`` answers (the socket listens before the
+server starts, so the first request waits in its backlog), stopped by SIGTERM; its log kept
+for the tests to read. A test module that starts one first skips without the serve extra or
+httpx: ``require_serving()``."""
 
 from __future__ import annotations
 
@@ -11,16 +13,21 @@ import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-# Without the serve extra (Starlette, uvicorn) or httpx, only the tests of the parts run.
-SERVES = all(importlib.util.find_spec(name) for name in ("httpx", "starlette", "uvicorn"))
-collect_ignore_glob = [] if SERVES else ["test_serve_[!p]*.py", "test_serve_page.py"]
+SERVING = ("httpx", "starlette", "uvicorn")  # the serve extra, and the tests' client
 
-REPO = Path(__file__).resolve().parents[2]
+
+def require_serving() -> None:
+    """Skip the calling test module without the serve extra or httpx."""
+    for name in SERVING:
+        if importlib.util.find_spec(name) is None:
+            pytest.skip(f"{name} is not installed (pip install -e '.[dev]')",
+                        allow_module_level=True)
+
+REPO = Path(__file__).resolve().parents[1]
 STARTUP_SECONDS = 120  # the models load before the server prints its address
 # how a server stopped by SIGTERM ends: uvicorn raises the signal again once it has shut down
 # gracefully (one process); the parent of --workers N exits 0
@@ -70,22 +77,12 @@ class Server:
         self._reader.join(60)
         return status
 
+    def finish(self) -> None:
+        """Stop it (SIGTERM) and check it stopped cleanly and logged no internal error."""
+        assert self.stop() in STOPPED
+        assert self.errors() == []
+
     def errors(self) -> list[str]:
         """The log lines that report an internal error (level ERROR, or a traceback)."""
         return [line for line in self.log if " ERROR " in line or "Traceback" in line
                 or "Exception in ASGI" in line]
-
-
-@pytest.fixture(scope="session")
-def tiny_model(tiny_first_order: Path) -> str:
-    return str(tiny_first_order / "model")
-
-
-@pytest.fixture(scope="module")
-def server(tiny_model: str) -> Iterator[Server]:
-    """The tiny model served as ``tiny`` (the default) and as ``tiny-eisner`` (the same
-    directory again), with the default limits."""
-    running = Server(f"tiny={tiny_model}", f"tiny-eisner={tiny_model}")
-    yield running
-    assert running.stop() in STOPPED
-    assert running.errors() == []
