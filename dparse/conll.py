@@ -639,13 +639,15 @@ def read_conll_block(
     ``first_line`` on: the start of the file, or the start of a sentence that follows a blank
     line. Sentences and messages name ``path`` and its line numbers, as :func:`read_conll` of
     the whole file would; a block with a byte-order mark or leading blank lines must be the
-    file's first (``first_line`` 1). Text input (one sentence a line, numbered from the
-    file's start) is read whole, by :func:`read_conll`."""
+    file's first (``first_line`` 1). Text input (one sentence a line, its sentences numbered
+    from the file's start) is read from a whole file's bytes only (``first_line`` 1)."""
     name = os.fspath(path)
-    if fmt == TEXT_FORMAT:
-        raise ValueError("read_conll_block reads the tree formats; read text with read_conll")
-    if fmt is not None and fmt not in FORMATS:
-        raise ValueError(f"unknown format {fmt!r}; expected one of {FORMATS}")
+    if fmt == TEXT_FORMAT and first_line != 1:
+        raise ValueError("text input is read from its start: first_line 1")
+    if fmt == TEXT_FORMAT and require_heads:
+        raise ValueError("text input has no heads: read it with require_heads=False")
+    if fmt is not None and fmt not in INPUT_FORMATS:
+        raise ValueError(f"unknown format {fmt!r}; expected one of {INPUT_FORMATS}")
     data = _Bytes(io.BytesIO(block))
     try:
         text = io.TextIOWrapper(data, encoding=encoding, newline="")

@@ -56,6 +56,7 @@ NOT_RUN = {
     "dparse grid configs/grids/smoke.yaml --scheduler": "needs a running Dask scheduler",
     "dparse train configs/en_ewt/o2-eisner.yaml --workers 8 --cluster slurm": "needs a SLURM "
     "cluster (make mixing-slurm starts one)",
+    "dparse serve": "serves until stopped (tests/serve start it on a free port and stop it)",
 }
 # The miniature data root: every CoNLL-U file cut to its first sentences (the CoNLL 2007 files
 # stay whole: dparse data conll-layout samples 500 sentences of them).

@@ -140,8 +140,24 @@ def test_text_is_an_input_format_only(tmp_path: Path) -> None:
         Sentence.build(["a"], fmt=TEXT_FORMAT)  # never a sentence's (written) format
     with pytest.raises(ValueError, match="require_heads=False"):
         list(read_conll(words, fmt=TEXT_FORMAT))
-    with pytest.raises(ValueError, match="read text with read_conll"):
+    with pytest.raises(ValueError, match="require_heads=False"):
         list(read_conll_block(b"a b\n", words, fmt=TEXT_FORMAT))
+    with pytest.raises(ValueError, match="first_line 1"):
+        list(read_conll_block(b"a b\n", words, fmt=TEXT_FORMAT, require_heads=False,
+                              first_line=2))
+
+
+def test_text_block_reads_as_the_whole_file(tmp_path: Path) -> None:
+    text = "\ufeffThe dog  barks\r\n\n \nIt\u00a0sleeps .\n"
+    words = _write(tmp_path, text, "words")
+    from_file = list(read_conll(words, fmt=TEXT_FORMAT, require_heads=False))
+    from_block = list(read_conll_block(text.encode(), words, fmt=TEXT_FORMAT,
+                                       require_heads=False))
+    assert [s.to_conll() for s in from_block] == [s.to_conll() for s in from_file]
+    assert [(s.lineno, s.form) for s in from_block] == [(1, ["The", "dog", "barks"]),
+                                                        (4, ["It", "sleeps", "."])]
+    with pytest.raises(InputError, match=r"words:2: token 1 .* control character U\+0007"):
+        list(read_conll_block(b"ok\n\x07bad\n", words, fmt=TEXT_FORMAT, require_heads=False))
 
 
 @pytest.mark.parametrize(("name", "fmt", "header"), [

@@ -43,6 +43,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "grid": ("dparse.cli.grid", "grid",
              "Train, parse and score a grid of experiments on a Dask cluster."),
     "show": ("dparse.cli.show", "show", "Draw trees as arc diagrams (SVG, or an HTML page)."),
+    "serve": ("dparse.cli.serve", "serve",
+              "Serve models over HTTP: UDPipe's REST API and a page drawing the trees."),
     "forest": ("dparse.cli.forest", "forest_command",
                "Statistics and oracles (forest, k-best) of packed forest files."),
 }
