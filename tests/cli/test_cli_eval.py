@@ -109,8 +109,12 @@ def test_cli_eval_help() -> None:
     ("system_text", "line", "problem"),
     [
         (SYSTEM.replace("\t2\tdet", "\tx\tdet"), 2, "HEAD 'x' is not a word ID"),
-        (SYSTEM.replace("\tdog\t", "\tcat\t"), 3, "word 2 is 'cat'"),
-        (SYSTEM.replace("4\t.\t.\tPUNCT\t.\t_\t2\tpunct\t_\t_\n", ""), 1, "has 3 words"),
+        # other words: scored through the CoNLL 2018 alignment, which needs gold's text
+        (SYSTEM.replace("\tdog\t", "\tcat\t"), 3, "the text differs from gold's at character "
+         "4 (non-space characters): the system's token 'cat' has 'c' as its character 1, gold's "
+         "token 'dog'"),
+        (SYSTEM.replace("4\t.\t.\tPUNCT\t.\t_\t2\tpunct\t_\t_\n", ""), 4,
+         "the system's text ends at character 12 of gold's"),
     ],
 )
 def test_cli_eval_bad_input_exits_2_without_traceback(
