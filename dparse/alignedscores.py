@@ -33,6 +33,8 @@ import itertools
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
+import numpy as np
+
 from dparse.conll import Sentence
 from dparse.contentscores import CONTENT_RELATIONS, FUNCTION_RELATIONS, ContentScore
 from dparse.contentscores import _applicable as content_missing
@@ -106,15 +108,18 @@ class _Columns:
 
 
 def _columns(sentences: Sequence[Sentence], seg: Segmentation) -> _Columns:
-    head: list[int] = []
-    deprel: list[str] = []
-    for sent, first in zip(sentences, seg.first_word, strict=True):
-        head += [ROOT if h == 0 else first + h - 1 for h in sent.heads[1:].tolist()]
-        deprel += sent.deprels[1:]
+    if sentences:
+        lengths = np.array([len(sent) for sent in sentences])
+        local = np.concatenate([sent.heads[1:] for sent in sentences]).astype(np.int64)
+        first = np.repeat(np.asarray(seg.first_word, dtype=np.int64), lengths)
+        head = np.where(local == 0, ROOT, first + local - 1).tolist()
+    else:
+        head = []
+    deprel = list(itertools.chain.from_iterable(sent.deprels[1:] for sent in sentences))
     rel = [d.partition(":")[0] for d in deprel]
     children: list[list[int]] = [[] for _ in head]
     for w, (h, r) in enumerate(zip(head, rel, strict=True)):
-        if h >= 0 and r in FUNCTION_RELATIONS:
+        if r in FUNCTION_RELATIONS and h >= 0:
             children[h].append(w)
 
     def flat(name: str) -> list[str]:
@@ -144,40 +149,30 @@ def score_aligned(gold: Sequence[Sentence], system: Sequence[Sentence]) -> Align
     pairs = [(g, s) for g, s in enumerate(match) if s != UNALIGNED]
     n_gold, n_system = len(g_seg.word_start), len(s_seg.word_start)
 
-    def gold_head(s: int) -> int:
-        """The gold word matched to system word ``s``'s head (ROOT, or UNALIGNED)."""
-        h = sc.head[s]
-        return h if h == ROOT else to_gold[h]
+    def agree(gold_column: list, system_column: list) -> list[bool]:
+        """For each matched pair, whether the two words' values agree."""
+        return [gold_column[g] == system_column[s] for g, s in pairs]
 
-    correct = dict.fromkeys(ALIGNED_SCORES, 0)
-    content = [w for w in range(n_gold) if gc.rel[w] in CONTENT_RELATIONS]
-    is_content = [False] * n_gold
-    for w in content:
-        is_content[w] = True
-    for g, s in pairs:
-        upos = gc.upos[g] == sc.upos[s]
-        xpos = gc.xpos[g] == sc.xpos[s]
-        ufeats = gc.ufeats[g] == sc.ufeats[s]
-        lemma = gc.lemma[g] == "_" or gc.lemma[g] == sc.lemma[s]
-        correct["upos"] += upos
-        correct["xpos"] += xpos
-        correct["ufeats"] += ufeats
-        correct["alltags"] += upos and xpos and ufeats
-        correct["lemmas"] += lemma
-        if not heads or gc.head[g] != gold_head(s):
-            continue
-        correct["uas"] += 1
-        correct["las"] += gc.deprel[g] == sc.deprel[s]
-        if gc.rel[g] != sc.rel[s]:
-            continue
-        correct["las_universal"] += 1
-        if not is_content[g]:
-            continue
-        correct["clas"] += 1
-        correct["blex"] += lemma
-        correct["mlas"] += upos and ufeats and (
-            [(c, gc.rel[c], gc.upos[c], gc.ufeats[c]) for c in gc.children[g]]
-            == [(to_gold[c], sc.rel[c], sc.upos[c], sc.ufeats[c]) for c in sc.children[s]])
+    upos, xpos, ufeats = agree(gc.upos, sc.upos), agree(gc.xpos, sc.xpos), \
+        agree(gc.ufeats, sc.ufeats)
+    lemma = [gc.lemma[g] == "_" or ok for (g, _), ok in zip(pairs, agree(gc.lemma, sc.lemma),
+                                                             strict=True)]
+    alltags = [a and b and c for a, b, c in zip(upos, xpos, ufeats, strict=True)]
+    correct = {"upos": sum(upos), "xpos": sum(xpos), "ufeats": sum(ufeats),
+               "alltags": sum(alltags), "lemmas": sum(lemma)}
+    # the system's heads as the gold words matched to them (ROOT, or UNALIGNED)
+    heads_in_gold = [h if h == ROOT else to_gold[h] for h in sc.head] if heads else []
+    attached = [k for k, (g, s) in enumerate(pairs) if heads and gc.head[g] == heads_in_gold[s]]
+    labeled = [k for k in attached if gc.rel[pairs[k][0]] == sc.rel[pairs[k][1]]]
+    content = [k for k in labeled if gc.rel[pairs[k][0]] in CONTENT_RELATIONS]
+    correct.update(uas=len(attached), las_universal=len(labeled), clas=len(content),
+                   las=sum(gc.deprel[pairs[k][0]] == sc.deprel[pairs[k][1]] for k in attached),
+                   blex=sum(lemma[k] for k in content))
+    correct["mlas"] = sum(
+        upos[k] and ufeats[k]
+        and [(c, gc.rel[c], gc.upos[c], gc.ufeats[c]) for c in gc.children[pairs[k][0]]]
+        == [(to_gold[c], sc.rel[c], sc.upos[c], sc.ufeats[c]) for c in sc.children[pairs[k][1]]]
+        for k in content)
 
     totals = {
         "tokens": (len(set(zip(s_seg.token_start, s_seg.token_end, strict=True))
@@ -187,7 +182,8 @@ def score_aligned(gold: Sequence[Sentence], system: Sequence[Sentence]) -> Align
                       len(g_seg.sentence_spans), len(s_seg.sentence_spans)),
         "words": (len(pairs), n_gold, n_system),
     }
-    n_content = (len(content), sum(r in CONTENT_RELATIONS for r in sc.rel))
+    n_content = (sum(r in CONTENT_RELATIONS for r in gc.rel),
+                 sum(r in CONTENT_RELATIONS for r in sc.rel))
     for key in ALIGNED_SCORES:
         if key not in totals:
             totals[key] = (correct[key], *(n_content if key in ("clas", "mlas", "blex")

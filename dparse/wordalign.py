@@ -30,10 +30,11 @@ The alignment is linear in the files' words, quadratic only inside a region (a f
 from __future__ import annotations
 
 import bisect
+import itertools
 import os
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from dparse.conll import Sentence
 from dparse.errors import InputError
@@ -43,6 +44,8 @@ SPACE_SEPARATORS = "\u0020\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000"
 _SPACES = re.compile(f"[{SPACE_SEPARATORS}]+")
 # how the readers end lines (universal newlines: \n, \r, \r\n)
 _LINE_END = re.compile(r"\r\n|\r|\n")
+# a multiword-token range line: its first and last word and its FORM
+_RANGE = re.compile(r"(?:^|(?<=\r))\ufeff?([0-9]+)-([0-9]+)\t([^\t\r\n]*)", re.MULTILINE)
 UNALIGNED = -1  # a word's partner in the other file when it has none
 
 
@@ -50,86 +53,112 @@ UNALIGNED = -1  # a word's partner in the other file when it has none
 class Segmentation:
     """The tokens, words and sentences of one file, over its text (module doc).
 
-    Tokens (index t): ``token_start``, ``token_end`` (their span), ``token_line`` (the line of
-    the word or range line), ``token_form`` (its text). Words (index w, over the whole file, in
+    Tokens (index t): ``token_start``, ``token_end`` (their span), ``token_form`` (its text),
+    ``token_first`` (the index of its first word). Words (index w, over the whole file, in
     order): ``word_start``, ``word_end`` (their token's span), ``multiword`` (whether the token
-    has several words), ``match_form`` (the lowercased FORM a region compares), ``word_line``.
-    Sentences: ``sentence_spans``, one (start, end) each; ``first_word``, the index of each
-    one's word 1. ``source``: the file's name for messages.
+    has several words), ``match_form`` (the lowercased FORM a region compares). Sentences:
+    ``sentence_spans``, one (start, end) each; ``first_word``, the index of each one's word 1.
+    ``sentences``: the file's, for messages (:meth:`token_line`).
     """
 
-    source: str
-    text: str
-    token_start: list[int]
-    token_end: list[int]
-    token_line: list[int]
-    token_form: list[str]
-    word_start: list[int]
-    word_end: list[int]
-    multiword: list[bool]
-    match_form: list[str]
-    word_line: list[int]
-    sentence_spans: list[tuple[int, int]]
-    first_word: list[int]
+    sentences: Sequence[Sentence]
+    text: str = ""
+    token_start: list[int] = field(default_factory=list)
+    token_end: list[int] = field(default_factory=list)
+    token_form: list[str] = field(default_factory=list)
+    token_first: list[int] = field(default_factory=list)
+    word_start: list[int] = field(default_factory=list)
+    word_end: list[int] = field(default_factory=list)
+    multiword: list[bool] = field(default_factory=list)
+    match_form: list[str] = field(default_factory=list)
+    sentence_spans: list[tuple[int, int]] = field(default_factory=list)
+    first_word: list[int] = field(default_factory=list)
+
+    @property
+    def source(self) -> str:
+        """The file's name, for messages."""
+        return self.sentences[0].source if self.sentences else "<sentences>"
+
+    def token_line(self, t: int) -> int:
+        """The line of token ``t``: its range line, or its word's line."""
+        w = self.token_first[t]
+        k = bisect.bisect_right(self.first_word, w) - 1
+        sent = self.sentences[k]
+        m = w - self.first_word[k] + 1
+        return _range_line(sent, m) if self.multiword[w] else sent.line_of(m)
 
 
-def _multiword_ranges(sent: Sentence) -> tuple[dict[int, tuple[int, str, int]], list[int]]:
-    """The multiword tokens of ``sent``, by first word: (last word, FORM, line); and the line of
-    each word. Malt-TAB has no ranges."""
+def _range_line(sent: Sentence, m: int) -> int:
+    """The line of the multiword-token range of ``sent`` that starts at word ``m``."""
     lines = _LINE_END.split(sent.to_conll())
-    lines[0] = lines[0].removeprefix("\ufeff")
-    lead = next(i for i, line in enumerate(lines) if line.strip())
-    ranges: dict[int, tuple[int, str, int]] = {}
-    word_lines: list[int] = []
-    for i in range(lead, len(lines)):
-        line = lines[i]
-        if not line.strip() or (line[0] == "#" and sent.fmt != "malttab"):
-            continue
-        number = sent.lineno + i - lead
-        if sent.fmt == "malttab":
-            word_lines.append(number)
-            continue
-        ident, _, rest = line.partition("\t")
-        if "-" in ident:
-            first, _, last = ident.partition("-")
-            ranges[int(first)] = (int(last), rest.partition("\t")[0], number)
-        elif "." not in ident:
-            word_lines.append(number)
-        if len(word_lines) == len(sent):
-            break
-    return ranges, word_lines
+    lead = next(i for i, line in enumerate(lines) if line.removeprefix("\ufeff").strip())
+    prefix = f"{m}-"
+    return sent.lineno - lead + next(
+        i for i, line in enumerate(lines) if line.removeprefix("\ufeff").startswith(prefix))
+
+
+def _multiword_ranges(sent: Sentence) -> dict[int, tuple[int, str]]:
+    """The multiword tokens of ``sent``, by first word: (last word, FORM)."""
+    if sent.fmt == "malttab":
+        return {}
+    return {int(first): (int(last), form)
+            for first, last, form in _RANGE.findall(sent.to_conll())}
 
 
 def segment(sentences: Sequence[Sentence]) -> Segmentation:
     """The :class:`Segmentation` of ``sentences`` (a file's, in order). InputError naming the
     line of a token whose FORM is only space separators (it would have no characters)."""
-    seg = Segmentation(sentences[0].source if sentences else "<sentences>", "", [], [], [], [],
-                       [], [], [], [], [], [], [])
+    seg = Segmentation(sentences)
     pieces: list[str] = []
+    starts, ends, multiword, match_form = (seg.word_start, seg.word_end, seg.multiword,
+                                           seg.match_form)
     at = 0
     for sent in sentences:
-        ranges, word_lines = _multiword_ranges(sent)
-        seg.first_word.append(len(seg.word_start))
+        ranges = _multiword_ranges(sent)
+        forms = sent.form
+        seg.first_word.append(len(starts))
         sentence_start = at
+        if not ranges and all(forms) and not _SPACES.search("".join(forms)):
+            # every word its own token, no space to drop: the lists in bulk
+            seg.token_first.extend(range(len(starts), len(starts) + len(forms)))
+            ends_here = list(itertools.accumulate(map(len, forms), initial=at))
+            starts.extend(ends_here[:-1])
+            ends.extend(ends_here[1:])
+            seg.token_start.extend(ends_here[:-1])
+            seg.token_end.extend(ends_here[1:])
+            seg.token_form.extend(forms)
+            multiword.extend([False] * len(forms))
+            match_form.extend(form.lower() for form in forms)
+            pieces.extend(forms)
+            at = ends_here[-1]
+            seg.sentence_spans.append((sentence_start, at))
+            continue
+        n = len(forms)
         m = 1
-        while m <= len(sent):
-            last, form, line = ranges.get(m) or (m, sent.form[m - 1], word_lines[m - 1])
+        while m <= n:
+            last, form = ranges.get(m) or (m, forms[m - 1])
             text = _SPACES.sub("", form)
             if not text:
-                raise InputError(sent.source, line, f"FORM {form!r} is only space characters: "
+                raise InputError(sent.source, _range_line(sent, m) if last > m else
+                                 sent.line_of(m), f"FORM {form!r} is only space characters: "
                                  "the CoNLL 2018 alignment needs a character in every token")
             end = at + len(text)
             seg.token_start.append(at)
             seg.token_end.append(end)
-            seg.token_line.append(line)
             seg.token_form.append(text)
+            seg.token_first.append(len(starts))
             pieces.append(text)
-            for k in range(m, last + 1):
-                seg.word_start.append(at)
-                seg.word_end.append(end)
-                seg.multiword.append(last > m)
-                seg.match_form.append((sent.form[k - 1] if last > m else text).lower())
-                seg.word_line.append(word_lines[k - 1])
+            if last == m:
+                starts.append(at)
+                ends.append(end)
+                multiword.append(False)
+                match_form.append(text.lower())
+            else:
+                for k in range(m, last + 1):
+                    starts.append(at)
+                    ends.append(end)
+                    multiword.append(True)
+                    match_form.append(forms[k - 1].lower())
             at = end
             m = last + 1
         seg.sentence_spans.append((sentence_start, at))
@@ -147,22 +176,23 @@ def check_same_text(gold: Segmentation, system: Segmentation) -> None:
     where = [_position(seg, k) for seg in (system, gold)]
     if where[0] is None:
         t = where[1][0]
-        raise InputError(system.source, system.token_line[-1] if system.token_line else None,
+        last = system.token_line(len(system.token_form) - 1) if system.token_form else None
+        raise InputError(system.source, last,
                          f"the system's text ends at character {k + 1} of gold's (non-space "
-                         f"characters; gold, {gold.source}:{gold.token_line[t]}, goes on with "
+                         f"characters; gold, {gold.source}:{gold.token_line(t)}, goes on with "
                          f"token {gold.token_form[t]!r}): the texts must be the same")
     t, c = where[0]
     if where[1] is None:
-        raise InputError(system.source, system.token_line[t],
+        raise InputError(system.source, system.token_line(t),
                          f"gold's text ({gold.source}) ends before character {k + 1} of the "
                          f"system's (non-space characters; the system's token "
                          f"{system.token_form[t]!r}): the texts must be the same")
     u, d = where[1]
-    raise InputError(system.source, system.token_line[t],
+    raise InputError(system.source, system.token_line(t),
                      f"the text differs from gold's at character {k + 1} (non-space "
                      f"characters): the system's token {system.token_form[t]!r} has "
                      f"{system.text[k]!r} as its character {c + 1}, gold's token "
-                     f"{gold.token_form[u]!r} ({gold.source}:{gold.token_line[u]}) has "
+                     f"{gold.token_form[u]!r} ({gold.source}:{gold.token_line(u)}) has "
                      f"{gold.text[k]!r} as its character {d + 1}; the texts must be the same")
 
 
