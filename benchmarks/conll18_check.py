@@ -189,7 +189,10 @@ def build(script: Path, systems: list[System], about: str = "", aligned: bool = 
             "repository). A cell is the scorer's F1 where dparse gives the same counts of "
             "correct, gold and system items (so the same precision, recall and F1), both F1 in "
             "bold where they differ, n/a (the scorer's figure) where dparse leaves the score n/a "
-            "by design (a column the system file does not carry).", ""]
+            "by design (a column the system file does not carry). System files: made by "
+            "benchmarks/retokenize.py (its doc says how) from a gold test file, or from a parser's "
+            "output of it (the name says which), at the rate the name ends with (retok0.1: each "
+            "change with probability 0.1).", ""]
     lines = [
         *intro,
         *([about, ""] if about else []),
