@@ -5,6 +5,7 @@ worked out by hand from the shared task's definitions; with gold's words, the nu
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import subprocess
@@ -254,14 +255,54 @@ def test_equals_the_official_scorer(tmp_path: Path, system: str) -> None:
 
 @pytest.mark.skipif(not OFFICIAL, reason="DPARSE_CONLL18_EVAL (conll18_ud_eval.py) not given")
 def test_equals_the_official_scorer_on_a_retokenized_treebank(data: Path, tmp_path: Path) -> None:
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-    from retokenize import retokenize
-
     gold = data / "pt_bosque" / "test.conllu"
     system = tmp_path / "sys.conllu"
-    system.write_text(retokenize(gold, 0.1, 5), encoding="utf-8")
+    system.write_text(_retokenize()(gold, 0.1, 5), encoding="utf-8")
     report = score_aligned(read_treebank(gold), read_treebank(system, require_heads=False))
     ours = {k: (s.correct, s.gold, s.system) for k, s in report.scores.items() if s is not None}
     theirs = _official(gold, system)
     assert {k: v for k, v in theirs.items() if k in ours} == {
         k: v for k, v in ours.items() if k != "las"}
+
+
+SEED = int(os.environ.get("DPARSE_TEST_SEED", "0"))
+
+
+def _retokenize():
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    from retokenize import retokenize
+
+    return retokenize
+
+
+def test_random_retokenizations_align_consistently(data: Path, tmp_path: Path) -> None:
+    """On re-tokenized slices of a treebank with multiword tokens: a file aligns with itself
+    word for word; matched words come in order in both files; outside multiword tokens they
+    have the same span, inside they have the same lowercased FORM; tokens and words never
+    match more than either file has."""
+    gold_path = tmp_path / "gold.conllu"
+    text = (data / "pt_bosque" / "test.conllu").read_text(encoding="utf-8")
+    gold_path.write_text("\n\n".join(text.split("\n\n")[:150]) + "\n\n", encoding="utf-8")
+    gold = read_treebank(gold_path)
+    g_seg = segment(gold)
+    assert align(g_seg, g_seg) == list(range(len(g_seg.word_start)))
+    for k in range(4):
+        sys_path = tmp_path / f"sys{k}.conllu"
+        sys_path.write_text(_retokenize()(gold_path, 0.05 + 0.1 * k, SEED * 10 + k))
+        system = read_treebank(sys_path)
+        s_seg = segment(system)
+        assert align(s_seg, s_seg) == list(range(len(s_seg.word_start)))
+        match = align(g_seg, s_seg)
+        pairs = [(g, s) for g, s in enumerate(match) if s != UNALIGNED]
+        assert all(a < b for (_, a), (_, b) in itertools.pairwise(pairs)), "out of order"
+        for g, s in pairs:
+            if g_seg.multiword[g] or s_seg.multiword[s]:
+                assert g_seg.match_form[g] == s_seg.match_form[s]
+            else:
+                assert (g_seg.word_start[g], g_seg.word_end[g]) == \
+                    (s_seg.word_start[s], s_seg.word_end[s])
+        report = score_aligned(gold, system)
+        for key in ("tokens", "sentences", "words"):
+            score = report.scores[key]
+            assert score.correct <= min(score.gold, score.system)
+        assert report.scores["tokens"].correct < report.scores["tokens"].gold
