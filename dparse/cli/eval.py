@@ -134,7 +134,7 @@ def eval_command(
       dparse eval ../shared/data/en_ewt/test.conllu test.parsed.conllu --other test.eisner.conllu \\
           --other dd.conllu --punct upos --detail
       dparse eval ../shared/data/en_ewt/test.conllu test.probs.conllu --calibration
-      dparse eval ../shared/data/en_ewt/test.conllu test.tokenized.parsed.conllu --json
+      dparse eval ../shared/data/en_ewt/test.conllu test.parsed.conllu --aligned --json
     """
     if train is not None and not detail:
         raise click.UsageError("--train is for --detail (accuracy on unseen words)")
