@@ -8,7 +8,7 @@ import click
 
 from dparse.alignedscores import format_aligned, score_aligned
 from dparse.cli.options import skip_invalid_trees_option
-from dparse.conll import FORMATS, read_conll
+from dparse.conll import FORMATS, Sentence, read_conll
 from dparse.contentscores import format_content
 from dparse.errors import InputError
 from dparse.evaluation import score_system
@@ -190,15 +190,16 @@ def eval_command(
         click.echo(text)
 
 
-def _refuse_word_options(gold: list, system: list, aligned: bool, given: dict[str, bool]) -> None:
+def _refuse_word_options(gold: list[Sentence], system: list[Sentence], aligned: bool,
+                         given: dict[str, bool]) -> None:
     """Raise for the first option of ``given`` (name: given) that needs gold's words: a
     usage error with --aligned, else the error naming where SYSTEM's words leave gold's."""
     option = next((name for name, on in given.items() if on), None)
     if option is None:
         return
     if aligned:
-        raise click.UsageError(f"{option} needs SYSTEM to have GOLD's words; --aligned scores "
-                               "through the CoNLL 2018 alignment, which it does not take")
+        raise click.UsageError(f"{option} does not go with --aligned: it needs the report on "
+                               "GOLD's words, not the CoNLL 2018 alignment's")
     from dparse.metrics import _check_aligned
 
     try:
