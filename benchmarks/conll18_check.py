@@ -21,6 +21,8 @@ a CoNLL-U file under the data root (the CoNLL 2007 sets) is listed as skipped.
         ../models-final/ -o results/conll18-metrics.md
     python3 benchmarks/conll18_check.py --official ../conll18_ud_eval.py \\
         models/grids/ud-tagged --only o2-eisner-tagged -o results/conll18-metrics.md
+    python3 benchmarks/conll18_check.py --official ../conll18_ud_eval.py --aligned \\
+        scratch/retokenized/ -o results/conll18-aligned.md
 
 Exit status 1 when some metric differs or a scorer run fails (the table is written anyway).
 """
@@ -37,15 +39,21 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import dparse
+from dparse.alignedscores import score_aligned
 from dparse.batch.cells import PARSED_FILE, RESULT_FILE
 from dparse.config import DEFAULT_DATA_ROOT
+from dparse.conll import read_conll
 from dparse.outputs import write_text
 
 # metric name of the scorer -> how dparse reports it
 METRICS = ("UPOS", "XPOS", "UFeats", "AllTags", "Lemmas", "UAS", "LAS", "CLAS", "MLAS", "BLEX")
+ALIGNED_METRICS = ("Tokens", "Sentences", "Words", *METRICS)  # compared with --aligned
 _TAG_KEY = {"UPOS": "upos", "XPOS": "xpos", "UFeats": "ufeats", "AllTags": "alltags",
             "Lemmas": "lemmas"}
 _PARSE_KEY = {"UAS": "uas", "LAS": "las_universal"}
+# each metric's key in dparse.alignedscores (--aligned)
+_ALIGNED_KEY = {"Tokens": "tokens", "Sentences": "sentences", "Words": "words", **_TAG_KEY,
+                **_PARSE_KEY, "CLAS": "clas", "MLAS": "mlas", "BLEX": "blex"}
 TOLERANCE = 1e-9
 
 
@@ -100,7 +108,7 @@ def official_counts(script: Path, gold: Path, system: Path) -> dict[str, tuple[i
     counts = {}
     for line in out.splitlines():
         cells = [c.strip() for c in line.split("|")]
-        if cells[0] in METRICS:
+        if cells[0] in ALIGNED_METRICS:
             counts[cells[0]] = (int(cells[1]), int(cells[2]), int(cells[3]))
     return counts
 
@@ -121,13 +129,25 @@ def ours(gold: Path, system: Path) -> dict[str, tuple[float | None, tuple[int, i
     return result
 
 
-def compare(script: Path, sys_: System) -> tuple[list[str], list[str]]:
+def ours_aligned(gold: Path, system: Path
+                 ) -> dict[str, tuple[float | None, tuple[int, int, int] | None]]:
+    """dparse's F1 and counts of each metric through the CoNLL 2018 alignment (--aligned)."""
+    report = score_aligned(list(read_conll(gold)), list(read_conll(system, require_heads=False)))
+    result: dict[str, tuple[float | None, tuple[int, int, int] | None]] = {}
+    for metric in ALIGNED_METRICS:
+        score = report.scores[_ALIGNED_KEY[metric]]
+        result[metric] = (None, None) if score is None else (
+            score.f1, (score.correct, score.gold, score.system))
+    return result
+
+
+def compare(script: Path, sys_: System, aligned: bool = False) -> tuple[list[str], list[str]]:
     """The table cells of one system (the scorer's F1, or both figures where they differ) and
-    the differences found, each described."""
+    the differences found, each described (``aligned``: through the CoNLL 2018 alignment)."""
     official = official_counts(script, sys_.gold, sys_.path)
-    mine = ours(sys_.gold, sys_.path)
+    mine = ours_aligned(sys_.gold, sys_.path) if aligned else ours(sys_.gold, sys_.path)
     cells, diffs = [], []
-    for metric in METRICS:
+    for metric in ALIGNED_METRICS if aligned else METRICS:
         correct, n_gold, n_system = official[metric]
         f1 = 200.0 * correct / (n_gold + n_system) if n_gold + n_system else 0.0
         value, counts = mine[metric]
@@ -142,11 +162,13 @@ def compare(script: Path, sys_: System) -> tuple[list[str], list[str]]:
     return cells, diffs
 
 
-def build(script: Path, systems: list[System], about: str = "") -> tuple[str, bool]:
+def build(script: Path, systems: list[System], about: str = "", aligned: bool = False
+          ) -> tuple[str, bool]:
     """The Markdown report (``about``: a paragraph on the systems, after the first) and
-    whether every metric was equal."""
+    whether every metric was equal (``aligned``: systems with their own tokenization)."""
     now = datetime.datetime.now(datetime.UTC)
-    lines = [
+    metrics = ALIGNED_METRICS if aligned else METRICS
+    intro = [
         "# CoNLL 2018 metrics: dparse eval against the official scorer (issue 49)", "",
         f"Written {now:%Y-%m-%d %H:%M} UTC by benchmarks/conll18_check.py (`make conll18-check`): "
         f"each system file scored by `dparse.evaluate` (punctuation included) and by the CoNLL "
@@ -154,10 +176,28 @@ def build(script: Path, systems: list[System], about: str = "") -> tuple[str, bo
         "folder, not in the repository). A cell is the scorer's F1 where dparse gives the same "
         f"figure (within {TOLERANCE:g}; for CLAS, MLAS and BLEX the same counts of correct, gold "
         "and system content words too), both figures in bold where they differ, n/a (the "
-        "scorer's figure) where dparse leaves the score n/a by design.", "",
+        "scorer's figure) where dparse leaves the score n/a by design.", ""]
+    if aligned:
+        intro = [
+            "# CoNLL 2018 alignment: dparse eval of re-tokenized systems against the official "
+            "scorer (issue 51)", "",
+            f"Written {now:%Y-%m-%d %H:%M} UTC by benchmarks/conll18_check.py --aligned (`make "
+            "conll18-aligned`): each system file, whose tokens, multiword tokens, words and "
+            "sentences differ from gold's, scored by `dparse eval` (dparse.alignedscores, the "
+            "CoNLL 2018 alignment through the characters) and by the CoNLL 2018 shared task's "
+            f"`conll18_ud_eval.py --counts` ({script.name}, run from a scratch folder, not in the "
+            "repository). A cell is the scorer's F1 where dparse gives the same counts of "
+            "correct, gold and system items (so the same precision, recall and F1), both F1 in "
+            "bold where they differ, n/a (the scorer's figure) where dparse leaves the score n/a "
+            "by design (a column the system file does not carry). System files: made by "
+            "benchmarks/retokenize.py (its doc says how) from a gold test file, or from a parser's "
+            "output of it (the name says which), at the rate the name ends with (retok0.1: each "
+            "change with probability 0.1).", ""]
+    lines = [
+        *intro,
         *([about, ""] if about else []),
-        "| system | gold | " + " | ".join(METRICS) + " |",
-        "|---|---|" + "---:|" * len(METRICS),
+        "| system | gold | " + " | ".join(metrics) + " |",
+        "|---|---|" + "---:|" * len(metrics),
     ]
     all_diffs: list[str] = []
     failed: list[str] = []
@@ -167,7 +207,7 @@ def build(script: Path, systems: list[System], about: str = "") -> tuple[str, bo
         if sys_.gold is None:
             continue
         try:
-            cells, diffs = compare(script, sys_)
+            cells, diffs = compare(script, sys_, aligned)
         except subprocess.CalledProcessError as error:
             last = (error.stderr.strip().splitlines() or ["no message"])[-1]
             failed.append(f"{sys_.name}: the scorer failed: {last}")
@@ -197,6 +237,9 @@ def main() -> int:
                     help="the treebanks [default: $DPARSE_DATA or ../shared/data]")
     ap.add_argument("--only", default=None, help="keep the systems whose name contains this")
     ap.add_argument("--about", default="", help="a paragraph on the systems, for the report")
+    ap.add_argument("--aligned", action="store_true",
+                    help="systems with their own tokenization: score them through the CoNLL "
+                    "2018 alignment, Tokens, Sentences and Words too")
     ap.add_argument("-o", "--out", default=None, help="Markdown file (default: stdout)")
     args = ap.parse_args()
     if not args.official.is_file():
@@ -208,7 +251,7 @@ def main() -> int:
     if not systems:
         ap.error("no system file found" + (f" whose name contains {args.only!r}" if args.only
                                            else ""))
-    text, equal = build(args.official, systems, args.about)
+    text, equal = build(args.official, systems, args.about, args.aligned)
     write_text(args.out, text)
     return 0 if equal else 1
 

@@ -87,12 +87,14 @@ class Evaluation:
 def score_system(gold: SentencesOrPath, system: SentencesOrPath, punct: str,
                  others: Sequence[SentencesOrPath], detail: bool,
                  train: PathLike | None, fmt: str | None, encoding: str,
-                 skip_invalid_trees: bool = False, compare: bool = False) -> Evaluation:
+                 skip_invalid_trees: bool = False, compare: bool = False,
+                 system_name: str | None = None) -> Evaluation:
     """Score ``system`` against ``gold`` (files or sentences; ``fmt`` and ``encoding`` for
     the files) with ``dparse eval``'s options: the ``punct`` rule; ``others``, more systems
     (the first for SARC and gold(x, y)); ``detail``: the breakdowns (``train``: the training
     file, for accuracy on unseen words); ``skip_invalid_trees`` (counted on stderr); and
-    ``compare``: the breakdowns even without ``detail`` (for ``--plot``)."""
+    ``compare``: the breakdowns even without ``detail`` (for ``--plot``); ``system_name``: the
+    system's name in the breakdowns (default: its path)."""
     from dparse.gold import keep_gold_trees
     from dparse.metrics import evaluate as score_parses
     from dparse.tagscores import score_tags
@@ -122,7 +124,7 @@ def score_system(gold: SentencesOrPath, system: SentencesOrPath, punct: str,
     if detail or compare:
         from dparse.reports.breakdowns import compare_systems  # plain eval needs none
 
-        names = [_name(system), *map(_name, others)]
+        names = [system_name or _name(system), *map(_name, others)]
         comparison = compare_systems(gold_trees, list(zip(names, parses, strict=True)), punct)
     return Evaluation(**counts, system_heads=True,
                       **{key: getattr(report, key) for key in PARSE_SCORES}, **tag_scores,

@@ -7,13 +7,16 @@ from pathlib import Path
 
 import click
 
+from dparse.alignedscores import format_aligned, score_aligned
 from dparse.cli.options import skip_invalid_trees_option
-from dparse.conll import FORMATS
+from dparse.conll import FORMATS, Sentence, read_conll
 from dparse.contentscores import format_content
+from dparse.errors import InputError
 from dparse.evaluation import score_system
 from dparse.metrics import format_table
 from dparse.punct import PUNCT_RULES
 from dparse.tagscores import format_tags
+from dparse.wordalign import same_words
 
 _FILE = click.Path(exists=True, dir_okay=False, allow_dash=True)
 
@@ -81,6 +84,13 @@ _FILE = click.Path(exists=True, dir_okay=False, allow_dash=True)
     help="With --calibration: also draw the reliability diagram (accuracy against HeadProb per "
     "bin, the diagonal, the share of words per bin, the ECE) into FILE.svg (plain SVG).",
 )
+@click.option(
+    "--aligned",
+    is_flag=True,
+    help="Score by the CoNLL 2018 alignment of the system's words with gold's through their "
+    "characters (Tokens, Sentences, Words, tags, UAS, LAS, CLAS, MLAS, BLEX as P/R/F1) even "
+    "when SYSTEM has gold's words; without it, that is done only when its words differ.",
+)
 @click.option("--encoding", default="utf-8", show_default=True, help="Encoding of all input files.")
 @skip_invalid_trees_option
 @click.option(
@@ -102,6 +112,7 @@ def eval_command(
     plot_dir: str | None,
     calibration: bool,
     calibration_plot: str | None,
+    aligned: bool,
     encoding: str,
     fmt: str,
     skip_invalid_trees: bool,
@@ -116,6 +127,14 @@ def eval_command(
     the same sentences and words in the same order. A SYSTEM whose HEADs are all _ (a tagger's
     output) gets the tag scores only.
 
+    A SYSTEM with its own tokenization and sentence breaks (other words or sentences than
+    GOLD's: a tokenizer's output) is scored as the CoNLL 2018 shared task scores it (also with
+    --aligned): its tokens, multiword tokens, words and sentences aligned with GOLD's through
+    their characters (the two texts, FORMs without spaces, must be the same), then Tokens,
+    Sentences, Words, UPOS, XPOS, UFeats, AllTags, Lemmas, UAS, LAS, CLAS, MLAS and BLEX as
+    precision, recall and F1 with their counts. --other, --detail, --plot, --calibration,
+    --skip-invalid-trees and --punct other than include need GOLD's words.
+
     \b
     Examples:
       dparse eval ../shared/data/en_ewt/test.conllu test.parsed.conllu --punct upos --detail
@@ -128,14 +147,26 @@ def eval_command(
       dparse eval ../shared/data/en_ewt/test.conllu test.probs.conllu --calibration
       dparse eval ../shared/data/en_ewt/test.conllu test.probs.conllu --calibration \\
           --calibration-plot test.reliability.svg
+      dparse eval ../shared/data/en_ewt/test.conllu test.parsed.conllu --aligned --json
     """
     if train is not None and not detail:
         raise click.UsageError("--train is for --detail (accuracy on unseen words)")
     if calibration_plot is not None and not calibration:
         raise click.UsageError("--calibration-plot draws what --calibration scores: give both")
-    result = score_system(gold, system, punct, others, detail, train,
-                          None if fmt == "auto" else fmt, encoding, skip_invalid_trees,
-                          compare=plot_dir is not None)
+    kw = {"fmt": None if fmt == "auto" else fmt, "encoding": encoding}
+    gold_sentences = list(read_conll(gold, **kw))
+    system_sentences = list(read_conll(system, **kw, require_heads=False))
+    if aligned or not same_words(gold_sentences, system_sentences):
+        _refuse_word_options(gold_sentences, system_sentences, aligned, {
+            "--other": bool(others), "--detail": detail, "--plot": plot_dir is not None,
+            "--calibration": calibration, "--skip-invalid-trees": skip_invalid_trees,
+            f"--punct {punct}": punct != "include"})
+        report = score_aligned(gold_sentences, system_sentences)
+        click.echo(json.dumps(report.as_dict(), indent=2) if as_json else format_aligned(report))
+        return
+    result = score_system(gold_sentences, system_sentences, punct, others, detail, train,
+                          kw["fmt"], encoding, skip_invalid_trees, compare=plot_dir is not None,
+                          system_name=system)
     if not result.system_heads:
         if others or plot_dir or calibration:
             option = "--other" if others else "--plot" if plot_dir else "--calibration"
@@ -180,3 +211,23 @@ def eval_command(
         if calibrated is not None:
             text += "\n\n" + calibrated.format()
         click.echo(text)
+
+
+def _refuse_word_options(gold: list[Sentence], system: list[Sentence], aligned: bool,
+                         given: dict[str, bool]) -> None:
+    """Raise for the first option of ``given`` (name: given) that needs gold's words: a
+    usage error with --aligned, else the error naming where SYSTEM's words leave gold's."""
+    option = next((name for name, on in given.items() if on), None)
+    if option is None:
+        return
+    if aligned:
+        raise click.UsageError(f"{option} does not go with --aligned: it needs the report on "
+                               "GOLD's words, not the CoNLL 2018 alignment's")
+    from dparse.metrics import _check_aligned
+
+    try:
+        _check_aligned(gold, system, "system")
+    except InputError as error:
+        raise InputError(error.path, error.line, f"{error.problem}; {option} needs gold's "
+                         "sentences and words (without it, dparse eval scores a system with "
+                         "its own tokenization by the CoNLL 2018 alignment)") from None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -109,8 +110,12 @@ def test_cli_eval_help() -> None:
     ("system_text", "line", "problem"),
     [
         (SYSTEM.replace("\t2\tdet", "\tx\tdet"), 2, "HEAD 'x' is not a word ID"),
-        (SYSTEM.replace("\tdog\t", "\tcat\t"), 3, "word 2 is 'cat'"),
-        (SYSTEM.replace("4\t.\t.\tPUNCT\t.\t_\t2\tpunct\t_\t_\n", ""), 1, "has 3 words"),
+        # other words: scored through the CoNLL 2018 alignment, which needs gold's text
+        (SYSTEM.replace("\tdog\t", "\tcat\t"), 3, "the text differs from gold's at character "
+         "4 (non-space characters): the system's token 'cat' has 'c' as its character 1, gold's "
+         "token 'dog'"),
+        (SYSTEM.replace("4\t.\t.\tPUNCT\t.\t_\t2\tpunct\t_\t_\n", ""), 4,
+         "the system's text ends at character 12 of gold's"),
     ],
 )
 def test_cli_eval_bad_input_exits_2_without_traceback(
@@ -151,3 +156,48 @@ def test_cli_eval_real_data_matches_evaluate(data: Path, tmp_path: Path) -> None
     expected = {**evaluate(gold, system, punct="ptb").as_dict(), "system_heads": True,
                 **score_content(gold, system).as_dict(), **score_tags(gold, system).as_dict()}
     assert json.loads(result.stdout) == json.loads(json.dumps(expected))
+
+
+# GOLD with "barks" split in two (bar ks): a system with its own tokenization
+SPLIT = GOLD.replace("3\tbarks\tbark\tVERB\tVBZ\t_\t0\troot\t_\t_\n4\t.\t.\tPUNCT\t.\t_\t3",
+                     "3\tbar\tbark\tVERB\tVBZ\t_\t0\troot\t_\t_\n"
+                     "4\tks\tks\tVERB\tVBZ\t_\t3\tflat\t_\t_\n5\t.\t.\tPUNCT\t.\t_\t3")
+
+
+def test_cli_eval_own_tokenization_is_aligned(tmp_path: Path) -> None:
+    gold, system = _files(tmp_path)
+    system.write_text(SPLIT)
+    text = _run(str(gold), str(system))
+    assert text.returncode == 0, text.stderr
+    assert "alignment of the system's words with gold's" in text.stdout
+    # The, dog and . match; dog's and .'s head (bar) matches no gold word
+    assert re.search(r"^Tokens +66\.67 +60\.00 +75\.00 +3 +4 +5$", text.stdout, re.M)
+    assert re.search(r"^UAS +22\.22 +20\.00 +25\.00 +1 +4 +5$", text.stdout, re.M)
+    data = json.loads(_run(str(gold), str(system), "--json").stdout)
+    assert data["alignment"] == "conll18" and data["words"] == pytest.approx(200 * 3 / 9)
+    assert data["aligned_scores"]["clas"] == {"correct": 0, "gold": 2, "system": 3,
+                                              "precision": 0.0, "recall": 0.0, "f1": 0.0}
+
+
+def test_cli_eval_aligned_flag_gives_eval_numbers(tmp_path: Path) -> None:
+    gold, system = _files(tmp_path)
+    plain = json.loads(_run(str(gold), str(system), "--json").stdout)
+    aligned = json.loads(_run(str(gold), str(system), "--json", "--aligned").stdout)
+    assert aligned["tokens"] == aligned["sentences"] == 100.0
+    for key in ("uas", "las", "las_universal", "upos", "lemmas", "clas", "mlas", "blex"):
+        assert aligned[key] == plain[key], key
+
+
+@pytest.mark.parametrize("option", [["--detail"], ["--other", "OTHER"], ["--punct", "upos"],
+                                    ["--calibration"]])
+def test_cli_eval_own_tokenization_refuses_word_options(tmp_path: Path, option: list) -> None:
+    gold, system = _files(tmp_path)
+    system.write_text(SPLIT)
+    args = [str(gold) if a == "OTHER" else a for a in option]
+    result = _run(str(gold), str(system), *args)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert f"{system}:1: system sentence 1 has 5 words but gold" in result.stderr
+    assert f"{' '.join(option[:1] if option[0] != '--punct' else option)} needs gold's" \
+        in result.stderr
+    forced = _run(str(gold), str(gold), "--aligned", *args)
+    assert forced.returncode == 2 and "does not go with --aligned" in forced.stderr
