@@ -226,12 +226,22 @@ def table(outcomes: dict[str, Outcome], record: dict[str, dict], commit: str) ->
         "", "| config | scores | weights | model | training s | same as the record |",
         "|---|---|---|---|---|---|",
     ]
-    for name, outcome in outcomes.items():
-        scores = " / ".join("n/a" if v is None else f"{v:.2f}" for v in outcome.scores.values())
-        diff = differences(outcome, record.get(name))
-        lines.append(f"| {name} | {scores or '-'} | {(outcome.weights_sha256 or '-')[:12]} | "
-                     f"{(outcome.model_sha256 or '-')[:12]} | {outcome.train_seconds:.0f} | "
-                     f"{'yes' if not diff else 'no: ' + '; '.join(diff)} |")
+    # a run of some configs (--only) lists the record's others too, in the record's order
+    for name in [u.name for u in UNITS if u.name in outcomes or u.name in record]:
+        if name in outcomes:
+            outcome = outcomes[name]
+            diff = differences(outcome, record.get(name))
+            cells = (outcome.scores, outcome.weights_sha256, outcome.model_sha256,
+                     f"{outcome.train_seconds:.0f}",
+                     "yes" if not diff else "no: " + "; ".join(diff))
+        else:
+            entry = record[name]
+            cells = (entry["scores"], entry["weights_sha256"], entry["model_sha256"],
+                     str(entry["train_seconds"]),
+                     f"not retrained by this run (the record's, at {entry['commit']})")
+        scores = " / ".join("n/a" if v is None else f"{v:.2f}" for v in cells[0].values())
+        lines.append(f"| {name} | {scores or '-'} | {(cells[1] or '-')[:12]} | "
+                     f"{(cells[2] or '-')[:12]} | {cells[3]} | {cells[4]} |")
     return "\n".join(lines) + "\n"
 
 
