@@ -13,9 +13,9 @@ import signal
 import subprocess
 import sys
 import threading
-from pathlib import Path
 
 import pytest
+from paths import REPO
 
 SERVING = ("httpx", "starlette", "uvicorn")  # the serve extra, and the tests' client
 
@@ -27,7 +27,6 @@ def require_serving() -> None:
             pytest.skip(f"{name} is not installed (pip install -e '.[dev]')",
                         allow_module_level=True)
 
-REPO = Path(__file__).resolve().parents[1]
 STARTUP_SECONDS = 120  # the models load before the server prints its address
 # how a server stopped by SIGTERM ends: uvicorn raises the signal again once it has shut down
 # gracefully (one process); the parent of --workers N exits 0

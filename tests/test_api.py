@@ -18,11 +18,10 @@ from pathlib import Path
 
 import pytest
 from conftest import DATA
+from paths import REPO
 
 import dparse
 from dparse.conll import read_treebank, write_conll
-
-REPO = Path(__file__).resolve().parents[1]
 
 
 def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:

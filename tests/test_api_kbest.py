@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import DATA, requires_data
+from paths import REPO
 
 import dparse
 from dparse.conll import read_treebank, write_conll
@@ -29,7 +30,6 @@ from dparse.oracle import kbest_lists
 from dparse.trees import check_tree
 
 pytestmark = requires_data
-REPO = Path(__file__).resolve().parents[1]
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from paths import REPO
 
 from dparse.config import (
     DEFAULT_DATA_ROOT,
@@ -27,7 +28,6 @@ from dparse.graph.model import ArcFactoredModel
 from dparse.graph.sections import EnsembleConfig
 from dparse.graph.training import parsing_decoder, training_decoder
 
-REPO = Path(__file__).resolve().parents[1]
 # experiment configs; not decoder-tuning grids (*-grid.yaml) nor dparse grid files and their
 # treebank lists (configs/grids/)
 SHIPPED = sorted(p for p in (REPO / "configs").rglob("*.yaml")

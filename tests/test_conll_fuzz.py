@@ -33,11 +33,11 @@ import pytest
 from conftest import DATA, requires_data
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from paths import REPO
 
 from dparse.conll import Sentence, read_conll, write_conll
 from dparse.errors import InputError
 
-REPO = Path(__file__).resolve().parents[1]
 FUZZ = settings(max_examples=250, deadline=None, derandomize=True, database=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 

@@ -17,13 +17,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from paths import REPO
 
 from dparse.conll import Sentence, read_conll, read_treebank, write_conll
 from dparse.errors import InputError
 from dparse.gold import check_trees, keep_gold_trees, read_gold, vote_trees
 from dparse.trees import tree_problem
-
-REPO = Path(__file__).resolve().parents[1]
 
 
 def _word(i: int | str, form: str = "w", head: int | str = 0, rel: str = "dep") -> str:

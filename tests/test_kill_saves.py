@@ -24,6 +24,7 @@ from types import SimpleNamespace
 
 import pytest
 from conftest import DATA, requires_data
+from paths import REPO
 
 from dparse.conll import read_conll, write_conll
 from dparse.graph.load import load_model
@@ -31,7 +32,6 @@ from dparse.modeldir import WEIGHTS_FILE
 
 pytestmark = requires_data
 
-REPO = Path(__file__).resolve().parents[1]
 # 2**22 arc weights: weights.bin (tens of MB, uncompressed) takes long enough to write, hash
 # and fsync for polls to land inside the save (a point inside the weights' write may land once
 # they are whole: still before the swap).

@@ -32,6 +32,7 @@ from pathlib import Path
 import click
 import pytest
 import yaml
+from paths import REPO
 
 from dparse.cli import cli
 from dparse.config import load_yaml
@@ -40,7 +41,6 @@ from dparse.constraints import sent_id
 from dparse.decoders import available_decoders
 from dparse.projectivize import projectivize_heads
 
-REPO = Path(__file__).resolve().parents[1]
 DATA = Path(os.environ.get("DPARSE_DATA", REPO.parent / "shared" / "data"))
 pytestmark = pytest.mark.skipif(not (DATA / "en_ewt").is_dir(),
                                 reason=f"en_ewt not found under {DATA}")

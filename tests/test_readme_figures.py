@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+from paths import REPO
+
 RECORD = json.loads((REPO / "results" / "retrain-en_ewt.json").read_text(encoding="utf-8"))
 README = (REPO / "README.md").read_text(encoding="utf-8")
 FLAT = " ".join(README.split())  # the prose with its line breaks and indents as single spaces

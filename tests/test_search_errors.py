@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 from bruteforce import all_trees, best_score2, tree_score2
 from conftest import DATA, requires_data
+from paths import REPO
 
 from dparse.conll import read_conll, read_treebank, write_conll
 from dparse.decoders import Decoder, available_decoders, configured_decoder, get_decoder
@@ -40,7 +41,6 @@ from dparse.search_errors import (
 from dparse.trees import is_projective, tree_mask
 
 SEED = int(os.environ.get("DPARSE_TEST_SEED", "0"))
-REPO = Path(__file__).resolve().parents[1]
 KINDS = ["normal", "ties", "negative"]
 SCORED = {"arc", "sib", "grand"}  # the part kinds graph models give
 

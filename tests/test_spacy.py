@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from browser import screenshot
 from conftest import DATA
+from paths import REPO
 
 import dparse
 from dparse.conll import read_conll_block, read_treebank, write_conll
@@ -25,7 +26,6 @@ from spacy.tokens import Doc  # noqa: E402
 
 from dparse.spacy_component import doc_to_conllu  # noqa: E402
 
-REPO = Path(__file__).resolve().parents[1]
 SENTENCES = 120  # of en_ewt test
 
 

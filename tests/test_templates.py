@@ -22,6 +22,7 @@ from dparse._ext.arcfeatures import EDGE_GROUPS, FeatureSpace
 from dparse.graph.o2features import SecondOrderSpace
 from dparse.transition.easyfirst_core import layout_size as easyfirst_size
 from dparse.transition.shiftreduce_templates import layout_size as shiftreduce_size
+from paths import REPO
 
 from dparse.config import load_config, save_config
 from dparse.conll import Sentence, read_conll
@@ -61,8 +62,6 @@ from dparse.transition.easyfirst import EasyFirstModel, tag_flags
 from dparse.transition.shiftreduce import ShiftReduceModel
 from dparse.undirected.parser import LABEL_BITS, UndirectedModel
 from dparse.vocab import Vocabulary
-
-REPO = Path(__file__).resolve().parents[1]
 
 
 def refusal(directory: Path, templates_set: TemplateSet, saved: int) -> str:

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from paths import REPO
 
 from dparse.batch import parallel_parse
 from dparse.batch.cells import RESULT_FILE, read_result
@@ -36,7 +37,6 @@ from dparse.conll import read_conll, write_conll
 from dparse.errors import DparseError
 from dparse.outputs import write_text
 
-REPO = Path(__file__).resolve().parents[2]
 TINY = ["training.epochs=1", "features.arc_bits=16", "features.label_bits=10"]
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 from conftest import DATA, requires_data
+from paths import REPO
 
 from dparse.batch.cells import (
     MODEL_DIR,
@@ -27,7 +28,6 @@ from dparse.conll import read_conll, write_conll
 from dparse.metrics import evaluate
 from dparse.tagscores import TAG_SCORES, score_tags
 
-REPO = Path(__file__).resolve().parents[2]
 GRIDS = REPO / "configs" / "grids"
 TINY = ["training.epochs=1", "features.arc_bits=16", "features.label_bits=10",
         "tagger.folds=2"]

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import numpy as np
 from conftest import DATA, requires_data
+from paths import REPO
 
 from dparse.conll import read_conll, write_conll
 from dparse.constraints import sentence_constraints
 
-REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "benchmarks"))
 import constraints_table  # noqa: E402
 

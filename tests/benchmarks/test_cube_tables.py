@@ -12,12 +12,12 @@ import numpy as np
 import pytest
 import yaml
 from conftest import DATA, requires_data
+from paths import REPO
 
 from dparse.config import load_config
 from dparse.conll import read_conll, read_treebank, write_conll
 from dparse.errors import ConfigError, DparseError
 
-REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "benchmarks"))
 import common  # noqa: E402
 import cube_scaling  # noqa: E402

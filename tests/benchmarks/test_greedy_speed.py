@@ -9,8 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from paths import REPO
 
-REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "benchmarks"))
 from greedy_speed import main, parse_system  # noqa: E402
 

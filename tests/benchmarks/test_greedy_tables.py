@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 from conftest import DATA, requires_data
+from paths import REPO
 
 from dparse.config import load_config
 from dparse.conll import read_conll, write_conll
 
-REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "benchmarks"))
 from common import TREEBANKS, config_for, find_or_train, training_identity  # noqa: E402
 

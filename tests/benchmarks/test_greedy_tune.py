@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 import yaml
 from conftest import DATA, requires_data, train_tiny_model
+from paths import REPO
 
 from dparse.conll import read_treebank
 from dparse.errors import DparseError
 from dparse.graph.load import load_model
 
-REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "benchmarks"))
 from common import DevScores, load_grid, tune  # noqa: E402
 from greedy_tune import DEFAULT_GRID, write_report  # noqa: E402

@@ -7,7 +7,8 @@ import re
 import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
+from paths import REPO
+
 sys.path.insert(0, str(REPO / "benchmarks"))
 from marginals_bench import main  # noqa: E402
 

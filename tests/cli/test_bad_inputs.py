@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from paths import REPO
 
-REPO = Path(__file__).resolve().parents[2]
 CONFIG = REPO / "configs" / "en_ewt" / "o1-cle.yaml"
 DATA = Path(os.environ.get("DPARSE_DATA", REPO.parent / "shared" / "data"))
 TIMEOUT = 60

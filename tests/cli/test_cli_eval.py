@@ -12,14 +12,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from paths import REPO
 
 from dparse.cli.eval import eval_command
 from dparse.conll import read_treebank, write_conll
 from dparse.contentscores import format_content, score_content
 from dparse.metrics import evaluate, format_table
 from dparse.tagscores import format_tags, score_tags
-
-REPO = Path(__file__).resolve().parents[2]
 
 GOLD = (
     "# sent_id = 1\n"

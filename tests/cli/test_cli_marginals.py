@@ -13,14 +13,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from paths import REPO
 
 import dparse
 from dparse.calibration import calibration_of_files, head_probabilities
 from dparse.cli.eval import eval_command
 from dparse.cli.parse import parse
 from dparse.conll import Sentence, read_conll, write_conll
-
-REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 import yaml
 from conftest import DATA, requires_data
+from paths import REPO
 
 from dparse.cli import COMMANDS
 from dparse.conll import Sentence, read_conll, read_treebank, write_conll
@@ -25,7 +26,6 @@ from dparse.trees import check_tree
 
 pytestmark = requires_data
 
-REPO = Path(__file__).resolve().parents[2]
 SUMMARY = re.compile(r"parsed (\d+) sentences, (\d+) tokens in [\d.]+s: [\d,]+ tokens/sec")
 
 

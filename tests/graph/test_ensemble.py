@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 from bruteforce import all_trees, second_order_parts, tree_score2
 from conftest import requires_data
+from paths import REPO
 
 from dparse.config import load_config
 from dparse.conll import Sentence, read_conll, read_treebank, write_conll
@@ -30,7 +31,6 @@ from dparse.graph.training import train
 from dparse.trees import check_tree, is_projective
 
 SEED = int(os.environ.get("DPARSE_TEST_SEED", "0"))
-REPO = Path(__file__).resolve().parents[2]
 
 
 def random_heads(rng: np.random.Generator, n: int) -> np.ndarray:

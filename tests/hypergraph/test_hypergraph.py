@@ -23,6 +23,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 from dparse.hypergraph.hypergraph import EdgeBonusCombiner, ForestCube, Hypergraph
+from paths import REPO
 
 from dparse.cli.forest import forest_command
 from dparse.errors import DparseError, InputError
@@ -30,7 +31,6 @@ from dparse.hypergraph import Forest
 from dparse.hypergraph.forest_io import MAGIC, read_forests, write_forests
 from dparse.trees import check_tree
 
-REPO = Path(__file__).resolve().parents[2]
 SEED = int(os.environ.get("DPARSE_TEST_SEED", "0"))
 KINDS = ["normal", "ties", "negative"]
 

@@ -9,13 +9,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from paths import REPO
 
 from dparse.errors import DparseError
 from dparse.serve.errors import BUSY, RequestError
 from dparse.serve.limits import Limits, WorkQueue
 from dparse.serve.models import ModelSet, ServedModel, model_argument
-
-REPO = Path(__file__).resolve().parents[2]
 
 
 def run_python(code: str) -> subprocess.CompletedProcess:

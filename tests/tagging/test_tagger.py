@@ -19,6 +19,7 @@ from dparse.tagging.tagger import (
     tag_column,
     word_features,
 )
+from paths import REPO
 
 from dparse.config import load_config
 from dparse.conll import Sentence, read_treebank, write_conll
@@ -37,7 +38,6 @@ from dparse.tagging.lemma_rules import RuleIndex, applies, apply_rule, rule_of
 from dparse.tagging.model import TaggerModel, canonical_feats
 from dparse.tagging.training import train_tagger
 
-REPO = Path(__file__).resolve().parents[2]
 DATA = Path(os.environ.get("DPARSE_DATA", REPO.parent / "shared" / "data"))
 needs_en_ewt = pytest.mark.skipif(not (DATA / "en_ewt").is_dir(),
                                   reason=f"en_ewt not found under {DATA}")

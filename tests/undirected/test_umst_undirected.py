@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 import yaml
 from dparse._ext.arcfeatures import FeatureSpace, arc_list_indices, arc_list_scores
+from paths import REPO
 
 from dparse.config import load_config
 from dparse.conll import Sentence, write_conll
@@ -22,7 +23,6 @@ from dparse.trees import check_tree
 from dparse.undirected.parser import UndirectedModel
 from dparse.vocab import Vocabulary
 
-REPO = Path(__file__).resolve().parents[2]
 TREES = [
     (["the", "dog", "barks"], [2, 3, 0], ["DET", "NOUN", "VERB"], ["det", "nsubj", "root"]),
     (["a", "cat", "sleeps", "here"], [2, 3, 0, 3], ["DET", "NOUN", "VERB", "ADV"],
