@@ -53,12 +53,15 @@ WEIGHT_FILES = ("weights.bin", "tagger.bin")
 
 @dataclass(frozen=True)
 class Unit:
-    """One config to retrain: its name (``configs/en_ewt/NAME.yaml``), the configs it needs
-    trained first, and the extra ``dparse train`` arguments (given the models folder)."""
+    """One config to retrain: its name (``configs/en_ewt/NAME.yaml``), the configs it waits
+    for (``after``: their work folders are shared), those whose models it reads (``needs``:
+    retrained with it by ``--only`` when the models folder lacks them), and the extra
+    ``dparse train`` arguments (given the models folder)."""
 
     name: str
     after: tuple[str, ...] = ()
     tagger: bool = False
+    needs: tuple[str, ...] = ()
 
     def train_args(self, models: Path) -> list[str]:
         if self.name.startswith("o1-umst"):
@@ -75,8 +78,8 @@ class Unit:
 UNITS = (
     Unit("o1-cle"), Unit("o1-eisner"), Unit("o2-eisner"), Unit("o3-cube"), Unit("o3-exact"),
     Unit("o2-dd"), Unit("o1-bgi-pp"), Unit("o2-bgi-pp-ib"),
-    Unit("o1-umst-uf-lep", after=("o1-cle",)), Unit("easyfirst"), Unit("sr-nonsp-b12"),
-    Unit("sr-sp-b12"), Unit("sr-b1"), Unit("rerank-local"),
+    Unit("o1-umst-uf-lep", after=("o1-cle",), needs=("o1-cle",)), Unit("easyfirst"),
+    Unit("sr-nonsp-b12"), Unit("sr-sp-b12"), Unit("sr-b1"), Unit("rerank-local"),
     Unit("rerank-nonlocal", after=("rerank-local",)), Unit("tagger", tagger=True),
     Unit("o1-cle-tagged"), Unit("o2-eisner-tagged", after=("o1-cle-tagged",)),
 )
@@ -266,6 +269,10 @@ def main() -> int:
     known = {u.name for u in UNITS}
     if unknown := sorted(set(names) - known):
         ap.error(f"unknown config(s) {', '.join(unknown)} (known: {', '.join(sorted(known))})")
+    for unit in UNITS:  # a config named retrains the models it reads that are not there
+        if unit.name in names:
+            names += [n for n in unit.needs
+                      if not (args.models / f"en_ewt-{n}" / "manifest.json").exists()]
     units = [u for u in UNITS if not names or u.name in names]
     args.models.mkdir(parents=True, exist_ok=True)
     record = json.loads(args.record.read_text(encoding="utf-8")) if args.record.exists() else {}

@@ -6,6 +6,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 from check_retrain import Outcome, table  # noqa: E402
 
@@ -35,3 +37,24 @@ def test_a_partial_run_lists_every_recorded_config_in_order() -> None:
     assert row(report, "easyfirst") == (
         "| easyfirst | 85.99 / 83.99 | eeeeeeeeeeee | ffffffffffff | 60 | not retrained by this "
         "run (the record's, at abc1234) |")
+
+
+def test_only_a_config_retrains_the_models_it_reads_when_missing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import check_retrain
+
+    trained: list[list[str]] = []
+
+    def retrain_all(units, models, checkout, data, jobs):  # records what would be trained
+        trained.append([u.name for u in units])
+        return {u.name: Outcome(u.name, error="not trained in this test") for u in units}
+
+    monkeypatch.setattr(check_retrain, "retrain_all", retrain_all)
+    args = ["--models", str(tmp_path), "--record", str(tmp_path / "record.json"),
+            "--table", str(tmp_path / "table.md"), "--only", "o1-umst-uf-lep"]
+    monkeypatch.setattr(sys, "argv", ["check_retrain.py", *args])
+    check_retrain.main()
+    (tmp_path / "en_ewt-o1-cle").mkdir()
+    (tmp_path / "en_ewt-o1-cle" / "manifest.json").write_text("{}")
+    check_retrain.main()
+    assert trained == [["o1-cle", "o1-umst-uf-lep"], ["o1-umst-uf-lep"]]
