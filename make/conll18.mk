@@ -7,19 +7,20 @@
 #       cells of make ud-table TAGS=predicted, $(GRID_RUNS)/ud-tagged, each against its
 #       treebank's test file; also any *.test.conllu, gold from the name's treebank) with both,
 #       keeping the systems whose name contains ONLY (default o2-eisner-tagged; ONLY= keeps
-#       all), and writes results/conll18-metrics.md (benchmarks/conll18_check.py); fails if a
-#       metric differs. Seconds per system.
+#       all), and writes CONLL18_OUT (default results/conll18-metrics.md;
+#       benchmarks/conll18_check.py); fails if a metric differs. Seconds per system.
 
 CONLL18_SYSTEMS ?= $(GRID_RUNS)/ud-tagged
 ONLY ?= o2-eisner-tagged
+CONLL18_OUT ?= $(RESULTS)/conll18-metrics.md
 
 .PHONY: conll18-check
 
-conll18-check:  ## eval's CoNLL 2018 metrics against the official scorer (OFFICIAL=path) -> results/conll18-metrics.md
+conll18-check:  ## eval's CoNLL 2018 metrics against the official scorer (OFFICIAL=path) -> CONLL18_OUT
 	$(if $(OFFICIAL),,$(error OFFICIAL=path/conll18_ud_eval.py is required))
-	mkdir -p $(RESULTS)
+	mkdir -p $(dir $(CONLL18_OUT))
 	$(PYTHON) benchmarks/conll18_check.py --official $(OFFICIAL) $(CONLL18_SYSTEMS) \
-		$(if $(ONLY),--only $(ONLY)) -o $(RESULTS)/conll18-metrics.md
+		$(if $(ONLY),--only $(ONLY)) -o $(CONLL18_OUT)
 
 # Issue 51: dparse eval of systems with their own tokenization (the CoNLL 2018 alignment)
 # against the same scorer.
