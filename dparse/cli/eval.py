@@ -156,7 +156,9 @@ def eval_command(
     kw = {"fmt": None if fmt == "auto" else fmt, "encoding": encoding}
     gold_sentences = list(read_conll(gold, **kw))
     system_sentences = list(read_conll(system, **kw, require_heads=False))
-    if aligned or not same_words(gold_sentences, system_sentences):
+    # an empty file is refused as such (score_system's error) rather than aligned
+    if gold_sentences and system_sentences and (
+            aligned or not same_words(gold_sentences, system_sentences)):
         _refuse_word_options(gold_sentences, system_sentences, aligned, {
             "--other": bool(others), "--detail": detail, "--plot": plot_dir is not None,
             "--calibration": calibration, "--skip-invalid-trees": skip_invalid_trees,
