@@ -224,13 +224,10 @@ class GraphModel(SavedModel):
         which :func:`~dparse.graph.constrained.parse_constrained` passes), the fixed labels
         written for their words; a sentence without constraints by :meth:`predict`."""
         timer = timer if timer is not None else ParseTimer()
-        names = self.vocab.labels
         scratch = PartScratch(zeroed=decoder.reads_pruned_parts)
         for sent, given in items:
             constraints = checked(given, decoder.projective, single_root, decoder.name, sent)
-            t0 = time.perf_counter()
-            enc = self.vocab.encode(sent)
-            timer.encode += time.perf_counter() - t0
+            enc = self._encode(sent, timer)
             if constraints is None:
                 heads, labels = self.predict(enc, decoder, single_root, timer=timer,
                                              scratch=scratch)
@@ -239,12 +236,26 @@ class GraphModel(SavedModel):
             else:
                 heads, labels = constrained(self, enc, decoder, single_root, constraints,
                                             timer, scratch)
-            t1 = time.perf_counter()
-            deprels = [""] + [names[i] for i in labels[1:].tolist()]
-            timer.decode += time.perf_counter() - t1
-            timer.sentences += 1
-            timer.tokens += len(sent)
-            yield sent.with_parse(heads, fixed_deprels(deprels, constraints))
+            yield self._parsed(sent, heads, labels, constraints, timer, time.perf_counter())
+
+    def _encode(self, sent: Sentence, timer: ParseTimer) -> EncodedSentence:
+        """The sentence encoded, the time added to ``timer.encode``."""
+        t0 = time.perf_counter()
+        enc = self.vocab.encode(sent)
+        timer.encode += time.perf_counter() - t0
+        return enc
+
+    def _parsed(self, sent: Sentence, heads: np.ndarray, labels: np.ndarray,
+                constraints: Constraints | None, timer: ParseTimer, t0: float) -> Sentence:
+        """A copy of ``sent`` with ``heads`` and the label ids ``labels`` (the fixed labels of
+        ``constraints`` kept); the time since ``t0`` added to ``timer.decode``, the sentence
+        and its tokens counted."""
+        names = self.vocab.labels
+        deprels = [""] + [names[i] for i in labels[1:].tolist()]
+        timer.decode += time.perf_counter() - t0
+        timer.sentences += 1
+        timer.tokens += len(sent)
+        return sent.with_parse(heads, fixed_deprels(deprels, constraints))
 
     def fit_temperature(self, sentences: Iterable[Sentence], decoder: Decoder,
                         single_root: bool = True) -> TemperatureFit:
@@ -289,13 +300,10 @@ class GraphModel(SavedModel):
             raise DparseError(f"the temperature must be positive, got {temperature}")
         timer = timer if timer is not None else ParseTimer()
         distribution = TreeDistribution.of(decoder, single_root)
-        names = self.vocab.labels
         # the distribution reads every part array entry that some tree holds
         scratch = PartScratch(zeroed=decoder.reads_pruned_parts or distribution.second_order)
         for sent in sentences:
-            t0 = time.perf_counter()
-            enc = self.vocab.encode(sent)
-            timer.encode += time.perf_counter() - t0
+            enc = self._encode(sent, timer)
             arc, label, parts, heads = self.decode_parts(enc, decoder, single_root, timer=timer,
                                                          scratch=scratch)
             t1 = time.perf_counter()
@@ -304,11 +312,7 @@ class GraphModel(SavedModel):
             except ArithmeticError as exc:  # ImpreciseMarginals
                 raise DparseError(f"{sent.source}:{sent.lineno}: head probabilities at "
                                   f"temperature {temperature}: {exc}") from exc
-            deprels = [""] + [names[i] for i in best_labels(label, heads)[1:].tolist()]
-            timer.decode += time.perf_counter() - t1
-            timer.sentences += 1
-            timer.tokens += len(sent)
-            yield sent.with_parse(heads, deprels), probs
+            yield self._parsed(sent, heads, best_labels(label, heads), None, timer, t1), probs
 
 
 @dataclass
