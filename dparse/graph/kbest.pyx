@@ -511,45 +511,34 @@ cdef int kbest_chart(Chart* c, Py_ssize_t k, head_t* heads, score_t* scores,
 cdef int kbest_eisner_decode(const score_t* arc, Py_ssize_t n, bint single_root, Py_ssize_t k,
                              head_t* heads, score_t* scores, Py_ssize_t* found) noexcept nogil:
     """The k best projective trees under arc scores into heads [k, n+1] and scores [k]."""
-    cdef score_t floor, ceiling
-    cdef int status = score_floor(arc, n, &floor, &ceiling)  # refuses +inf
-    cdef Chart c
-    found[0] = 0
-    if status != DECODE_OK:
-        return status
-    c.order = 1
-    c.n = n
-    c.single_root = single_root
-    c.arc = arc
-    c.sib = c.grand = NULL
-    status = kbest_chart(&c, k, heads, scores, found)
-    if status == DECODE_OK and found[0] == 0:  # no allowed tree: the decoder's tree alone
-        status = eisner_decode(arc, n, single_root, heads)
-        scores[0] = -INFINITY
-        found[0] = 1
-    return status
+    return kbest_projective(1, arc, NULL, NULL, n, single_root, k, heads, scores, found)
 
 
-cdef int kbest_eisner2_decode(const score_t* arc, const score_t* sib, const score_t* grand,
-                              Py_ssize_t n, bint single_root, Py_ssize_t k, head_t* heads,
-                              score_t* scores, Py_ssize_t* found) noexcept nogil:
-    """The k best projective trees under arc, sibling and grandparent scores (sib, grand: NULL
-    for zeros) into heads [k, n+1] and scores [k]."""
+cdef int kbest_projective(int order, const score_t* arc, const score_t* sib,
+                          const score_t* grand, Py_ssize_t n, bint single_root, Py_ssize_t k,
+                          head_t* heads, score_t* scores, Py_ssize_t* found) noexcept nogil:
+    """The k best projective trees of the first-order (``order`` 1) or second-order chart
+    under arc, sibling and grandparent scores (sib, grand: NULL for zeros) into heads
+    [k, n+1] and scores [k]; with no allowed tree, the 1-best decoder's tree alone, score
+    -inf."""
     cdef score_t floor, ceiling
     cdef int status = score_floor(arc, n, &floor, &ceiling)  # refuses +inf arcs
     cdef Chart c
     found[0] = 0
     if status != DECODE_OK:
         return status
-    c.order = 2
+    c.order = order
     c.n = n
     c.single_root = single_root
     c.arc = arc
     c.sib = sib
     c.grand = grand
     status = kbest_chart(&c, k, heads, scores, found)
-    if status == DECODE_OK and found[0] == 0:  # no allowed tree: the decoder's tree alone
-        status = eisner2_sibgp_decode(arc, sib, grand, n, single_root, heads)
+    if status == DECODE_OK and found[0] == 0:
+        if order == 1:
+            status = eisner_decode(arc, n, single_root, heads)
+        else:
+            status = eisner2_sibgp_decode(arc, sib, grand, n, single_root, heads)
         scores[0] = -INFINITY
         found[0] = 1
     return status
@@ -845,9 +834,9 @@ def kbest_eisner2(const score_t[:, ::1] arc not None, Py_ssize_t k, bint single_
     heads = cnp.PyArray_EMPTY(2, shape, cnp.NPY_INT32, 0)
     scores = cnp.PyArray_EMPTY(1, shape, cnp.NPY_FLOAT64, 0)
     with nogil:
-        status = kbest_eisner2_decode(&arc[0, 0], sib_data, grand_data, n, single_root, k,
-                                      <head_t*>cnp.PyArray_DATA(heads),
-                                      <score_t*>cnp.PyArray_DATA(scores), &found)
+        status = kbest_projective(2, &arc[0, 0], sib_data, grand_data, n, single_root, k,
+                                  <head_t*>cnp.PyArray_DATA(heads),
+                                  <score_t*>cnp.PyArray_DATA(scores), &found)
     raise_for_status(status)
     return [(heads[i].copy(), float(scores[i])) for i in range(found)]
 
