@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import socket
 
 import click
@@ -22,24 +21,6 @@ def log_config(level: str) -> dict[str, object]:
         "loggers": {name: {"handlers": ["stderr"], "level": level.upper(), "propagate": False}
                     for name in ("dparse.serve", "uvicorn", "uvicorn.error")},
     }
-
-
-def listening_socket(host: str, port: int) -> socket.socket:
-    """A TCP socket bound to ``host``:``port`` (0: a free port) and listening; DparseError
-    when the address cannot be taken."""
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    # IPPROTO_TCP named: asyncio sets TCP_NODELAY on the connections of such a socket only, and
-    # without it each answer (headers, then body) waits some 40 ms on the client's delayed ACK
-    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind((host, port))
-    except OSError as exc:
-        sock.close()
-        raise DparseError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
-    sock.listen(2048)
-    sock.set_inheritable(True)
-    return sock
 
 
 def check_models(arguments: list[tuple[str, str]]) -> None:
@@ -76,6 +57,9 @@ def check_models(arguments: list[tuple[str, str]]) -> None:
               "Retry-After.")
 @click.option("--queue-timeout", type=click.FloatRange(min=0, min_open=True), default=30.0,
               show_default=True, help="Seconds a request may wait in the queue before 503.")
+@click.option("--body-timeout", type=click.FloatRange(min=0, min_open=True), default=30.0,
+              show_default=True, help="Seconds a request's body may take to arrive; a later "
+              "one gets 408 and the connection closes.")
 @click.option("--shutdown-timeout", type=click.FloatRange(min=0), default=30.0,
               show_default=True, help="On SIGTERM, seconds the requests in flight get to "
               "finish.")
@@ -84,7 +68,7 @@ def check_models(arguments: list[tuple[str, str]]) -> None:
               "request).")
 def serve(models: tuple[str, ...], host: str, port: int, workers: int, max_request_kb: int,
           max_words: int, concurrency: int, queue: int, queue_timeout: float,
-          shutdown_timeout: float, log_level: str) -> None:
+          body_timeout: float, shutdown_timeout: float, log_level: str) -> None:
     """Serve MODEL... (model directories, or NAME=DIR; the first is the default) over HTTP:
     UDPipe's REST API (GET /models, GET or POST /process), GET /health, and a page at / that
     parses what you type and draws the trees.
@@ -111,9 +95,11 @@ def serve(models: tuple[str, ...], host: str, port: int, workers: int, max_reque
     import uvicorn
 
     from dparse.serve.app import SETTINGS_VARIABLE, load_app, settings_json
+    from dparse.serve.workers import REUSE_PORT, listening_sockets, run_workers
 
     arguments = [model_argument(text) for text in models]
-    limits = Limits(max_request_kb * 1024, max_words, concurrency, queue, queue_timeout)
+    limits = Limits(max_request_kb * 1024, max_words, concurrency, queue, queue_timeout,
+                    body_timeout)
     logging_config = log_config(log_level)
     import logging.config
 
@@ -121,20 +107,20 @@ def serve(models: tuple[str, ...], host: str, port: int, workers: int, max_reque
     # the models load before the server listens: one that cannot load is an error here (with
     # workers, in a process that ends then, so that the parent holds no model)
     app = load_app(arguments, limits) if workers == 1 else check_models(arguments)
-    sock = listening_socket(host, port)
-    address = sock.getsockname()
-    shown = f"[{address[0]}]" if sock.family == socket.AF_INET6 else address[0]
+    sockets = listening_sockets(host, port, workers if REUSE_PORT else 1)
+    address = sockets[0].getsockname()
+    shown = f"[{address[0]}]" if sockets[0].family == socket.AF_INET6 else address[0]
     click.echo(f"dparse serve: http://{shown}:{address[1]}/ ({len(arguments)} model"
                f"{'s' if len(arguments) > 1 else ''}, {workers} worker"
                f"{'s' if workers > 1 else ''})", err=True)
-    options = {"host": host, "port": address[1], "workers": workers,
-               "log_config": logging_config, "access_log": False,
-               "timeout_graceful_shutdown": shutdown_timeout, "lifespan": "off"}
+    options = {"host": host, "port": address[1], "log_config": logging_config,
+               "access_log": False, "timeout_graceful_shutdown": shutdown_timeout,
+               "lifespan": "off"}
     if workers == 1:
-        uvicorn.Server(uvicorn.Config(app, **options)).run(sockets=[sock])
+        uvicorn.Server(uvicorn.Config(app, **options)).run(sockets=sockets)
         return
-    os.environ[SETTINGS_VARIABLE] = settings_json(arguments, limits)
-    from uvicorn.supervisors import Multiprocess
-
-    config = uvicorn.Config("dparse.serve.app:app_from_environment", factory=True, **options)
-    Multiprocess(config, sockets=[sock]).run()
+    status = run_workers(workers, {"app": "dparse.serve.app:app_from_environment",
+                                   "factory": True, **options},
+                         {SETTINGS_VARIABLE: settings_json(arguments, limits)}, sockets)
+    if status:
+        raise SystemExit(status)

@@ -18,6 +18,7 @@ while the thread runs Python code (up to the interpreter's 5 ms switch interval)
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import os
@@ -34,7 +35,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from dparse.conll import read_conll_block
 from dparse.errors import DparseError
-from dparse.serve.errors import BUSY, TOO_LARGE, RequestError
+from dparse.serve.errors import BUSY, REQUEST_TIMEOUT, TOO_LARGE, RequestError
 from dparse.serve.limits import RETRY_AFTER, Limits, WorkQueue
 from dparse.serve.models import ModelSet
 from dparse.serve.page import input_format, render
@@ -63,17 +64,24 @@ def create_app(models: ModelSet, limits: Limits) -> Starlette:
     queue = WorkQueue(limits)
 
     async def read_params(request: Request) -> dict[str, str]:
-        """The query's and the body's parameters; the body read up to ``limits.max_body``."""
+        """The query's and the body's parameters; the body read up to ``limits.max_body``
+        bytes, within ``limits.body_timeout`` seconds (a client that sends it slowly or not
+        at all would hold its connection forever)."""
         params = query_params(request.scope.get("query_string", b""))
         length = request.headers.get("content-length", "")
         if length.isdigit() and int(length) > limits.max_body:
             raise _too_large(int(length), limits)
         chunks, size = [], 0
-        async for chunk in request.stream():
-            size += len(chunk)
-            if size > limits.max_body:
-                raise _too_large(size, limits)
-            chunks.append(chunk)
+        try:
+            async with asyncio.timeout(limits.body_timeout):
+                async for chunk in request.stream():
+                    size += len(chunk)
+                    if size > limits.max_body:
+                        raise _too_large(size, limits)
+                    chunks.append(chunk)
+        except TimeoutError:
+            raise RequestError(REQUEST_TIMEOUT, f"The request body did not arrive within "
+                               f"{limits.body_timeout:g}s ({size} bytes came).") from None
         return {**params, **body_params(request.headers.get("content-type", ""),
                                         b"".join(chunks))}
 
@@ -150,7 +158,9 @@ def _handled(handler: Handler) -> Handler:
         except RequestError as error:
             request.scope[NOTE] = error.message.splitlines()[0]
             headers = {**CORS, **({"Retry-After": str(RETRY_AFTER)}
-                                  if error.status == BUSY else {})}
+                                  if error.status == BUSY else {}),
+                       # the rest of a late body may still come: the connection ends
+                       **({"Connection": "close"} if error.status == REQUEST_TIMEOUT else {})}
             return PlainTextResponse(error.message + "\n", error.status, headers=headers)
         except ClientDisconnect:
             request.scope[NOTE] = "client disconnected before the body ended"

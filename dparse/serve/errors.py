@@ -7,6 +7,7 @@ from dparse.errors import DparseError
 
 BAD_REQUEST = 400  # UDPipe's status for every error of a request
 NOT_FOUND = 404
+REQUEST_TIMEOUT = 408  # a body that did not arrive in time (the connection then closes)
 TOO_LARGE = 413  # a body over the size limit
 BUSY = 503  # the queue of work is full, or a request waited too long (with Retry-After)
 

@@ -6,7 +6,9 @@ then the directory's last component). A request names one by ``model``: its name
 hyphen-separated prefix of a name (``en_ewt`` for ``en_ewt-o1-cle``; the first model given
 that has the prefix takes it), or nothing for the first model (the default). Another decoder
 or ``tags`` mode than the model's (``decoder``, ``tags`` parameters) loads the same directory
-again once, on first use (its weights are memory-mapped: the mapped pages are shared).
+again once, on first use (its weights are memory-mapped: the mapped pages are shared); one
+the model refuses is refused again without loading (up to ``MAX_REFUSED`` such pairs a model,
+so that requests cannot grow the memory).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from dparse.api import Parser, Tagger, load, load_tagger
 from dparse.errors import DparseError
 from dparse.serve.errors import BAD_REQUEST, RequestError
 
+MAX_REFUSED = 64  # (decoder, tags) refusals a model remembers (module doc)
 NAME = re.compile(r"[A-Za-z0-9_.][A-Za-z0-9_.+-]*")  # what a model name may be
 
 
@@ -55,6 +58,7 @@ class ServedModel:
     parser: Parser
     tags: bool
     _variants: dict[tuple[str | None, str], Parser] = field(default_factory=dict)
+    _refused: dict[tuple[str | None, str], str] = field(default_factory=dict)
     _tagger: Tagger | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -74,15 +78,21 @@ class ServedModel:
         (400) naming the problem when the model cannot take them."""
         if decoder in (None, self.parser.decoder) and tags == "auto":
             return self.parser
+        key = (decoder, tags)
         with self._lock:
-            parser = self._variants.get((decoder, tags))
+            parser = self._variants.get(key)
             if parser is None:
+                if key in self._refused:
+                    raise RequestError(BAD_REQUEST, self._refused[key])
                 try:
                     parser = load(self.directory, decoder=decoder, tags=tags)
                 except DparseError as exc:
-                    raise RequestError(BAD_REQUEST, f"Model '{self.name}' cannot parse with "
-                                       f"decoder {decoder!r}, tags {tags!r}: {exc}") from None
-                self._variants[decoder, tags] = parser
+                    message = (f"Model '{self.name}' cannot parse with decoder {decoder!r}, "
+                               f"tags {tags!r}: {exc}")
+                    if len(self._refused) < MAX_REFUSED:
+                        self._refused[key] = message
+                    raise RequestError(BAD_REQUEST, message) from None
+                self._variants[key] = parser
             return parser
 
     def tagger(self) -> Tagger:

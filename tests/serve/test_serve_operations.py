@@ -5,7 +5,11 @@ each, the server answers and has logged no internal error."""
 
 from __future__ import annotations
 
+import http.client
+import json
+import os
 import random
+import signal
 import socket
 import subprocess
 import sys
@@ -111,6 +115,18 @@ def test_a_body_cut_short_and_a_client_gone_before_its_answer(server: Server, bi
     assert server.errors() == []
 
 
+def test_a_body_that_does_not_arrive_in_time_gets_408_and_the_connection_closes(
+        tiny_first_order: Path) -> None:
+    running = Server(f"tiny={tiny_first_order / 'model'}", "--body-timeout", "0.5")
+    slow = (b"POST /process HTTP/1.1\r\nHost: x\r\nContent-Type: application/"
+            b"x-www-form-urlencoded\r\nContent-Length: 100\r\n\r\nparser=&data=")
+    answer = raw_request(running, slow, half_close=False)  # read until the server closes
+    assert answer.startswith(b"HTTP/1.1 408 ")
+    assert b"The request body did not arrive within 0.5s (13 bytes came)." in answer
+    assert running.client.get("/health").status_code == 200
+    running.finish()
+
+
 def test_busy_gets_503_and_sigterm_lets_the_request_in_flight_finish(
         tiny_first_order: Path, big: str) -> None:
     import httpx
@@ -138,24 +154,45 @@ def test_busy_gets_503_and_sigterm_lets_the_request_in_flight_finish(
     assert running.errors() == []
 
 
-def test_two_workers_each_load_the_models(tiny_first_order: Path) -> None:
-    import httpx
-
-    running = Server(f"tiny={tiny_first_order / 'model'}", "--workers", "2")
-    pids = set()
-    for _ in range(200):  # new connections until both workers have answered
-        health = httpx.get(running.url + "/health", headers={"connection": "close"}).json()
-        pids.add(health["pid"])
+def health_pids(running: Server, count: int) -> list[int]:
+    """The pid /health gives on each of ``count`` keep-alive connections, all established
+    before any request is sent."""
+    connections = [http.client.HTTPConnection("127.0.0.1", running.port, timeout=60)
+                   for _ in range(count)]
+    for connection in connections:
+        connection.connect()
+    pids = []
+    for connection in connections:
+        connection.request("GET", "/health")
+        health = json.loads(connection.getresponse().read())
         assert health["memory"]["rss"] > 0
-        if len(pids) == 2:
-            break
-    assert len(pids) == 2
+        pids.append(health["pid"])
+        connection.close()
+    return pids
+
+
+def test_two_workers_each_load_the_models_and_share_connections_opened_at_once(
+        tiny_first_order: Path) -> None:
+    running = Server(f"tiny={tiny_first_order / 'model'}", "--workers", "2")
+    # each worker's own socket (SO_REUSEPORT) gets some of 16 connections opened at once; one
+    # socket shared by both lets the worker that wakes first accept them all
+    pids = health_pids(running, 16)
+    assert len(set(pids)) == 2, pids
     loaded = {line.split("process ")[1].split(":")[0] for line in running.log
               if "1 model loaded" in line}
     assert loaded == {str(pid) for pid in pids}  # each worker loaded it (the parent: none)
     running.finish()
 
 
+def test_a_worker_that_dies_is_replaced_on_its_socket(tiny_first_order: Path) -> None:
+    running = Server(f"tiny={tiny_first_order / 'model'}", "--workers", "2")
+    victim = health_pids(running, 1)[0]
+    os.kill(victim, signal.SIGKILL)
+    while not any(f"worker process {victim} ended" in line for line in running.log):
+        assert running.process.poll() is None  # the parent notices, then starts another
+    pids = set(health_pids(running, 16))  # both sockets answer: the replacement on the dead one's
+    assert len(pids) == 2 and victim not in pids, pids
+    running.finish()
 
 
 @pytest.mark.parametrize("workers", ["1", "2"])

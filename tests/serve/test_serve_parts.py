@@ -7,6 +7,7 @@ import asyncio
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from paths import REPO
@@ -74,6 +75,26 @@ def test_models_by_name_prefix_and_default() -> None:
     assert shadowing.find("en").name == "en"
     with pytest.raises(DparseError, match="two models are named 'de'"):
         ModelSet([served("de"), served("de")])
+
+
+def test_a_refused_decoder_is_refused_again_without_loading(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import dparse.serve.models as models
+
+    loads: list[str | None] = []
+
+    def refuse(directory: str, decoder: str | None, tags: str) -> None:
+        loads.append(decoder)
+        raise DparseError(f"unknown decoder {decoder!r}")
+
+    monkeypatch.setattr(models, "load", refuse)
+    monkeypatch.setattr(models, "MAX_REFUSED", 2)
+    model = ServedModel("tiny", "/nowhere", parser=SimpleNamespace(decoder="cle"),  # type: ignore[arg-type]
+                        tags=False)
+    for decoder in ["a", "a", "b", "b", "c", "c"]:
+        with pytest.raises(RequestError, match=f"decoder '{decoder}'.*unknown decoder"):
+            model.parser_for(decoder, "auto")
+    assert loads == ["a", "b", "c", "c"]  # a and b remembered; c beyond MAX_REFUSED
 
 
 def test_the_queue_admits_holds_and_refuses() -> None:
