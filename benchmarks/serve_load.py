@@ -19,8 +19,9 @@ run (the figures of results/serve-en_ewt.md).
    with other jobs, tokens per CPU second of the server against those of ``dparse parse`` say
    what the server costs whatever the others take.
 5. Abuse: ``--abuse`` requests of random bytes (as bodies of every content type, as query
-   strings, as whole requests): the statuses they got (never 500), the server answering after,
-   and its log holding no internal error.
+   strings, as whole requests, the client then ending its side): the statuses they got (never
+   500; ``closed``: the connection closed without an answer, as for noise that holds no
+   request), the server answering after, and its log holding no internal error.
 6. ``dparse parse`` again (step 1), so that the ratio is read against both.
 
     python benchmarks/serve_load.py --model models/en_ewt-o1-cle \\
@@ -230,6 +231,8 @@ async def abuse(port: int, count: int, seed: int = 1) -> dict[str, int]:
                        b"\r\n\r\n" + body)
         reader, writer = await asyncio.open_connection("127.0.0.1", port)
         writer.write(request)
+        if k % 4 == 3:  # nothing more comes (noise may be no request at all: "\r\n\r\n")
+            writer.write_eof()
         answer = await reader.read()
         writer.close()
         status = answer[9:12].decode("latin-1") if answer.startswith(b"HTTP/1.1") else "closed"
@@ -302,7 +305,7 @@ def report(args: argparse.Namespace, before: dict, after: dict, loaded: dict, lo
         lines += [
             "## Random bytes", "",
             f"{sum(abused.values())} requests of random bytes (bodies of every content type, "
-            "query strings, whole requests): statuses "
+            "query strings, whole requests; closed: no answer, the connection closed): statuses "
             + ", ".join(f"{k}: {v}" for k, v in sorted(abused.items()))
             + f"; the server answered /health after: {healthy}; log lines reporting an "
             f"internal error: {len(errors)}; SIGTERM exit status {status}.", ""]

@@ -57,9 +57,10 @@ def check_models(arguments: list[tuple[str, str]]) -> None:
               "Retry-After.")
 @click.option("--queue-timeout", type=click.FloatRange(min=0, min_open=True), default=30.0,
               show_default=True, help="Seconds a request may wait in the queue before 503.")
-@click.option("--body-timeout", type=click.FloatRange(min=0, min_open=True), default=30.0,
-              show_default=True, help="Seconds a request's body may take to arrive; a later "
-              "one gets 408 and the connection closes.")
+@click.option("--read-timeout", type=click.FloatRange(min=0, min_open=True), default=30.0,
+              show_default=True, help="Seconds a client has to send a request's headers (from "
+              "connecting or from the previous answer; else the connection closes), then as "
+              "many for its body (else 408).")
 @click.option("--shutdown-timeout", type=click.FloatRange(min=0), default=30.0,
               show_default=True, help="On SIGTERM, seconds the requests in flight get to "
               "finish.")
@@ -68,7 +69,7 @@ def check_models(arguments: list[tuple[str, str]]) -> None:
               "request).")
 def serve(models: tuple[str, ...], host: str, port: int, workers: int, max_request_kb: int,
           max_words: int, concurrency: int, queue: int, queue_timeout: float,
-          body_timeout: float, shutdown_timeout: float, log_level: str) -> None:
+          read_timeout: float, shutdown_timeout: float, log_level: str) -> None:
     """Serve MODEL... (model directories, or NAME=DIR; the first is the default) over HTTP:
     UDPipe's REST API (GET /models, GET or POST /process), GET /health, and a page at / that
     parses what you type and draws the trees.
@@ -95,11 +96,12 @@ def serve(models: tuple[str, ...], host: str, port: int, workers: int, max_reque
     import uvicorn
 
     from dparse.serve.app import SETTINGS_VARIABLE, load_app, settings_json
+    from dparse.serve.protocol import TimedHttpProtocol
     from dparse.serve.workers import REUSE_PORT, listening_sockets, run_workers
 
     arguments = [model_argument(text) for text in models]
     limits = Limits(max_request_kb * 1024, max_words, concurrency, queue, queue_timeout,
-                    body_timeout)
+                    read_timeout)
     logging_config = log_config(log_level)
     import logging.config
 
@@ -113,14 +115,17 @@ def serve(models: tuple[str, ...], host: str, port: int, workers: int, max_reque
     click.echo(f"dparse serve: http://{shown}:{address[1]}/ ({len(arguments)} model"
                f"{'s' if len(arguments) > 1 else ''}, {workers} worker"
                f"{'s' if workers > 1 else ''})", err=True)
-    options = {"host": host, "port": address[1], "log_config": logging_config,
+    options = {"host": host, "port": address[1], "http": TimedHttpProtocol,
+               "log_config": logging_config,
                "access_log": False, "timeout_graceful_shutdown": shutdown_timeout,
                "lifespan": "off"}
     if workers == 1:
+        TimedHttpProtocol.read_timeout = read_timeout
         uvicorn.Server(uvicorn.Config(app, **options)).run(sockets=sockets)
         return
     status = run_workers(workers, {"app": "dparse.serve.app:app_from_environment",
                                    "factory": True, **options},
-                         {SETTINGS_VARIABLE: settings_json(arguments, limits)}, sockets)
+                         {SETTINGS_VARIABLE: settings_json(arguments, limits)}, sockets,
+                         read_timeout)
     if status:
         raise SystemExit(status)

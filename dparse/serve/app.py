@@ -65,23 +65,25 @@ def create_app(models: ModelSet, limits: Limits) -> Starlette:
 
     async def read_params(request: Request) -> dict[str, str]:
         """The query's and the body's parameters; the body read up to ``limits.max_body``
-        bytes, within ``limits.body_timeout`` seconds (a client that sends it slowly or not
-        at all would hold its connection forever)."""
+        bytes, within ``limits.read_timeout`` seconds of the headers (a client that sends it
+        slowly or not at all would hold its connection for ever; the headers have their own
+        limit: :mod:`dparse.serve.protocol`)."""
         params = query_params(request.scope.get("query_string", b""))
         length = request.headers.get("content-length", "")
         if length.isdigit() and int(length) > limits.max_body:
             raise _too_large(int(length), limits)
         chunks, size = [], 0
         try:
-            async with asyncio.timeout(limits.body_timeout):
+            async with asyncio.timeout(limits.read_timeout):
                 async for chunk in request.stream():
                     size += len(chunk)
                     if size > limits.max_body:
                         raise _too_large(size, limits)
                     chunks.append(chunk)
         except TimeoutError:
-            raise RequestError(REQUEST_TIMEOUT, f"The request body did not arrive within "
-                               f"{limits.body_timeout:g}s ({size} bytes came).") from None
+            raise RequestError(REQUEST_TIMEOUT, "The request body did not arrive within "
+                               f"{limits.read_timeout:g}s of its headers ({size} bytes "
+                               "came).") from None
         return {**params, **body_params(request.headers.get("content-type", ""),
                                         b"".join(chunks))}
 

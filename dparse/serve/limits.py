@@ -1,5 +1,5 @@
-"""What a server takes: the size of a request body and the time it may take to arrive, the
-words of a sentence, and the work it
+"""What a server takes: the size of a request body, the time a request may take to arrive,
+the words of a sentence, and the work it
 does at once (a worker process parses ``concurrency`` requests at a time, holds ``queue``
 more waiting, each at most ``queue_timeout`` seconds; beyond that a request is answered 503
 with ``Retry-After``)."""
@@ -25,7 +25,7 @@ class Limits:
     concurrency: int = 1
     queue: int = 64
     queue_timeout: float = 30.0
-    body_timeout: float = 30.0  # seconds from a request's headers to the end of its body
+    read_timeout: float = 30.0  # seconds for a request's headers, then as many for its body
 
 
 class WorkQueue:

@@ -63,16 +63,17 @@ def listening_sockets(host: str, port: int, count: int) -> list[socket.socket]:
 
 
 def run_workers(count: int, options: dict[str, Any], environment: dict[str, str],
-                sockets: list[socket.socket]) -> int:
+                sockets: list[socket.socket], read_timeout: float) -> int:
     """Serve with ``count`` worker processes, worker ``k`` on ``sockets[k % len(sockets)]``,
-    each running ``uvicorn.Config(**options)`` with ``environment`` added to its own; return
-    the parent's exit status once they have ended (module doc)."""
+    each running ``uvicorn.Config(**options)`` with ``environment`` added to its own and
+    :class:`~dparse.serve.protocol.TimedHttpProtocol`'s ``read_timeout`` set; return the
+    parent's exit status once they have ended (module doc)."""
     context = multiprocessing.get_context("spawn")
     stopping = threading.Event()
     status = 0
 
     def start(k: int) -> multiprocessing.process.BaseProcess:
-        worker = context.Process(target=_worker, args=(options, environment,
+        worker = context.Process(target=_worker, args=(options, environment, read_timeout,
                                                         sockets[k % len(sockets)]),
                                  name=f"dparse-serve-worker-{k}")
         worker.start()
@@ -106,11 +107,15 @@ def run_workers(count: int, options: dict[str, Any], environment: dict[str, str]
     return status
 
 
-def _worker(options: dict[str, Any], environment: dict[str, str], sock: socket.socket) -> None:
+def _worker(options: dict[str, Any], environment: dict[str, str], read_timeout: float,
+            sock: socket.socket) -> None:
     """One worker process: uvicorn serving on ``sock`` until SIGTERM or SIGINT."""
     import uvicorn
 
+    from dparse.serve.protocol import TimedHttpProtocol
+
     os.environ.update(environment)
+    TimedHttpProtocol.read_timeout = read_timeout
     config = uvicorn.Config(**options)  # configures this process's logging
     try:
         uvicorn.Server(config).run(sockets=[sock])
