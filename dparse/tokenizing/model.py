@@ -25,7 +25,7 @@ from dparse.modeldir import check_model_dir, load_arrays, save_arrays
 from dparse.templates import TOKENIZER, check_templates, write_templates
 from dparse.tokenizing.chars import char_arrays
 from dparse.tokenizing.expander import Expander
-from dparse.tokenizing.rawtext import escape_spaces, spacing_misc
+from dparse.tokenizing.rawtext import spacing_misc
 from dparse.tokenizing.segmenter import INSIDE, SENTENCE_END, segment
 
 FORMAT_VERSION = 1
@@ -153,7 +153,7 @@ def conllu_lines(sentences: list[TokenizedSentence]) -> Iterator[str]:
         if sent.newpar or sent.newdoc:
             lines.append("# newpar")
         lines.append(f"# sent_id = {number}")
-        lines.append(f"# text = {_one_line(sent.text)}")
+        lines.append(f"# text = {sent.text}")  # no line break: a line break ends a sentence
         m = 1
         for k, (form, words) in enumerate(zip(sent.tokens, sent.words, strict=True)):
             misc = spacing_misc(sent.after[k], sent.before if k == 0 else "")
@@ -167,8 +167,3 @@ def conllu_lines(sentences: list[TokenizedSentence]) -> Iterator[str]:
         lines.append("")
         yield "\n".join(lines) + "\n"
 
-
-def _one_line(text: str) -> str:
-    """``text`` with the white space that would break a comment line escaped (tabs and
-    spaces stay)."""
-    return "".join(escape_spaces(c) if c.isspace() and c not in " \t" else c for c in text)
