@@ -1,0 +1,137 @@
+"""The tokenizer on every UD treebank of the data root with ``# text`` in its test file
+(results/tokenize-ud.md): Tokens, Sentences and Words F1 from raw text, the exact round trip,
+speed.
+
+For each treebank: a tokenizer trained with configs/ud/tokenizer.yaml on train.conllu (on
+dev.conllu where the treebank has no train file, as the ud table does), its epoch selected on
+dev.conllu; the raw text of test.conllu (``dparse tokenize --text-of``,
+:func:`dparse.tokenizing.rawtext.raw_text`) tokenized, the CoNLL-U written and read back,
+scored against the test file by the CoNLL 2018 alignment (:func:`dparse.alignedscores.
+score_aligned`, as ``dparse eval --aligned``) and its text rebuilt
+(:func:`dparse.tokenizing.rawtext.rebuild_text`) and compared with the raw text character for
+character. Speed: MB (10**6 bytes of UTF-8) of raw text per second of
+:meth:`TokenizerModel.tokenize` alone (model loaded, text in memory; the median of
+``--rounds`` rounds), and with the CoNLL-U made too, on one core.
+
+    python3 benchmarks/tokenize_ud.py --data-root ../shared/data --models scratch/tok \\
+        -o results/tokenize-ud.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from dparse.alignedscores import score_aligned
+from dparse.config import load_config
+from dparse.conll import read_treebank
+from dparse.epochs import save_model
+from dparse.outputs import write_text
+from dparse.tokenizing.model import TokenizerModel, conllu_lines
+from dparse.tokenizing.rawtext import raw_text, rebuild_text
+from dparse.tokenizing.training import train
+
+REPO = Path(__file__).resolve().parents[1]
+CONFIG = REPO / "configs" / "ud" / "tokenizer.yaml"
+
+
+def treebanks(root: Path) -> list[str]:
+    """The treebanks whose test file has ``# text`` lines, en_ewt first."""
+    found = [p.parent.name for p in sorted(root.glob("*/test.conllu"))
+             if "# text" in p.read_text(encoding="utf-8")[:100000]]
+    return sorted(found, key=lambda name: (name != "en_ewt", name))
+
+
+def run(name: str, root: Path, models: Path, rounds: int) -> dict:
+    """Train, tokenize, score and time one treebank."""
+    train_file = "train.conllu" if (root / name / "train.conllu").exists() else "dev.conllu"
+    cfg = load_config(CONFIG, data_root=str(root), overrides=[
+        f"name=ud-tokenizer-{name}", f"data.train={name}/{train_file}",
+        f"data.dev={name}/dev.conllu", f"data.test={name}/test.conllu"])
+    result = train(cfg)
+    save_model(result, cfg, models / name)
+    model = TokenizerModel.load(models / name)
+    gold = read_treebank(root / name / "test.conllu", require_heads=False)
+    text = raw_text(gold)
+    size = len(text.encode("utf-8")) / 1e6
+    alone, whole = [], []
+    for _ in range(rounds):
+        tick = time.perf_counter()
+        sentences = model.tokenize(text)
+        alone.append(time.perf_counter() - tick)
+        conllu = "".join(conllu_lines(sentences))
+        whole.append(time.perf_counter() - tick)
+    out = models / f"{name}.test.conllu"
+    write_text(out, conllu)
+    system = read_treebank(out, require_heads=False)
+    report = score_aligned(gold, system).as_dict()
+    multiword = sum(1 for s in gold for line in s.to_conll().splitlines()
+                    if line.split("\t", 1)[0].count("-") == 1)
+    return {"name": name, "train": train_file, "epoch": result.best_epoch,
+            "train_seconds": result.seconds, "multiword": multiword,
+            "tokens": report["tokens"], "sentences": report["sentences"],
+            "words": report["words"], "exact": rebuild_text(system) == text,
+            "mb": size, "alone": size / statistics.median(alone),
+            "whole": size / statistics.median(whole)}
+
+
+def table(rows: list[dict], commit: str, rounds: int) -> str:
+    lines = [
+        "# The tokenizer from raw text on the UD treebanks of the data root",
+        "",
+        f"`python3 benchmarks/tokenize_ud.py` at dparse {commit} on x86_64, one core, one "
+        "treebank at a time (the machine shared with other work): for each treebank a "
+        "tokenizer trained with `configs/ud/tokenizer.yaml` on train.conllu (dev.conllu where "
+        "there is none, as the ud table does), its epoch chosen on dev.conllu; the raw text "
+        "of test.conllu (`dparse tokenize --text-of`: the `# text` lines, one paragraph a "
+        "line where the file marks `# newpar`, a blank line before each `# newdoc`) "
+        "tokenized, written as CoNLL-U, read back and scored against test.conllu by the "
+        "CoNLL 2018 alignment (`dparse.alignedscores.score_aligned`, what `dparse eval "
+        "--aligned` prints). Round trip: the text rebuilt from the output's tokens and "
+        "spacing marks equals the raw text, character for character. Speed: MB (10^6 bytes "
+        "of UTF-8) of raw text per second of `TokenizerModel.tokenize` alone (model loaded, "
+        f"text in memory), and with the CoNLL-U made too; median of {rounds} rounds.",
+        "",
+        "| treebank | trained on | best epoch | training s | multiword tokens in test | "
+        "Tokens F1 | Sentences F1 | Words F1 | round trip exact | test MB | MB/s tokenize | "
+        "MB/s with CoNLL-U |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r['name']} | {r['train']} | {r['epoch']} | {r['train_seconds']:.1f} | "
+            f"{r['multiword']} | {r['tokens']:.2f} | {r['sentences']:.2f} | "
+            f"{r['words']:.2f} | {'yes' if r['exact'] else 'NO'} | {r['mb']:.3f} | "
+            f"{r['alone']:.2f} | {r['whole']:.2f} |")
+    exact = sum(r["exact"] for r in rows)
+    lines += ["", f"Round trip: {exact} of {len(rows)} test files rebuilt exactly.", ""]
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data-root", type=Path, default=REPO.parent / "shared" / "data")
+    parser.add_argument("--models", type=Path, required=True,
+                        help="where the trained tokenizers and outputs go (scratch)")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--only", nargs="*", help="these treebanks only")
+    parser.add_argument("-o", "--output", default="-")
+    args = parser.parse_args()
+    commit = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"],
+                            capture_output=True, text=True, check=True).stdout.strip()
+    rows = []
+    for name in args.only or treebanks(args.data_root):
+        rows.append(run(name, args.data_root, args.models, args.rounds))
+        r = rows[-1]
+        print(f"{name}: Tokens {r['tokens']:.2f} Sentences {r['sentences']:.2f} Words "
+              f"{r['words']:.2f} exact {r['exact']} {r['alone']:.2f} MB/s", file=sys.stderr,
+              flush=True)
+    write_text(args.output, table(rows, commit, args.rounds))
+
+
+if __name__ == "__main__":
+    main()
