@@ -7,6 +7,9 @@
 - :mod:`dparse.tokenizing.model`: a trained tokenizer, how it tokenizes, its CoNLL-U (hot loops
   in :mod:`dparse.tokenizing.segmenter`);
 - :mod:`dparse.tokenizing.training`: training it (``parser: tokenizer`` configs);
-- :mod:`dparse.tokenizing.sections`, :mod:`dparse.tokenizing.checks`: its config section
-  (``tokenizing``) and its check; :mod:`dparse.tokenizing.family`: its record in the registry.
+- :mod:`dparse.tokenizing.textfiles`: text files in, CoNLL-U out (``dparse tokenize``);
+- :mod:`dparse.tokenizing.carried`: models that carry a tokenizer (a ``tokenizer:`` section),
+  raw text read through it (``--format raw`` of ``dparse parse`` and ``dparse tag``);
+- :mod:`dparse.tokenizing.sections`, :mod:`dparse.tokenizing.checks`: its config sections
+  (``tokenizing``, ``tokenizer``) and their check; :mod:`dparse.tokenizing.family`: its record in the registry.
 """

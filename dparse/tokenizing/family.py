@@ -1,7 +1,8 @@
 """The tokenizing family (``parser: tokenizer``) as the registry sees it (:mod:`dparse.families`):
 its record, trainer and loader. A tokenizer trains here but does not parse: ``dparse tokenize``
-uses its models. The model modules are imported inside the functions, so that the record is
-cheap to import."""
+uses its models, and a parser or tagger model whose config has a ``tokenizer`` section (also
+this family's) carries one (:mod:`dparse.tokenizing.carried`). The model modules are imported
+inside the functions, so that the record is cheap to import."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from typing import TYPE_CHECKING, NoReturn
 from dparse.errors import ConfigError
 from dparse.families import ParserFamily
 from dparse.tokenizing.checks import check_tokenizing
-from dparse.tokenizing.sections import TokenizingConfig
+from dparse.tokenizing.sections import TokenizerConfig, TokenizingConfig
 
 if TYPE_CHECKING:
     from dparse.epochs import EpochReport, TrainResult
@@ -36,7 +37,7 @@ TOKENIZER = ParserFamily(
     summary="tokenizers, sentence splitters and multiword-token expanders of raw text",
     train=_train,
     load=_load,
-    sections={"tokenizing": TokenizingConfig},
+    sections={"tokenizing": TokenizingConfig, "tokenizer": TokenizerConfig},
     check=check_tokenizing,
     trains_on_workers=False,
     parses=False,

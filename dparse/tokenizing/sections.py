@@ -1,4 +1,5 @@
-"""The tokenizing family's config section: ``tokenizing`` (a tokenizer's config). Data only, as
+"""The tokenizing family's config sections: ``tokenizing`` (a tokenizer's config) and
+``tokenizer`` (the tokenizer a parser or tagger model carries). Data only, as
 :mod:`dparse.sections`."""
 
 from __future__ import annotations
@@ -15,3 +16,12 @@ class TokenizingConfig:
 
     bits: int = 20
     expander_min_count: int = 2
+
+
+@dataclass
+class TokenizerConfig:
+    """The tokenizer a parser (or tagger) model carries, for raw text (``--format raw`` of
+    ``dparse parse`` and ``dparse tag``): ``model``, a trained tokenizer's directory (``parser:
+    tokenizer``), copied into the model directory's ``tokenizer/``. Empty: none."""
+
+    model: str = ""

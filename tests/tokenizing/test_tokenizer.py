@@ -12,15 +12,13 @@ from pathlib import Path
 
 import pytest
 from conftest import DATA
+from tokenizer_slice import train_slice
 
 from dparse.alignedscores import score_aligned
-from dparse.config import load_config
 from dparse.conll import read_conll, read_treebank, write_conll
-from dparse.epochs import save_model
 from dparse.errors import DparseError
 from dparse.tokenizing.model import TokenizerModel, conllu_lines
 from dparse.tokenizing.rawtext import raw_text, rebuild_text
-from dparse.tokenizing.training import train
 
 TIMEOUT = 120
 TEST_FILES = sorted(p.parent.name for p in DATA.glob("*/test.conllu")) if DATA.is_dir() else []
@@ -30,23 +28,6 @@ def dparse(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProces
     return subprocess.run([sys.executable, "-m", "dparse", *args], input=stdin,
                           capture_output=True, timeout=TIMEOUT,
                           stdin=None if stdin is not None else subprocess.DEVNULL)
-
-
-def train_slice(folder: Path, seed: int = 1) -> Path:
-    """A tokenizer trained on the first 2000 sentences of en_ewt train (dev: the first 300 of
-    dev), 4 epochs, 2**18 buckets, saved as ``folder/model``."""
-    if not (folder / "train.conllu").exists():
-        write_conll(islice(read_conll(DATA / "en_ewt" / "train.conllu"), 2000),
-                    folder / "train.conllu")
-        write_conll(islice(read_conll(DATA / "en_ewt" / "dev.conllu"), 300),
-                    folder / "dev.conllu")
-    cfg = load_config(raw={"name": "tiny-tokenizer", "parser": "tokenizer",
-                           "data": {"train": "train.conllu", "dev": "dev.conllu"},
-                           "tokenizing": {"bits": 18},
-                           "training": {"learner": "perceptron", "epochs": 4, "seed": seed}},
-                      data_root=str(folder))
-    save_model(train(cfg), cfg, folder / "model")
-    return folder / "model"
 
 
 @pytest.fixture(scope="module")
