@@ -11,5 +11,6 @@
 - :mod:`dparse.tokenizing.carried`: models that carry a tokenizer (a ``tokenizer:`` section),
   raw text read through it (``--format raw`` of ``dparse parse`` and ``dparse tag``);
 - :mod:`dparse.tokenizing.sections`, :mod:`dparse.tokenizing.checks`: its config sections
-  (``tokenizing``, ``tokenizer``) and their check; :mod:`dparse.tokenizing.family`: its record in the registry.
+  (``tokenizing``, ``tokenizer``) and their check; :mod:`dparse.tokenizing.family`: its
+  record in the registry.
 """

@@ -12,6 +12,8 @@ def check_tokenizing(cfg: ExperimentConfig, source: str) -> None:
     tk = cfg.tokenizing
     if not 10 <= tk.bits <= 26:
         raise ConfigError(f"{source}: tokenizing.bits must be 10 to 26 (2 ** bits buckets)")
+    if tk.vocab_folds < 2:
+        raise ConfigError(f"{source}: tokenizing.vocab_folds must be at least 2 (a jackknife)")
     if tk.expander_min_count < 1:
         raise ConfigError(f"{source}: tokenizing.expander_min_count must be at least 1")
     if cfg.parser == "tokenizer" and cfg.tokenizer.model:

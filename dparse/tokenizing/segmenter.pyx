@@ -23,7 +23,8 @@ Arrays (validated by the Python callers, dparse.tokenizing.model):
 - ``vocab[V]`` uint64, sorted: the ``token_hash`` of every lowered training token;
 - ``labels[N]`` int8: -1 for white space, else one of the three labels;
 - ``spans[K, 2]`` int64: the training units (sentences), each [start, end) in the text, each
-  starting at a token start.
+  starting at a token start; ``folds[K]`` int64 their folds, ``vocabs`` and ``vocab_ptr``
+  [F + 1] int64 the sorted vocabulary each fold reads (``train_epoch``).
 """
 
 from libc.stdint cimport int8_t, int64_t, uint8_t, uint32_t, uint64_t
@@ -91,8 +92,9 @@ cdef struct Text:
     const uint32_t* low
     const uint8_t* cls
     Py_ssize_t n
-    const uint64_t* vocab
+    const uint64_t* vocab  # the sorted vocabulary the features read
     Py_ssize_t nv
+    const uint64_t* vocab0  # where the vocabulary array starts (training: every fold's)
 
 
 cdef inline uint64_t ch(const Text* t, Py_ssize_t j) noexcept nogil:
@@ -239,6 +241,7 @@ cdef Text bind(const uint32_t[::1] low, const uint8_t[::1] cls,
     t.cls = &cls[0] if t.n else NULL
     t.nv = vocab.shape[0]
     t.vocab = &vocab[0] if t.nv else NULL
+    t.vocab0 = t.vocab
     return t
 
 
@@ -274,31 +277,36 @@ def segment(const uint32_t[::1] low, const uint8_t[::1] cls, const float[::1] we
 
 
 def train_epoch(const uint32_t[::1] low, const uint8_t[::1] cls, const int8_t[::1] gold,
-                const int64_t[:, ::1] spans, const uint8_t[::1] folds, double[::1] weights,
-                double[::1] totals, int64_t clock, const uint64_t[::1] vocab0,
-                const uint64_t[::1] vocab1):
+                const int64_t[:, ::1] spans, const int64_t[::1] folds, double[::1] weights,
+                double[::1] totals, int64_t clock, const uint64_t[::1] vocabs,
+                const int64_t[::1] vocab_ptr):
     """One perceptron epoch over the units ``spans`` in their order: each character of each unit
     is predicted from the gold history (its token so far as gold has it); a wrong label moves
     ``weights`` towards gold, and ``totals`` gathers ``clock * change`` so that the averaged
     weights are ``weights - totals / clock`` (Daume's trick). ``clock`` counts the characters
-    seen, from 1. A unit of fold 0 (``folds[k]``, uint8 [K]) reads ``vocab0``, one of fold 1
-    ``vocab1``: each the vocabulary of the other fold's units, so that training sees unknown
-    tokens as often as new text does (a jackknife). Returns (clock, characters, errors); a
-    character whose gold label the constraints forbid is skipped (a token holding white
-    space)."""
-    cdef Text t = bind(low, cls, vocab0)
-    cdef Text other = bind(low, cls, vocab1)
-    cdef Text* current
-    cdef Py_ssize_t nb = weights.shape[0] // N_LABELS, k, i, start
+    seen, from 1. A unit of fold f (``folds[k]``, int64 [K]) reads the sorted vocabulary
+    ``vocabs[vocab_ptr[f]:vocab_ptr[f + 1]]``: the vocabulary of the other folds' units, so
+    that training meets unknown tokens about as often as new text does (a jackknife). Returns
+    (clock, characters, errors); a character whose gold label the constraints forbid is
+    skipped (a token holding white space)."""
+    cdef Text t = bind(low, cls, vocabs)
+    cdef Py_ssize_t nb = weights.shape[0] // N_LABELS, k, i, start, nf = vocab_ptr.shape[0] - 1
     if gold.shape[0] != t.n or totals.shape[0] != weights.shape[0]:
         raise ValueError("gold must label every character and totals match weights")
     if nb < 1 or nb * N_LABELS != weights.shape[0] or nb & (nb - 1):
         raise ValueError("weights must hold 3 entries for each of a power of two buckets")
     if folds.shape[0] != spans.shape[0]:
         raise ValueError("folds must give one fold per unit")
+    if nf < 1 or vocab_ptr[0] != 0 or vocab_ptr[nf] != vocabs.shape[0]:
+        raise ValueError("vocab_ptr must cut vocabs into one or more folds")
+    for k in range(nf):
+        if vocab_ptr[k] > vocab_ptr[k + 1]:
+            raise ValueError("vocab_ptr must not decrease")
     for k in range(spans.shape[0]):
         if not 0 <= spans[k, 0] <= spans[k, 1] <= t.n:
             raise ValueError(f"span {k} is outside the text")
+        if not 0 <= folds[k] < nf:
+            raise ValueError(f"unit {k} has no fold vocabulary")
     cdef uint64_t keys[N_FEATURES]
     cdef double scores[N_LABELS]
     cdef uint64_t mask = nb - 1, htok, b
@@ -306,7 +314,8 @@ def train_epoch(const uint32_t[::1] low, const uint8_t[::1] cls, const int8_t[::
     cdef int64_t seen = 0, errors = 0
     with nogil:
         for k in range(spans.shape[0]):
-            current = &other if folds[k] else &t
+            t.vocab = t.vocab0 + vocab_ptr[folds[k]] if t.vocab0 != NULL else NULL
+            t.nv = vocab_ptr[folds[k] + 1] - vocab_ptr[folds[k]]
             start = spans[k, 0]
             htok = FNV_OFFSET
             for i in range(spans[k, 0], spans[k, 1]):
@@ -316,10 +325,10 @@ def train_epoch(const uint32_t[::1] low, const uint8_t[::1] cls, const int8_t[::
                     continue
                 htok = fnv(htok, t.low[i])
                 g = gold[i]
-                allow = allowed(current, i)
+                allow = allowed(&t, i)
                 if (g >= 0 and not (allow == 1 and g == INSIDE_)
                         and not (allow == 2 and g != SENTENCE_END_)):
-                    features(current, i, start, htok, keys)
+                    features(&t, i, start, htok, keys)
                     y = best_double(&weights[0], keys, mask, allow, scores)
                     seen += 1
                     if y != g:

@@ -5,12 +5,12 @@ The training file is laid out as text (:func:`dparse.tokenizing.rawtext.layout`:
 spacing marks, sentence and paragraph breaks); each character gets its gold label (the last
 character of a token ``TOKEN_END``, of a sentence ``SENTENCE_END``, the others ``INSIDE``) and
 the averaged perceptron (:func:`dparse.tokenizing.segmenter.train_epoch`) learns them for
-``training.epochs`` epochs over the sentences, shuffled by ``training.seed``; a training
-sentence reads the vocabulary of the other half of the sentences (odd and even ones), the model
-the vocabulary of all. After each epoch
-the averaged weights tokenize dev's layout; the epoch with the best mean of dev's token and
-sentence F1 (:func:`segmentation_scores`) is kept (without dev, the last). The expander learns
-from the training tokens (:func:`dparse.tokenizing.expander.learn_expander`).
+``training.epochs`` epochs over the sentences, shuffled by ``training.seed``; the training
+sentences fall into ``tokenizing.vocab_folds`` folds (sentence k into fold k mod F), each
+reading the vocabulary of the other folds' tokens, and the model reads the vocabulary of all.
+After each epoch the averaged weights tokenize dev's layout; the epoch with the best mean of
+dev's token and sentence F1 (:func:`segmentation_scores`) is kept (without dev, the last). The
+expander learns from the training tokens (:func:`dparse.tokenizing.expander.learn_expander`).
 """
 
 from __future__ import annotations
@@ -146,16 +146,19 @@ def train_tokenizer(cfg: ExperimentConfig, train_text: GoldText, dev_text: GoldT
     hashes = token_hashes(chars.low, np.ascontiguousarray(spans[:, 0]),
                           np.ascontiguousarray(spans[:, 1]))
     vocab = np.unique(hashes)
-    # the training units: each sentence, from its first token to the next one's; sentences
-    # alternate between two folds, each reading the vocabulary of the other
+    # the training units: each sentence, from its first token to the next one's; sentence k
+    # is in fold k mod F and reads the vocabulary of the other folds' tokens
     ends = np.array(lay.sentence_ends, dtype=np.int64)
     firsts = np.concatenate(([0], ends[:-1] + 1))
     unit_starts = spans[firsts, 0]
     units = np.stack([unit_starts, np.append(unit_starts[1:], len(lay.text))], axis=1)
     units = np.ascontiguousarray(units, dtype=np.int64)
-    folds = (np.arange(len(units)) % 2).astype(np.uint8)
+    count = cfg.tokenizing.vocab_folds
+    folds = np.arange(len(units), dtype=np.int64) % count
     token_fold = np.repeat(folds, np.diff(np.concatenate(([0], ends + 1))))
-    fold_vocab = [np.unique(hashes[token_fold == 1]), np.unique(hashes[token_fold == 0])]
+    fold_vocabs = [np.unique(hashes[token_fold != f]) for f in range(count)]
+    vocabs = np.ascontiguousarray(np.concatenate(fold_vocabs), dtype=np.uint64)
+    vocab_ptr = np.cumsum([0, *map(len, fold_vocabs)]).astype(np.int64)
     size = (1 << cfg.tokenizing.bits) * 3
     weights, totals = np.zeros(size), np.zeros(size)
     clock = 1
@@ -170,7 +173,7 @@ def train_tokenizer(cfg: ExperimentConfig, train_text: GoldText, dev_text: GoldT
         clock, seen, errors = train_epoch(chars.low, chars.cls, train_text.labels,
                                           np.ascontiguousarray(units[order]),
                                           np.ascontiguousarray(folds[order]), weights, totals,
-                                          clock, *fold_vocab)
+                                          clock, vocabs, vocab_ptr)
         averaged = (weights - totals / clock).astype(np.float32)
         seconds = {"train": time.perf_counter() - tick}
         dev_tokens = dev_sentences = None

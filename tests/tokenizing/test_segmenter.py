@@ -87,12 +87,20 @@ def test_the_loops_refuse_arrays_that_do_not_fit() -> None:
     with pytest.raises(ValueError, match="outside the text"):
         token_hashes(arrays.low, np.array([3], np.int64), np.array([9], np.int64))
     w = np.zeros(3 << 4)
+    gold, one = np.zeros(5, np.int8), np.zeros(1, np.int64)
+    ptr = np.array([0, 0], np.int64)
     with pytest.raises(ValueError, match="outside the text"):
-        train_epoch(arrays.low, arrays.cls, np.zeros(5, np.int8), np.array([[0, 6]], np.int64),
-                    np.zeros(1, np.uint8), w, w.copy(), 1, empty, empty)
+        train_epoch(arrays.low, arrays.cls, gold, np.array([[0, 6]], np.int64), one, w,
+                    w.copy(), 1, empty, ptr)
     with pytest.raises(ValueError, match="one fold per unit"):
-        train_epoch(arrays.low, arrays.cls, np.zeros(5, np.int8), np.array([[0, 5]], np.int64),
-                    np.zeros(2, np.uint8), w, w.copy(), 1, empty, empty)
+        train_epoch(arrays.low, arrays.cls, gold, np.array([[0, 5]], np.int64),
+                    np.zeros(2, np.int64), w, w.copy(), 1, empty, ptr)
+    with pytest.raises(ValueError, match="no fold vocabulary"):
+        train_epoch(arrays.low, arrays.cls, gold, np.array([[0, 5]], np.int64), one + 1, w,
+                    w.copy(), 1, empty, ptr)
+    with pytest.raises(ValueError, match="one or more folds"):
+        train_epoch(arrays.low, arrays.cls, gold, np.array([[0, 5]], np.int64), one, w,
+                    w.copy(), 1, empty, np.array([0, 3], np.int64))
 
 
 def test_the_perceptron_learns_to_split_off_a_period_and_end_sentences() -> None:
@@ -111,7 +119,8 @@ def test_the_perceptron_learns_to_split_off_a_period_and_end_sentences() -> None
     empty = np.zeros(0, np.uint64)
     for _ in range(5):
         clock, seen, errors = train_epoch(arrays.low, arrays.cls, gold, units,
-                                          np.zeros(1, np.uint8), w, totals, clock, empty, empty)
+                                          np.zeros(1, np.int64), w, totals, clock, empty,
+                                          np.zeros(2, np.int64))
     assert seen == int((gold >= 0).sum()) and errors == 0
     averaged = (w - totals / clock).astype(np.float32)
     assert segment(arrays.low, arrays.cls, averaged, empty).tolist() == gold.tolist()
