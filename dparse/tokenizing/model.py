@@ -7,7 +7,7 @@ words (:mod:`dparse.tokenizing.expander`). :func:`to_conllu` writes them as CoNL
 the text is rebuilt exactly (:func:`dparse.tokenizing.rawtext.rebuild_text`).
 
 Files of a model directory: ``tokenizer.bin`` (``weights`` float32 [2 ** bits * 3], the
-averaged perceptron's; ``vocab`` uint64, the sorted hashes of the lowered training tokens),
+averaged perceptron's; ``vocab`` uint64, the hash set of the lowered training tokens),
 ``tokenizer.json`` (the expander, ``format_version``) and ``templates.json``.
 """
 
@@ -23,7 +23,7 @@ import numpy as np
 from dparse.errors import DparseError
 from dparse.modeldir import check_model_dir, load_arrays, save_arrays
 from dparse.templates import TOKENIZER, check_templates, write_templates
-from dparse.tokenizing.chars import char_arrays
+from dparse.tokenizing.chars import LINE_BREAKS, char_arrays, plane_tables
 from dparse.tokenizing.expander import Expander
 from dparse.tokenizing.rawtext import spacing_misc
 from dparse.tokenizing.segmenter import INSIDE, SENTENCE_END, segment
@@ -71,12 +71,14 @@ def token_bounds(labels: np.ndarray, cls_white: np.ndarray) -> tuple[np.ndarray,
 
 
 class TokenizerModel:
-    """A tokenizer: ``weights`` float32 [B * 3], ``vocab`` uint64 [V] sorted, ``expander``."""
+    """A tokenizer: ``weights`` float32 [B * 3], ``vocab`` uint64 [S] (a hash set:
+    :func:`dparse.tokenizing.segmenter.vocab_table`), ``expander``."""
 
     def __init__(self, weights: np.ndarray, vocab: np.ndarray, expander: Expander) -> None:
         self.weights = weights
         self.vocab = vocab
         self.expander = expander
+        plane_tables()  # made here, with the model, not while the first text is tokenized
 
     def labels(self, text: str) -> tuple[np.ndarray, np.ndarray]:
         """The label of every character of ``text`` (:func:`segment`) and its class array."""
@@ -90,22 +92,22 @@ class TokenizerModel:
         starts, ends = token_bounds(labels, white)
         if not len(starts):
             return []
-        sentence_end = labels[ends - 1] == SENTENCE_END
+        sentence_ends = (np.flatnonzero(labels[ends - 1] == SENTENCE_END) + 1).tolist()
         gaps = [text[e:s] for e, s in zip(ends[:-1].tolist(), starts[1:].tolist(), strict=True)]
         gaps.append(text[int(ends[-1]):])
         forms = [text[s:e] for s, e in zip(starts.tolist(), ends.tolist(), strict=True)]
+        expanded = {form: self.expander.words(form) for form in set(forms)}  # once a form
         sentences: list[TokenizedSentence] = []
-        current = TokenizedSentence(before=text[:int(starts[0])], newdoc=True, newpar=True)
-        words = self.expander.words
-        for k, form in enumerate(forms):
-            current.tokens.append(form)
-            current.words.append(words(form))
-            current.after.append(gaps[k])
-            if sentence_end[k]:
-                sentences.append(current)
-                breaks = gaps[k].count("\n") + gaps[k].count("\r") - gaps[k].count("\r\n")
-                breaks += sum(gaps[k].count(c) for c in "\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029")
-                current = TokenizedSentence(newdoc=breaks >= 2, newpar=breaks == 1)
+        first = 0
+        for last in sentence_ends:
+            gap = gaps[first - 1] if first else text[:int(starts[0])]
+            breaks = sum(gap.count(c) for c in LINE_BREAKS) - gap.count("\r\n")
+            tokens = forms[first:last]
+            sentences.append(TokenizedSentence(
+                tokens, [expanded[f] for f in tokens], gaps[first:last],
+                before=gap if not first else "", newdoc=not first or breaks >= 2,
+                newpar=breaks == 1))
+            first = last
         return sentences
 
     def write_files(self, directory: Path) -> None:

