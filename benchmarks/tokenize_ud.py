@@ -13,6 +13,13 @@ character. Speed: MB (10**6 bytes of UTF-8) of raw text per second of
 :meth:`TokenizerModel.tokenize` alone (model loaded, text in memory; the median of
 ``--rounds`` rounds), and with the CoNLL-U made too, on one core.
 
+With ``--pipeline MODEL`` (a pipeline parser of en_ewt that tags, e.g. en_ewt-o1-cle-tagged):
+en_ewt test parsed by it from the tokenizer's output (raw text) and from the test file's own
+words (gold tokenization, tags predicted), both scored by the aligned evaluation (LAS F1:
+what tokenization costs); and speed: tokens per second of its inference on the tokenizer's
+words, and of the raw-text pipeline (the tokenizer's seconds added: what ``dparse parse
+--format raw`` of a model carrying this tokenizer runs), in ``--rounds`` alternated rounds.
+
     python3 benchmarks/tokenize_ud.py --data-root ../shared/data --models scratch/tok \\
         -o results/tokenize-ud.md
 """
@@ -20,6 +27,8 @@ character. Speed: MB (10**6 bytes of UTF-8) of raw text per second of
 from __future__ import annotations
 
 import argparse
+import os
+import re
 import statistics
 import subprocess
 import sys
@@ -36,6 +45,7 @@ from dparse.tokenizing.rawtext import raw_text, rebuild_text
 from dparse.tokenizing.training import train
 
 REPO = Path(__file__).resolve().parents[1]
+RANGE = re.compile(r"\ufeff?[0-9]+-[0-9]+\t")  # a multiword token's range line
 CONFIG = REPO / "configs" / "ud" / "tokenizer.yaml"
 
 
@@ -70,7 +80,7 @@ def run(name: str, root: Path, models: Path, rounds: int) -> dict:
     system = read_treebank(out, require_heads=False)
     report = score_aligned(gold, system).as_dict()
     multiword = sum(1 for s in gold for line in s.to_conll().splitlines()
-                    if line.split("\t", 1)[0].count("-") == 1)
+                    if RANGE.match(line))
     return {"name": name, "train": train_file, "epoch": result.best_epoch,
             "train_seconds": result.seconds, "multiword": multiword,
             "tokens": report["tokens"], "sentences": report["sentences"],
@@ -79,12 +89,58 @@ def run(name: str, root: Path, models: Path, rounds: int) -> dict:
             "whole": size / statistics.median(whole)}
 
 
-def table(rows: list[dict], commit: str, rounds: int) -> str:
+def pipeline(model_dir: Path, root: Path, models: Path, rounds: int) -> dict:
+    """The en_ewt pipeline figures of ``--pipeline`` (module doc)."""
+    import dparse
+
+    parser = dparse.load(model_dir, tags="predict")
+    tokenizer = TokenizerModel.load(models / "en_ewt")
+    gold_path = root / "en_ewt" / "test.conllu"
+    gold = read_treebank(gold_path, require_heads=False)
+    text = raw_text(gold)
+    tokenized = models / "en_ewt.test.conllu"
+    scores = {}
+    for name, source in (("raw", tokenized), ("gold", gold_path)):
+        out = models / f"en_ewt.{name}.parsed.conllu"
+        parser.parse_file(source, out)
+        report = score_aligned(gold, read_treebank(out)).as_dict()
+        scores[name] = (report["uas"], report["las_universal"], report["las"])
+    words, raw = [], []
+    for _ in range(rounds):  # alternated: the words alone, then the raw text
+        stats = parser.parse_file(tokenized, models / "en_ewt.speed.conllu")
+        words.append(stats.timer.tokens / stats.timer.seconds)
+        tick = time.perf_counter()
+        tokenizer.tokenize(text)
+        tokenize_seconds = time.perf_counter() - tick
+        stats = parser.parse_file(tokenized, models / "en_ewt.speed.conllu")
+        raw.append(stats.timer.tokens / (stats.timer.seconds + tokenize_seconds))
+    return {"model": model_dir.name, "scores": scores, "words": statistics.median(words),
+            "raw": statistics.median(raw)}
+
+
+def pipeline_table(p: dict) -> list[str]:
+    raw, gold = p["scores"]["raw"], p["scores"]["gold"]
+    return [
+        f"## en_ewt test through {p['model']} (tagger and parser), from raw text", "",
+        "| input | UAS F1 | LAS F1 | LAS F1 (whole DEPREL) |", "|---|---:|---:|---:|",
+        f"| raw text (this tokenizer) | {raw[0]:.2f} | {raw[1]:.2f} | {raw[2]:.2f} |",
+        f"| gold tokenization (the test file's words) | {gold[0]:.2f} | {gold[1]:.2f} | "
+        f"{gold[2]:.2f} |",
+        f"| what tokenization costs | {raw[0] - gold[0]:.2f} | {raw[1] - gold[1]:.2f} | "
+        f"{raw[2] - gold[2]:.2f} |", "",
+        f"Speed (medians of alternated rounds, tokens/sec): the pipeline on the tokenizer's "
+        f"words {p['words']:,.0f}; from raw text (its tokenizing seconds added) "
+        f"{p['raw']:,.0f}: {p['raw'] / p['words']:.2f}x.", ""]
+
+
+def table(rows: list[dict], commit: str, rounds: int, load: str,
+          piped: dict | None = None) -> str:
     lines = [
         "# The tokenizer from raw text on the UD treebanks of the data root",
         "",
         f"`python3 benchmarks/tokenize_ud.py` at dparse {commit} on x86_64, one core, one "
-        "treebank at a time (the machine shared with other work): for each treebank a "
+        f"treebank at a time (the machine's 2 cores shared with other work: load average "
+        f"{load}): for each treebank a "
         "tokenizer trained with `configs/ud/tokenizer.yaml` on train.conllu (dev.conllu where "
         "there is none, as the ud table does), its epoch chosen on dev.conllu; the raw text "
         "of test.conllu (`dparse tokenize --text-of`: the `# text` lines, one paragraph a "
@@ -109,6 +165,8 @@ def table(rows: list[dict], commit: str, rounds: int) -> str:
             f"{r['alone']:.2f} | {r['whole']:.2f} |")
     exact = sum(r["exact"] for r in rows)
     lines += ["", f"Round trip: {exact} of {len(rows)} test files rebuilt exactly.", ""]
+    if piped is not None:
+        lines += pipeline_table(piped)
     return "\n".join(lines)
 
 
@@ -119,18 +177,25 @@ def main() -> None:
                         help="where the trained tokenizers and outputs go (scratch)")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--only", nargs="*", help="these treebanks only")
+    parser.add_argument("--pipeline", type=Path,
+                        help="an en_ewt pipeline parser model (tagger and parser) to parse "
+                             "en_ewt test from raw text with")
     parser.add_argument("-o", "--output", default="-")
     args = parser.parse_args()
     commit = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"],
                             capture_output=True, text=True, check=True).stdout.strip()
     rows = []
+    before = os.getloadavg()[0]
     for name in args.only or treebanks(args.data_root):
         rows.append(run(name, args.data_root, args.models, args.rounds))
         r = rows[-1]
         print(f"{name}: Tokens {r['tokens']:.2f} Sentences {r['sentences']:.2f} Words "
               f"{r['words']:.2f} exact {r['exact']} {r['alone']:.2f} MB/s", file=sys.stderr,
               flush=True)
-    write_text(args.output, table(rows, commit, args.rounds))
+    piped = (pipeline(args.pipeline, args.data_root, args.models, args.rounds)
+             if args.pipeline else None)
+    load = f"{before:.1f} at the start, {os.getloadavg()[0]:.1f} at the end"
+    write_text(args.output, table(rows, commit, args.rounds, load, piped))
 
 
 if __name__ == "__main__":

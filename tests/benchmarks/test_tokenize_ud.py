@@ -17,7 +17,8 @@ import tokenize_ud  # noqa: E402
 
 
 @requires_data
-def test_a_miniature_treebank_is_trained_scored_and_rebuilt(tmp_path: Path) -> None:
+def test_a_miniature_treebank_is_trained_scored_and_rebuilt(tmp_path: Path,
+                                                            tiny_first_order: Path) -> None:
     root = tmp_path / "data"
     for name, files in (("en_ewt", ("train", "dev", "test")), ("de_gsd", ("dev", "test"))):
         (root / name).mkdir(parents=True)
@@ -32,6 +33,13 @@ def test_a_miniature_treebank_is_trained_scored_and_rebuilt(tmp_path: Path) -> N
             for name in ("en_ewt", "de_gsd")]
     assert rows[0]["train"] == "train.conllu" and rows[1]["train"] == "dev.conllu"
     assert all(r["exact"] and 90 < r["tokens"] <= 100 for r in rows)
-    assert rows[1]["multiword"] > 0
-    table = tokenize_ud.table(rows, "abc1234", 1)
+    expected = [sum(1 for line in (root / name / "test.conllu").read_text(encoding="utf-8")
+                    .splitlines() if line.split("\t", 1)[0].count("-") == 1
+                    and not line.startswith("#")) for name in ("en_ewt", "de_gsd")]
+    assert [r["multiword"] for r in rows] == expected and expected[1] > 0
+    piped = tokenize_ud.pipeline(tiny_first_order / "model", root, tmp_path / "models", 1)
+    assert all(0 < las <= uas <= 100 for uas, las, _ in piped["scores"].values())
+    assert piped["raw"] > 0 and piped["words"] > 0  # speeds: measured, not tested
+    table = tokenize_ud.table(rows, "abc1234", 1, "1.0", piped)
     assert "| en_ewt | train.conllu |" in table and "2 of 2 test files rebuilt exactly" in table
+    assert "| raw text (this tokenizer) |" in table
