@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,8 +27,6 @@ def read_text(path: str | os.PathLike) -> str:
     name = _name(path)
     try:
         if name == "<stdin>":
-            import sys
-
             data = sys.stdin.buffer.read()
         else:
             data = Path(path).read_bytes()
