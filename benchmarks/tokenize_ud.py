@@ -42,7 +42,7 @@ from dparse.conll import read_treebank
 from dparse.epochs import save_model
 from dparse.outputs import write_text
 from dparse.tokenizing.model import TokenizerModel, conllu_lines
-from dparse.tokenizing.rawtext import raw_text, rebuild_text
+from dparse.tokenizing.rawtext import raw_text, rebuild_text, tokens_of
 from dparse.tokenizing.training import train
 
 REPO = Path(__file__).resolve().parents[1]
@@ -83,8 +83,15 @@ def run(name: str, root: Path, models: Path, rounds: int) -> dict:
     report = score_aligned(gold, system).as_dict()
     multiword = sum(1 for s in gold for line in s.to_conll().splitlines()
                     if RANGE.match(line))
+    # the expander alone, on the test file's own tokens
+    tokens = [t for s in gold for t in tokens_of(s)]
+    expanded_right = sum(len(t.words) > 1 and model.expander.words(t.form) == t.words
+                         for t in tokens)
+    split_wrongly = sum(len(t.words) == 1 and len(model.expander.words(t.form)) > 1
+                        for t in tokens)
     return {"name": name, "train": train_file, "epoch": result.best_epoch,
             "train_seconds": result.seconds, "multiword": multiword,
+            "expanded_right": expanded_right, "split_wrongly": split_wrongly,
             "tokens": report["tokens"], "sentences": report["sentences"],
             "words": report["words"], "exact": rebuild_text(system) == text,
             "mb": size, "alone": size / statistics.median(alone),
@@ -150,22 +157,25 @@ def table(rows: list[dict], commit: str, rounds: int, load: str,
         "line where the file marks `# newpar`, a blank line before each `# newdoc`) "
         "tokenized, written as CoNLL-U, read back and scored against test.conllu by the "
         "CoNLL 2018 alignment (`dparse.alignedscores.score_aligned`, what `dparse eval "
-        "--aligned` prints). Round trip: the text rebuilt from the output's tokens and "
-        "spacing marks equals the raw text, character for character. Speed: MB (10^6 bytes "
-        "of UTF-8) of raw text per second of `TokenizerModel.tokenize` alone (model loaded, "
+        "--aligned` prints). The expander alone, on the test file's own tokens: its multiword "
+        "tokens expanded into gold's words, its one-word tokens split. Round trip: the text "
+        "rebuilt from the output's tokens and spacing marks equals the raw text, character "
+        "for character. Speed: MB (10^6 bytes of UTF-8) of raw text per second of `TokenizerModel.tokenize` alone (model loaded, "
         f"text in memory; per second of wall time and of the process's CPU time, which "
         "waiting for the shared cores does not count), and with the CoNLL-U made too; median "
         f"of {rounds} rounds.",
         "",
         "| treebank | trained on | best epoch | training s | multiword tokens in test | "
+        "of them expanded right | one-word tokens split | "
         "Tokens F1 | Sentences F1 | Words F1 | round trip exact | test MB | MB/s tokenize | "
         "MB per CPU second, tokenize | MB/s with CoNLL-U |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|",
     ]
     for r in rows:
         lines.append(
             f"| {r['name']} | {r['train']} | {r['epoch']} | {r['train_seconds']:.1f} | "
-            f"{r['multiword']} | {r['tokens']:.2f} | {r['sentences']:.2f} | "
+            f"{r['multiword']} | {r['expanded_right']} | {r['split_wrongly']} | "
+            f"{r['tokens']:.2f} | {r['sentences']:.2f} | "
             f"{r['words']:.2f} | {'yes' if r['exact'] else 'NO'} | {r['mb']:.3f} | "
             f"{r['alone']:.2f} | {r['cpu']:.2f} | {r['whole']:.2f} |")
     exact = sum(r["exact"] for r in rows)
