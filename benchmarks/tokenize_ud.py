@@ -160,9 +160,10 @@ def table(rows: list[dict], commit: str, rounds: int, load: str,
         "--aligned` prints). The expander alone, on the test file's own tokens: its multiword "
         "tokens expanded into gold's words, its one-word tokens split. Round trip: the text "
         "rebuilt from the output's tokens and spacing marks equals the raw text, character "
-        "for character. Speed: MB (10^6 bytes of UTF-8) of raw text per second of `TokenizerModel.tokenize` alone (model loaded, "
-        f"text in memory; per second of wall time and of the process's CPU time, which "
-        "waiting for the shared cores does not count), and with the CoNLL-U made too; median "
+        "for character. Speed: MB (10^6 bytes of UTF-8) of raw text per second of "
+        "`TokenizerModel.tokenize` alone (model loaded, text in memory; per second of wall "
+        "time and of the process's CPU time, which waiting for the shared cores does not "
+        "count), and with the CoNLL-U made too; median "
         f"of {rounds} rounds.",
         "",
         "| treebank | trained on | best epoch | training s | multiword tokens in test | "
