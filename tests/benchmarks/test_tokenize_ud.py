@@ -39,7 +39,7 @@ def test_a_miniature_treebank_is_trained_scored_and_rebuilt(tmp_path: Path,
     assert [r["multiword"] for r in rows] == expected and expected[1] > 0
     piped = tokenize_ud.pipeline(tiny_first_order / "model", root, tmp_path / "models", 1)
     assert all(0 < las <= uas <= 100 for uas, las, _ in piped["scores"].values())
-    assert piped["raw"] > 0 and piped["words"] > 0  # speeds: measured, not tested
+    assert 0 < piped["raw"] < piped["words"]  # the same parses, tokenizing added
     table = tokenize_ud.table(rows, "abc1234", 1, "1.0", piped)
     assert "| en_ewt | train.conllu |" in table and "2 of 2 test files rebuilt exactly" in table
     assert "| raw text (this tokenizer) |" in table
