@@ -200,6 +200,7 @@ class _Model:
         from dparse.columns import INPUT_SAMPLE, ColumnCounter, input_gaps
         from dparse.decoders import find_decoder
         from dparse.modeldir import VOCAB_FILE
+        from dparse.tokenizing.carried import RAW_FORMAT, raw_sentences
         from dparse.vocab import Vocabulary
 
         _check_jobs(jobs, batch_size)
@@ -216,8 +217,12 @@ class _Model:
             raise DparseError("forest= and constraints: one or the other")
         name = os.fspath(input)
         selected = Shard.parse(shard) if shard is not None else None
-        sentences: Iterable[Sentence] = read_conll(name, fmt=fmt, encoding=encoding,
-                                                   require_heads=False)
+        if fmt == RAW_FORMAT:  # text, tokenized by the model's tokenizer
+            if selected is not None:
+                raise DparseError("--format raw reads the whole text: no shard")
+            sentences: Iterable[Sentence] = raw_sentences(self.model_dir, name)
+        else:
+            sentences = read_conll(name, fmt=fmt, encoding=encoding, require_heads=False)
         if selected is not None:
             sentences = selected.select(sentences, count_sentences(name, fmt, encoding))
         unread, trained = ((), None) if tagging else Vocabulary.read_columns(
@@ -225,12 +230,13 @@ class _Model:
         source_name = "<stdin>" if name == "-" else name
         if jobs > 1:
             warnings = []
-            if name != "-" and not tagging:  # judged on the file's start
+            if name != "-" and not tagging and fmt != RAW_FORMAT:  # judged on the file's start
                 sample = islice(read_conll(name, fmt=fmt, encoding=encoding,
                                            require_heads=False), INPUT_SAMPLE)
                 warnings = input_gaps(trained, unread, ColumnCounter.of(sample), source_name)
             # a file: read by the workers, in blocks of sentences (words alone: read here)
-            source = sentences if selected is not None or fmt == TEXT_FORMAT else name
+            source = (sentences if selected is not None or fmt in (TEXT_FORMAT, RAW_FORMAT)
+                      else name)
             with self._lock:  # the workers fork while no other thread is inside the model
                 done = parse_with_workers(self._spec, source, os.fspath(output), encoding,
                                           jobs, batch_size, fmt, self._loaded)
@@ -460,7 +466,9 @@ class Parser(_Model):
         output written whole or not at all (``-``: stdin, stdout).
 
         ``fmt``: the input's format (None detects it; ``text``: words alone, a sentence a
-        line); ``jobs`` worker processes, ``batch_size`` sentences at a time; ``shard``
+        line; ``raw``: raw text, tokenized by the tokenizer the model carries, without
+        ``shard`` or ``kbest``: dparse.tokenizing.carried); ``jobs`` worker processes,
+        ``batch_size`` sentences at a time; ``shard``
         ``"I/N"``: only the I-th of N pieces of the input; ``forest``: also write the packed
         forests (models that build them: shift-reduce, rerank; one job); ``kbest`` K: write
         each sentence's K best trees (:meth:`parse_kbest`) as CoNLL-U blocks, best first, each
@@ -487,6 +495,9 @@ class Parser(_Model):
         if kbest is not None:
             if source is not None or marginals is not None:
                 raise DparseError("kbest= and constraints or marginals: one or the other")
+            if fmt == "raw":
+                raise DparseError("kbest= reads CoNLL: tokenize raw text first (dparse "
+                                  "tokenize)")
             return self._kbest_file(input, output, kbest, jobs, fmt, encoding, shard, forest)
         return self._file(input, output, jobs, fmt, encoding, batch_size, shard, forest,
                           self.decoder, self.tagging, source, marginals)

@@ -91,12 +91,16 @@ def train_parser(
     WorkerOptions of ``--workers``) and the options it takes (``jobs``). A config with a
     ``tagger`` section trains on predicted tags (:mod:`dparse.tagging.pipeline`: ``work``
     keeps the tagged files, ``jobs`` processes run the jackknife folds, or with ``workers``
-    the tagger and its folds run as tasks on the parser's training engine)."""
+    the tagger and its folds run as tasks on the parser's training engine). A config with a
+    ``tokenizer`` section gives a model that carries that tokenizer
+    (:mod:`dparse.tokenizing.carried`)."""
     from dparse.tagging.pipeline import has_tagger, train_pipeline
+    from dparse.tokenizing.carried import carry_tokenizer, check_tokenizer
 
     record = family(cfg.parser)
+    tokenizer = check_tokenizer(cfg)  # a model carrying a tokenizer (raw text): None without
     if not has_tagger(cfg):
-        return record.train(cfg, progress, on_epoch, **options)
+        return carry_tokenizer(record.train(cfg, progress, on_epoch, **options), tokenizer)
     work = Path(options.pop("work", None) or Path("models") / f"{cfg.name}.work")
     jobs = options.get("jobs", 1) if record.takes_jobs else options.pop("jobs", 1)
     workers = options.pop("workers", None)
@@ -104,7 +108,7 @@ def train_parser(
     def train_on_tags(pcfg: ExperimentConfig, on: WorkerOptions | None) -> TrainResult:
         return record.train(pcfg, progress, on_epoch, workers=on, **options)
 
-    return train_pipeline(cfg, train_on_tags, work, jobs, workers)
+    return carry_tokenizer(train_pipeline(cfg, train_on_tags, work, jobs, workers), tokenizer)
 
 
 def train_options(cfg: ExperimentConfig, out_dir: Path, work: str | None, jobs: int,

@@ -22,7 +22,8 @@ The sets and the models that read them:
 - :data:`SHIFTREDUCE`, shift-reduce features: shift-reduce models (and a reranker's
   ``first-stage/``);
 - :data:`RERANK`, forest reranker features: forest rerankers;
-- :data:`TAGGER`, tagger features: taggers (and a pipeline model's ``tagger/``).
+- :data:`TAGGER`, tagger features: taggers (and a pipeline model's ``tagger/``);
+- :data:`TOKENIZER`, tokenizer features: tokenizers.
 
 Saving format: ``templates.json`` in the model directory (and in each model directory inside
 it), one JSON object of set keys and versions, e.g. ``{"arc": 1, "o2": 1}``, written by the
@@ -83,7 +84,8 @@ SHIFTREDUCE = TemplateSet("shiftreduce", "shift-reduce features",
                           "dparse/transition/shiftreduce_templates.pyx")
 RERANK = TemplateSet("rerank", "forest reranker features", "dparse/rerank/reranker.pyx")
 TAGGER = TemplateSet("tagger", "tagger features", "dparse/tagging/features.py")
-SETS = (ARC, EDGE, O2, O3, EASYFIRST, SHIFTREDUCE, RERANK, TAGGER)
+TOKENIZER = TemplateSet("tokenizer", "tokenizer features", "dparse/tokenizing/segmenter.pyx")
+SETS = (ARC, EDGE, O2, O3, EASYFIRST, SHIFTREDUCE, RERANK, TAGGER, TOKENIZER)
 
 
 def write_templates(directory: Path, *sets: TemplateSet) -> None:

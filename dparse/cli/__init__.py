@@ -32,6 +32,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
               "Train a parser or a tagger from a YAML experiment config."),
     "parse": ("dparse.cli.parse", "parse", "Parse a CoNLL file with a trained model."),
     "tag": ("dparse.cli.tag", "tag", "Predict UPOS, XPOS, FEATS and lemmas with a tagger."),
+    "tokenize": ("dparse.cli.tokenize", "tokenize",
+                 "Split raw text into sentences, tokens and words (CoNLL-U)."),
     "eval": ("dparse.cli.eval", "eval_command", "Score a system's output against gold."),
     "data": ("dparse.cli.data", "data", "Obtain and prepare treebanks (UD, CoNLL 2006/2007, PTB)."),
     "oracle": ("dparse.cli.oracle", "oracle_command", "Per-sentence oracle of several parsers."),

@@ -21,10 +21,12 @@ def stream_options(verb: str) -> Callable[[Callable[..., None]], Callable[..., N
     output, input format, --tags, encoding, --json, --jobs, --shard and --chunk-size."""
     options = [
         click.option("--output", "-o", default="-", help="Output file [default: stdout]."),
-        click.option("--format", "fmt", type=click.Choice(["auto", *INPUT_FORMATS]),
+        click.option("--format", "fmt", type=click.Choice(["auto", *INPUT_FORMATS, "raw"]),
                      default="auto", show_default=True,
                      help="Input format; text: words alone, one sentence a line, tokens "
-                     "separated by whitespace (written out as CoNLL-U with # text)."),
+                     "separated by whitespace (written out as CoNLL-U with # text); raw: "
+                     "raw text, split into sentences, tokens and words by the tokenizer the "
+                     "model carries (a tokenizer section in its config)."),
         click.option("--tags", type=click.Choice(TAG_MODES), default="auto", show_default=True,
                      help="With a model that tags: auto predicts the columns (LEMMA, UPOS, "
                      "XPOS, FEATS) the input leaves empty and keeps the others; predict "
