@@ -22,6 +22,8 @@ from pathlib import Path
 from dparse.api import Parser, Tagger, load, load_tagger
 from dparse.errors import DparseError
 from dparse.serve.errors import BAD_REQUEST, RequestError
+from dparse.tokenizing.carried import TOKENIZER_DIR, carried_tokenizer
+from dparse.tokenizing.model import TokenizerModel
 
 MAX_REFUSED = 64  # (decoder, tags) refusals a model remembers (module doc)
 NAME = re.compile(r"[A-Za-z0-9_.][A-Za-z0-9_.+-]*")  # what a model name may be
@@ -50,28 +52,32 @@ def model_argument(text: str) -> tuple[str, str]:
 @dataclass
 class ServedModel:
     """One model: its ``name``, ``directory`` and ``parser`` (the model's decoder, ``tags``
-    auto), whether it ``tags`` (a pipeline model); the parsers of other decoders and tag
-    modes, and its tagger alone, loaded on first use."""
+    auto), whether it ``tags`` (a pipeline model) and ``tokenizes`` (it carries a tokenizer:
+    :mod:`dparse.tokenizing.carried`); the parsers of other decoders and tag modes, its tagger
+    alone and its tokenizer, loaded on first use."""
 
     name: str
     directory: str
     parser: Parser
     tags: bool
+    tokenizes: bool = False
     _variants: dict[tuple[str | None, str], Parser] = field(default_factory=dict)
     _refused: dict[tuple[str | None, str], str] = field(default_factory=dict)
     _tagger: Tagger | None = None
+    _tokenizer: TokenizerModel | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     @classmethod
     def load(cls, name: str, directory: str) -> ServedModel:
         parser = load(directory)
-        return cls(name, directory, parser, parser.tagging)
+        return cls(name, directory, parser, parser.tagging,
+                   (Path(directory) / TOKENIZER_DIR).is_dir())
 
     @property
     def capabilities(self) -> list[str]:
-        """What UDPipe's ``/models`` lists for it: ``tagger`` (a pipeline model) and
-        ``parser``."""
-        return ["tagger", "parser"] if self.tags else ["parser"]
+        """What UDPipe's ``/models`` lists for it: ``tokenizer`` (it carries one), ``tagger``
+        (a pipeline model) and ``parser``."""
+        return ["tokenizer"] * self.tokenizes + ["tagger"] * self.tags + ["parser"]
 
     def parser_for(self, decoder: str | None, tags: str) -> Parser:
         """The parser with ``decoder`` (None: the model's) and ``tags`` mode; RequestError
@@ -94,6 +100,13 @@ class ServedModel:
                     raise RequestError(BAD_REQUEST, message) from None
                 self._variants[key] = parser
             return parser
+
+    def tokenizer(self) -> TokenizerModel:
+        """The tokenizer the model carries (loaded on first use)."""
+        with self._lock:
+            if self._tokenizer is None:
+                self._tokenizer = carried_tokenizer(self.directory)
+            return self._tokenizer
 
     def tagger(self) -> Tagger:
         """The model's tagger alone (a pipeline model's; loaded on first use)."""

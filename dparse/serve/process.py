@@ -7,17 +7,20 @@ reads them (U+00A0 separates tokens too); ``vertical``: a token a line, its firs
 tab-separated field, a blank line ending a sentence), ``tagger`` and ``parser`` (present:
 tag, parse; absent or ``none``: not; a value other than ``none``, ``default`` or empty is
 refused, dparse's options being parameters of their own), ``output`` (``conllu``);
-``tokenizer`` is refused (dparse reads tokenized input). dparse's own: ``decoder`` (another
+``tokenizer`` (present: the data is raw text, split into sentences and words by the tokenizer
+the model carries, as ``dparse parse --format raw`` reads it, ``input`` then unused; refused
+for a model without one). dparse's own: ``decoder`` (another
 decoder than the model's), ``tags`` (``auto``, ``predict``, ``keep``: as ``dparse parse
 --tags``), ``kbest`` K, ``constraints`` (``keep``, ``misc``), ``marginals`` (``1``/``true``;
 with ``marginals_threshold`` and ``temperature``): as ``dparse parse`` takes them, one of
 kbest, constraints and marginals at a time.
 
 With ``parser``, the result is byte for byte what ``dparse parse`` writes for the same data
-and options (``--format conllu`` or ``--format text``; vertical input as its horizontal
-form); ``tagger`` alone runs the model's tagger (``dparse tag``); neither writes the input
-back as CoNLL-U. A request error is a :class:`RequestError` with status 400 and a message
-naming the problem (the line of malformed input; the sentence over ``max_words``).
+and options (``--format conllu``, ``--format text``, or ``--format raw`` with ``tokenizer``;
+vertical input as its horizontal form); ``tagger`` alone runs the model's tagger (``dparse
+tag``); neither writes the input back as CoNLL-U. A request error is a
+:class:`RequestError` with status 400 and a message naming the problem (the line of malformed
+input; the sentence over ``max_words``).
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ from dparse.serve.errors import BAD_REQUEST, RequestError
 from dparse.serve.limits import Limits
 from dparse.serve.models import ModelSet, ServedModel
 from dparse.tagging import TAG_MODES
+from dparse.tokenizing.carried import RAW_FORMAT, text_sentences
 
 INPUTS = {"conllu": "conllu", "horizontal": TEXT_FORMAT, "vertical": "vertical"}
 OUTPUTS = ("conllu",)
@@ -57,7 +61,8 @@ def bad(message: str) -> RequestError:
 @dataclass(frozen=True)
 class Process:
     """One ``/process`` request, checked: the model, the data (UTF-8 text), its input
-    format (a key of ``INPUTS``), what to run and dparse's options (module doc)."""
+    format (a key of ``INPUTS``, or ``RAW_FORMAT`` with ``tokenizer``), what to run and
+    dparse's options (module doc)."""
 
     model: ServedModel
     data: str
@@ -82,11 +87,13 @@ class Process:
         if "data" not in params:
             raise bad("The parameter 'data' is required.")
         model = models.find(params.get("model", ""))
-        if "tokenizer" in params:
+        tokenize = _runs(params, "tokenizer")
+        if tokenize and not model.tokenizes:
             raise bad(f"The model '{model.name}' has no tokenizer: send tokenized text "
-                      "(input=horizontal, vertical or conllu).")
-        fmt = params.get("input", "conllu")
-        if fmt not in INPUTS:
+                      "(input=horizontal, vertical or conllu), or use a model trained with a "
+                      "tokenizer section.")
+        fmt = RAW_FORMAT if tokenize else params.get("input", "conllu")
+        if fmt not in INPUTS and not tokenize:
             raise bad(f"Unknown input format '{fmt}' (known: {', '.join(INPUTS)}).")
         output = params.get("output", "conllu")
         if output not in OUTPUTS:
@@ -120,7 +127,9 @@ class Process:
         sentence over ``limits.max_words``."""
         raw = self.data.encode("utf-8")
         try:
-            if self.input == "vertical":
+            if self.input == RAW_FORMAT:
+                sentences = list(text_sentences(self.model.tokenizer(), self.data, "data"))
+            elif self.input == "vertical":
                 sentences = list(_vertical(self.data))
             else:
                 sentences = list(read_conll_block(raw, "data", INPUTS[self.input],

@@ -80,12 +80,15 @@ def carried_tokenizer(model_dir: str | os.PathLike) -> TokenizerModel:
 
 def raw_sentences(model_dir: str | os.PathLike, input: str | os.PathLike) -> Iterator[Sentence]:
     """The sentences of the raw text ``input`` (``-``: stdin) as the tokenizer that
-    ``model_dir`` carries splits them: CoNLL-U sentences of words (:func:`dparse.tokenizing.
-    model.conllu_lines`), named after ``input``."""
+    ``model_dir`` carries splits them (:func:`text_sentences`), named after ``input``."""
     from dparse.tokenizing.textfiles import read_text
 
-    tokenizer = carried_tokenizer(model_dir)
-    text = read_text(input)
-    block = "".join(conllu_lines(tokenizer.tokenize(text))).encode("utf-8")
     name = "<stdin>" if os.fspath(input) == "-" else os.fspath(input)
+    yield from text_sentences(carried_tokenizer(model_dir), read_text(input), name)
+
+
+def text_sentences(tokenizer: TokenizerModel, text: str, name: str) -> Iterator[Sentence]:
+    """The sentences of ``text`` as ``tokenizer`` splits them: CoNLL-U sentences of words
+    (:func:`dparse.tokenizing.model.conllu_lines`), their source ``name``."""
+    block = "".join(conllu_lines(tokenizer.tokenize(text))).encode("utf-8")
     yield from read_conll_block(block, name, fmt="conllu", require_heads=False)
