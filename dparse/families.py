@@ -58,6 +58,7 @@ FAMILY_MODULES = (
     "dparse.transition.family",
     "dparse.rerank.family",
     "dparse.tagging.family",
+    "dparse.neural.family",
 )
 
 

@@ -32,7 +32,7 @@ from dparse.errors import ConfigError
 from dparse.parsers import check_model_overrides, train_model, train_options
 
 PACKAGE = Path(__file__).resolve().parents[1] / "dparse"
-FAMILIES = ("graph", "transition", "undirected", "rerank", "hypergraph", "tagging")
+FAMILIES = ("graph", "transition", "undirected", "rerank", "hypergraph", "tagging", "neural")
 SHARED = ("dparse.config", "dparse.conll", "dparse.metrics", "dparse.outputs")
 # The Python-level imports of a Cython module (not its cimports), one per line.
 PYX_IMPORT = re.compile(
