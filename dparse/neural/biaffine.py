@@ -2,8 +2,8 @@
 
 ``ArcScorer``: ``scores[b, h, m]`` float32 [B, T, T], the arc h -> m (head first, as the
 graph decoders read arcs). ``LabelScorer``: each arc's label scores, for given heads
-(``at_heads``: [B, T, L], word m's labels with head ``heads[b, m]``) or for every arc
-(``all_arcs``: [B, L, T, T])."""
+(``at_heads``: [B, T, L], word m's labels with head ``heads[b, m]``) or the best label of
+every arc (``best_labels``: [B, T, T])."""
 
 from __future__ import annotations
 
@@ -58,7 +58,12 @@ class LabelScorer(nn.Module):
         chosen = head.gather(1, heads[:, :, None].expand(-1, -1, head.shape[-1]))
         return torch.einsum("btd,lde,bte->btl", _with_one(self.dep(x)), self.weight, chosen)
 
-    def all_arcs(self, x: torch.Tensor) -> torch.Tensor:
-        """Label scores [B, L, T(h), T(m)] of every arc."""
-        dep = torch.einsum("bmd,lde->blme", _with_one(self.dep(x)), self.weight)
-        return torch.einsum("blme,bhe->blhm", dep, _with_one(self.head(x)))
+    def best_labels(self, x: torch.Tensor) -> torch.Tensor:
+        """The best label id int64 [B, T(h), T(m)] of every arc (two matrix products: the
+        dependents through every label's matrix, then against the heads)."""
+        dep = _with_one(self.dep(x))  # [B, T, E]
+        b, t, e = dep.shape
+        n_labels = self.weight.shape[0]
+        through = dep.reshape(b * t, e) @ self.weight.permute(1, 0, 2).reshape(e, n_labels * e)
+        scores = through.reshape(b, t * n_labels, e) @ _with_one(self.head(x)).transpose(1, 2)
+        return scores.reshape(b, t, n_labels, t).argmax(dim=2).transpose(1, 2)

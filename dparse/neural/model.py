@@ -6,7 +6,7 @@ list, marginal and constraint works on it unchanged.
 constrained parse allows) and each arc's best label by the biaffine label scorer (int32
 [n+1, n+1]), so the decoded tree's labels are the label scorer's best for its heads. Parsing
 scores sentences in batches of :data:`PARSE_BATCH` (each sentence's scores do not depend on
-its batch: :mod:`dparse.neural.encoder`).
+its batch: :mod:`dparse.neural.encoder`), by length in batches of similar lengths.
 
 A saved model is a directory: ``weights.bin`` (every tensor of the network as a float32 array
 named by its parameter, :func:`dparse.modeldir.save_arrays`: no pickled code), ``vocab.json``
@@ -41,7 +41,8 @@ from dparse.timer import ParseTimer
 
 FORMAT_VERSION = 1
 NETWORK_FILE = "network.json"
-PARSE_BATCH = 64  # sentences scored at once when parsing
+PARSE_BATCH = 256  # sentences read ahead and scored together when parsing
+BATCH_NODES = 2048  # padded nodes of a batch the network scores at once
 
 
 def select_device(name: str) -> torch.device:
@@ -80,13 +81,26 @@ class NeuralModel(GraphModel):
         self.network.load_state_dict(state)
 
     def score_batch(self, sentences: Sequence[NeuralSentence]) -> None:
-        """Score ``sentences`` in one batch, keeping each one's arc scores float64 [n+1, n+1]
-        and best labels int32 [n+1, n+1] in its ``scores``."""
+        """Score ``sentences``, keeping each one's arc scores float64 [n+1, n+1] and best
+        labels int32 [n+1, n+1] in its ``scores``: sorted by length and cut into batches of at
+        most :data:`BATCH_NODES` padded nodes, so that little is spent on padding."""
         self.network.eval()
+        order = sorted(range(len(sentences)), key=lambda i: len(sentences[i]))
+        start = 0
+        while start < len(order):
+            end = start + 1
+            while (end < len(order)
+                   and (end + 1 - start) * (len(sentences[order[end]]) + 1) <= BATCH_NODES):
+                end += 1
+            self._score_group([sentences[i] for i in order[start:end]])
+            start = end
+
+    def _score_group(self, sentences: Sequence[NeuralSentence]) -> None:
+        """:meth:`score_batch` of one batch."""
         with torch.inference_mode():
             batch = Batch.of(sentences, self.device)
             x, arcs = self.network(batch)
-            labels = self.network.labels.all_arcs(x).argmax(dim=1)
+            labels = self.network.labels.best_labels(x)
         arcs_np = arcs.double().cpu().numpy()
         labels_np = labels.to(torch.int32).cpu().numpy()
         for i, enc in enumerate(sentences):
