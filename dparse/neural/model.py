@@ -49,7 +49,7 @@ def select_device(name: str) -> torch.device:
     """The torch device of ``neural.device``; DparseError for ``cuda`` without a GPU."""
     if name == "cuda" and not torch.cuda.is_available():
         raise DparseError("neural.device: cuda asked for, but torch sees no CUDA GPU here "
-                          "(use --set neural.device=cpu)")
+                          "(use --device cpu)")
     return torch.device(name)
 
 

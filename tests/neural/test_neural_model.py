@@ -104,7 +104,7 @@ def test_cuda_without_a_gpu_is_a_clear_error(tiny_neural: Path) -> None:
     with pytest.raises(DparseError, match="cuda asked for.*no CUDA GPU"):
         dparse.load(tiny_neural / "model", overrides=["neural.device=cuda"]).parse(["Dogs"])
     done = dparse_cli("parse", str(tiny_neural / "model"), str(tiny_neural / "dev.conllu"),
-                      "--set", "neural.device=cuda")
+                      "--device", "cuda")
     assert done.returncode == 2 and "no CUDA GPU" in done.stderr
 
 
@@ -136,10 +136,10 @@ def test_dparse_train_and_parse_commands(tiny_neural: Path, tmp_path: Path) -> N
     config = tmp_path / "tiny.yaml"
     config.write_text(json.dumps(tiny_config(tags="none") | {"training": {"epochs": 1}}))
     done = dparse_cli("train", str(config), "--out", str(tmp_path / "m"), "--data-root",
-                      str(folder))
+                      str(folder), "--threads", "1", "--device", "cpu")
     assert done.returncode == 0, done.stderr
     assert "epoch 1: train UAS" in done.stderr and "loss" in done.stderr
-    for extra in (["--kbest", "2"], ["--marginals"]):
+    for extra in (["--kbest", "2", "--threads", "1"], ["--marginals", "--device", "cpu"]):
         done = dparse_cli("parse", str(tmp_path / "m"), str(folder / "dev.conllu"), "-o",
                           str(tmp_path / "out.conllu"), *extra)
         assert done.returncode == 0, (extra, done.stderr)
