@@ -61,6 +61,7 @@ NEURAL = ParserFamily(
     check=check_neural,
     parse_time_keys=("decoder.name", "decoder.single_root", "decoder.options",
                      "neural.threads", "neural.device"),
+    ensemble_keys=("decoder.single_root", "ensemble"),
     trains_on_workers=False,
     decoders=("dparse.graph.decoders", "dparse.graph.dd2"),
     scores_parts=True,
