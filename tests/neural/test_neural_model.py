@@ -167,3 +167,20 @@ def test_bad_neural_settings_are_config_errors() -> None:
             load_config(raw=base | {"neural": {key: value}})
     with pytest.raises(ConfigError, match="first-order parts only"):
         load_config(raw=base | {"features": {"order": 2}})
+
+
+def test_search_errors_and_the_ensemble_take_a_neural_model(tiny_neural: Path, tmp_path: Path
+                                                             ) -> None:
+    from dparse.search_errors import search_errors
+
+    dev = tiny_neural / "dev.conllu"
+    exact = search_errors(tiny_neural / "model", dev)
+    assert exact.decoder == "cle" and exact.total.sentences == 20
+    assert exact.total.search_errors == 0
+    greedy = search_errors(tiny_neural / "model", dev, "bgi")
+    assert greedy.total.sentences == 20
+    done = dparse_cli("ensemble", str(tiny_neural / "model"), str(dev), "--other", str(dev),
+                      "-o", str(tmp_path / "ens.conllu"))
+    assert done.returncode == 0, done.stderr
+    for sent in read_conll(tmp_path / "ens.conllu"):
+        check_tree(sent.heads, single_root=True)
