@@ -184,3 +184,12 @@ def test_search_errors_and_the_ensemble_take_a_neural_model(tiny_neural: Path, t
     assert done.returncode == 0, done.stderr
     for sent in read_conll(tmp_path / "ens.conllu"):
         check_tree(sent.heads, single_root=True)
+
+
+def test_a_long_sentence_and_unknown_characters_parse(tiny_neural: Path) -> None:
+    parser = dparse.load(tiny_neural / "model")
+    words = [w for sent in read_conll(tiny_neural / "dev.conllu") for w in sent.form]
+    words = (words * (700 // len(words) + 1))[:699] + ["☃‽\u0301x" * 20]  # a 80-char unknown
+    parsed = parser.parse(words)
+    assert len(parsed) == 700
+    check_tree(parsed.heads, single_root=True)
