@@ -10,6 +10,7 @@ Output float32 [B, N+1, 2 * lstm_dim]; a node's vector depends only on its own s
 from __future__ import annotations
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
@@ -18,7 +19,11 @@ from dparse.neural.vocab import PAD, UNK
 
 
 class CharCNN(nn.Module):
-    """A word's vector from its characters: embeddings, one convolution, max over positions."""
+    """A word's vector from its characters: embeddings, one convolution, max over positions.
+
+    Each distinct word of a batch is convolved once, as one matrix product over its windows
+    of ``kernel`` characters (the convolution's weights, applied without conv1d: several
+    times faster on a CPU at these sizes)."""
 
     def __init__(self, n_chars: int, dim: int, filters: int, kernel: int) -> None:
         super().__init__()
@@ -28,12 +33,16 @@ class CharCNN(nn.Module):
     def forward(self, chars: torch.Tensor) -> torch.Tensor:
         """chars int64 [B, T, C] -> float32 [B, T, filters]."""
         b, t, c = chars.shape
-        flat = chars.reshape(b * t, c)
-        out = self.conv(self.embed(flat).transpose(1, 2))[:, :, :c]  # [B*T, F, C]
-        out = out.masked_fill((flat == PAD)[:, None, :], float("-inf")).amax(dim=2)
+        words, inverse = torch.unique(chars.reshape(b * t, c), dim=0, return_inverse=True)
+        kernel = self.conv.kernel_size[0]
+        left = self.conv.padding[0]
+        x = F.pad(self.embed(words), (0, 0, left, kernel - 1 - left))  # [W, C + k - 1, D]
+        windows = x.unfold(1, kernel, 1).reshape(len(words), c, -1)  # [W, C, D * k]
+        out = windows @ self.conv.weight.reshape(len(self.conv.weight), -1).t() + self.conv.bias
+        out = out.masked_fill((words == PAD)[:, :, None], float("-inf")).amax(dim=1)
         # a padding node (no character) has -inf everywhere: 0 instead
         out = torch.where(torch.isfinite(out), out, torch.zeros_like(out))
-        return out.reshape(b, t, -1)
+        return out[inverse].reshape(b, t, -1)
 
 
 class Encoder(nn.Module):
