@@ -59,6 +59,7 @@ FAMILY_MODULES = (
     "dparse.rerank.family",
     "dparse.tagging.family",
     "dparse.tokenizing.family",
+    "dparse.neural.family",
 )
 
 

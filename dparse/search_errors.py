@@ -52,7 +52,6 @@ from dparse.decoders import Decoder, configured_decoder
 from dparse.errors import DparseError, InputError
 from dparse.families import family
 from dparse.graph.ensemble import tree_parts
-from dparse.graph.load import load_model
 from dparse.graph.model import GraphModel
 from dparse.modeldir import CONFIG_FILE, require_model_files
 from dparse.trees import check_tree, is_projective, root_words
@@ -356,7 +355,8 @@ def load_search_setup(
     if not family(cfg.parser).scores_parts:
         raise DparseError(f"{path}: search errors need a graph-based model; this one is "
                           f"parser {cfg.parser!r}")
-    return load_model(path), cfg.decoder.name, dict(cfg.decoder.options), cfg.decoder.single_root
+    model = family(cfg.parser).load(path, cfg, cfg.decoder.name).model  # a GraphParser's
+    return model, cfg.decoder.name, dict(cfg.decoder.options), cfg.decoder.single_root
 
 
 def search_errors(

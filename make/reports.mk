@@ -25,8 +25,10 @@ REPORTS_TREES ?= 1-20
 REPORTS_OUT := $(RESULTS)/reports
 REPORTS_TEST := $(DPARSE_DATA)/en_ewt/test.conllu
 # trainable configs: every en_ewt parser config on gold tags (not the tuning grids, the
-# tokenizer, the tagger or the parsers trained on its tags, which make tagged-en-ewt compares)
-REPORTS_CONFIGS := $(filter-out %-grid tagger tokenizer %-tagged,$(basename $(notdir $(wildcard configs/en_ewt/*.yaml))))
+# tokenizer, the tagger or the parsers trained on its tags, which make tagged-en-ewt compares,
+# nor the neural parsers, which need the neural extra and have their own results:
+# results/neural-en_ewt.md)
+REPORTS_CONFIGS := $(filter-out %-grid tagger tokenizer %-tagged neural-%,$(basename $(notdir $(wildcard configs/en_ewt/*.yaml))))
 REPORTS_FOUND = $(foreach c,$(REPORTS_CONFIGS),$(if $(wildcard $(MODELS)/en_ewt-$(c)/config.yaml),$(c)))
 
 .PHONY: reports-en-ewt reports-search reports-trees reports-models

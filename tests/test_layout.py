@@ -33,7 +33,7 @@ from dparse.parsers import check_model_overrides, train_model, train_options
 
 PACKAGE = Path(__file__).resolve().parents[1] / "dparse"
 FAMILIES = ("graph", "transition", "undirected", "rerank", "hypergraph", "tagging",
-            "tokenizing")
+            "tokenizing", "neural")
 SHARED = ("dparse.config", "dparse.conll", "dparse.metrics", "dparse.outputs")
 # The Python-level imports of a Cython module (not its cimports), one per line.
 PYX_IMPORT = re.compile(
@@ -267,6 +267,7 @@ def test_only_the_family_records_list_the_families() -> None:
     ("shiftreduce.beam=0", "shiftreduce.beam must be at least 1"),
     ("pruner.train_folds=1", "pruner.train_folds must be 0 (no jackknife) or >= 2"),
     ("tokenizing.bits=4", "tokenizing.bits must be 10 to 26"),
+    ("neural.loss=hinge", "neural.loss must be one of local, crf"),
 ])
 def test_a_fresh_process_that_imports_only_config_checks_every_family(override: str,
                                                                       message: str) -> None:

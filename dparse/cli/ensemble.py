@@ -15,7 +15,6 @@ from dparse.errors import ConfigError
 from dparse.families import family
 from dparse.gold import vote_trees
 from dparse.graph.ensemble import ensemble_parse
-from dparse.graph.load import load_model
 from dparse.modeldir import CONFIG_FILE, check_model_dir
 from dparse.parsers import check_model_overrides
 from dparse.timer import ParseTimer
@@ -88,7 +87,7 @@ def ensemble(model_dir: str, input: str, others: tuple[str, ...], output: str,
         raise ConfigError(f"{directory}: dparse ensemble needs a graph model, this one is "
                           f"{cfg.parser}")
     ens = cfg.ensemble
-    model = load_model(directory)
+    model = family(cfg.parser).load(directory, cfg, cfg.decoder.name).model  # a GraphParser's
     decoder = configured_decoder(ens.decoder, ens.options)
     kw = {"fmt": None if fmt == "auto" else fmt, "encoding": encoding}
     timer = ParseTimer()

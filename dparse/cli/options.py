@@ -60,6 +60,28 @@ def batch_job_options(command: Callable[..., Any]) -> Callable[..., Any]:
     return command
 
 
+def neural_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """``--threads`` and ``--device`` of neural parsers (``parser: neural``): the settings
+    ``neural.threads`` and ``neural.device`` (:func:`neural_overrides`)."""
+    for option in reversed((
+        click.option("--threads", type=click.IntRange(min=1), default=None,
+                     help="Neural parsers: torch's CPU threads (neural.threads) [default: the "
+                     "config's]."),
+        click.option("--device", type=click.Choice(["cpu", "cuda"]), default=None,
+                     help="Neural parsers: where the network runs (neural.device) [default: "
+                     "the config's]; cuda needs a GPU that torch sees."),
+    )):
+        command = option(command)
+    return command
+
+
+def neural_overrides(threads: int | None, device: str | None) -> tuple[str, ...]:
+    """The ``--set`` strings of :func:`neural_options`' values (none for options not given)."""
+    return tuple(f"neural.{key}={value}" for key, value in (("threads", threads),
+                                                            ("device", device))
+                 if value is not None)
+
+
 quiet_option = click.option(
     "--quiet", "-q", is_flag=True, help="Nothing on stderr but errors and the final summary: "
     "no progress bars, no per-epoch lines."

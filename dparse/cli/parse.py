@@ -9,7 +9,7 @@ import click
 
 from dparse.api import ParseStats, load
 from dparse.batch.parallel_parse import DEFAULT_CHUNK, Shard
-from dparse.cli.options import model_set_option
+from dparse.cli.options import model_set_option, neural_options, neural_overrides
 from dparse.conll import INPUT_FORMATS
 from dparse.constraints import CONSTRAINT_MODES
 from dparse.tagging import TAG_MODES
@@ -102,13 +102,14 @@ def stream_options(verb: str) -> Callable[[Callable[..., None]], Callable[..., N
 @click.option("--temperature", type=click.FloatRange(0.0, min_open=True), default=None,
               help="The temperature T of --marginals: p(tree) ∝ exp(score / T). Default: the "
               "T fitted on dev when the model was trained (its calibration.json), else 1.")
+@neural_options
 @model_set_option
 def parse(model_dir: str, input: str, output: str, decoder_name: str | None, fmt: str,
           encoding: str, as_json: bool, jobs: int, shard_text: str | None, chunk_size: int,
           forest_path: str | None, kbest: int | None, constraint_mode: str | None,
           forbid_path: str | None, with_marginals: bool, marginals_file: str | None,
           marginals_threshold: float, temperature: float | None, tags: str,
-          overrides: tuple[str, ...]) -> None:
+          threads: int | None, device: str | None, overrides: tuple[str, ...]) -> None:
     """Parse INPUT (a CoNLL-X, CoNLL-U or Malt-TAB file; stdin by default) with MODEL_DIR.
 
     Writes every sentence back in order with its comments, multiword-token lines and empty
@@ -136,6 +137,8 @@ def parse(model_dir: str, input: str, output: str, decoder_name: str | None, fmt
       dparse parse models/en_ewt-sr-nonsp-b12 ../shared/data/en_ewt/dev.conllu -o dev.sr.conllu \\
           --forest dev.forests.gz
       dparse parse models/en_ewt-o1-cle-tagged words.txt --format text -o words.conllu
+      dparse parse models/en_ewt-neural-o1 ../shared/data/en_ewt/test.conllu --threads 1 \\
+          -o test.neural.conllu
       dparse parse models/en_ewt-o1-cle ../shared/data/en_ewt/test.conllu --kbest 10 \\
           -o test.10best.conllu
       dparse parse models/en_ewt-o1-cle partial.conllu --constraints keep -o full.conllu
@@ -170,7 +173,8 @@ def parse(model_dir: str, input: str, output: str, decoder_name: str | None, fmt
         raise click.UsageError("--forest and --constraints/--forbid: one or the other")
     if forbid_path is not None and shard_text is not None:
         raise click.UsageError("--forbid counts the whole input's sentences: not with --shard")
-    parser = load(model_dir, decoder=decoder_name, tags=tags, overrides=overrides)
+    parser = load(model_dir, decoder=decoder_name, tags=tags,
+                  overrides=overrides + neural_overrides(threads, device))
     stats = parser.parse_file(input, output, jobs, fmt=None if fmt == "auto" else fmt,
                               encoding=encoding, batch_size=chunk_size, shard=shard_text,
                               forest=forest_path, kbest=kbest, constraints=constraint_mode,

@@ -11,6 +11,8 @@ from dparse.batch.engines import CLUSTERS, worker_options
 from dparse.cli.options import (
     batch_job_options,
     data_root_option,
+    neural_options,
+    neural_overrides,
     progress_option,
     quiet_option,
     set_option,
@@ -68,6 +70,7 @@ from dparse.parsers import train_model, train_options
          "share of the epoch's updates.",
 )
 @batch_job_options
+@neural_options
 @set_option
 @data_root_option
 @quiet_option
@@ -75,7 +78,8 @@ from dparse.parsers import train_model, train_options
 def train(config: str, out: str | None, work: str | None, jobs: int, fold: int | None,
           workers: int, cluster: str, mixing: str, scheduler: str | None, queue: str | None,
           account: str | None, walltime: str | None, memory: str | None,
-          scheduler_host: str | None, overrides: tuple[str, ...], data_root: str | None,
+          scheduler_host: str | None, threads: int | None, device: str | None,
+          overrides: tuple[str, ...], data_root: str | None,
           quiet: bool, progress: bool) -> None:
     """Train a parser or a tagger from the YAML experiment CONFIG.
 
@@ -100,8 +104,9 @@ def train(config: str, out: str | None, work: str | None, jobs: int, fold: int |
       dparse train configs/en_ewt/o2-eisner.yaml --workers 2
       dparse train configs/en_ewt/easyfirst.yaml --workers 2 --mixing updates
       dparse train configs/en_ewt/o2-eisner.yaml --workers 8 --cluster slurm --queue debug
+      dparse train configs/en_ewt/neural-o1.yaml --threads 1 --progress
     """
-    cfg = load_config(config, overrides, data_root)
+    cfg = load_config(config, overrides + neural_overrides(threads, device), data_root)
     if not quiet:
         logging.basicConfig(level=logging.INFO, format="%(message)s")
     out_dir = Path(out) if out else Path("models") / cfg.name

@@ -1,0 +1,28 @@
+"""Neural scores for the graph decoders (``parser: neural``, the ``neural`` extra: PyTorch).
+
+A BiLSTM over words, characters and (optionally) UPOS tags scores every arc with a biaffine
+scorer and every arc's labels with a biaffine label scorer; the arc scores go, as a graph
+model's ``score_parts`` gives them, to the registered graph decoders unchanged (cle, eisner,
+bgi, k-best, marginals, constraints). Modules: ``sections`` (the ``neural`` config section),
+``checks`` (its check), ``vocab`` (words, characters, tags, labels and the encoding of a
+sentence), ``encoder`` (the embeddings and the BiLSTM), ``biaffine`` (the arc and label
+scorers), ``network`` (the whole network), ``crf`` (the tree CRF: log-partition and marginals
+by the Matrix-Tree Theorem and the inside algorithm), ``losses``, ``model`` (a trained
+network as a graph model, its files), ``training``, ``family`` (the registration). Only
+``sections``, ``checks`` and ``family`` import without torch.
+"""
+
+from __future__ import annotations
+
+from dparse.errors import DparseError
+
+EXTRA = "pip install 'dparse[neural]'"
+
+
+def require_torch() -> None:
+    """DparseError naming the ``dparse[neural]`` extra when PyTorch is missing."""
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        raise DparseError(f"neural parsers (parser: neural) need PyTorch, which is not "
+                          f"installed: {EXTRA}") from None

@@ -1,0 +1,69 @@
+"""Biaffine scorers (Dozat and Manning 2017) over the encoder's node vectors [B, T, D].
+
+``ArcScorer``: ``scores[b, h, m]`` float32 [B, T, T], the arc h -> m (head first, as the
+graph decoders read arcs). ``LabelScorer``: each arc's label scores, for given heads
+(``at_heads``: [B, T, L], word m's labels with head ``heads[b, m]``) or the best label of
+every arc (``best_labels``: [B, T, T])."""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+
+class MLP(nn.Module):
+    """One linear layer, a leaky ReLU and dropout: [..., D] -> [..., out]."""
+
+    def __init__(self, size: int, out: int, dropout: float) -> None:
+        super().__init__()
+        self.linear = nn.Linear(size, out)
+        self.act = nn.LeakyReLU(0.1)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.dropout(self.act(self.linear(x)))
+
+
+def _with_one(x: torch.Tensor) -> torch.Tensor:
+    """x [..., D] with a column of ones appended: [..., D+1] (the biaffine's bias terms)."""
+    return torch.cat([x, x.new_ones(x.shape[:-1] + (1,))], dim=-1)
+
+
+class ArcScorer(nn.Module):
+    """s(h, m) = [dep_m; 1]^T W head_h: a bilinear term and a head prior."""
+
+    def __init__(self, size: int, dim: int, dropout: float) -> None:
+        super().__init__()
+        self.head = MLP(size, dim, dropout)
+        self.dep = MLP(size, dim, dropout)
+        self.weight = nn.Parameter(torch.zeros(dim + 1, dim))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        dep = _with_one(self.dep(x)) @ self.weight  # [B, T, dim]
+        return self.head(x) @ dep.transpose(1, 2)  # [B, T(h), T(m)]
+
+
+class LabelScorer(nn.Module):
+    """s(h, m, l) = [dep_m; 1]^T W_l [head_h; 1] for each of L labels."""
+
+    def __init__(self, size: int, dim: int, n_labels: int, dropout: float) -> None:
+        super().__init__()
+        self.head = MLP(size, dim, dropout)
+        self.dep = MLP(size, dim, dropout)
+        self.weight = nn.Parameter(torch.zeros(n_labels, dim + 1, dim + 1))
+
+    def at_heads(self, x: torch.Tensor, heads: torch.Tensor) -> torch.Tensor:
+        """Label scores [B, T, L] of word m with head heads[b, m] (int64 [B, T], >= 0)."""
+        head = _with_one(self.head(x))
+        chosen = head.gather(1, heads[:, :, None].expand(-1, -1, head.shape[-1]))
+        return torch.einsum("btd,lde,bte->btl", _with_one(self.dep(x)), self.weight, chosen)
+
+    def best_labels(self, x: torch.Tensor) -> torch.Tensor:
+        """The best label id int64 [B, T(h), T(m)] of every arc (two matrix products: the
+        dependents through every label's matrix, then against the heads)."""
+        dep = _with_one(self.dep(x))  # [B, T, E]
+        b, t, e = dep.shape
+        n_labels = self.weight.shape[0]
+        through = dep.reshape(b * t, e) @ self.weight.permute(1, 0, 2).reshape(e, n_labels * e)
+        scores = through.reshape(b, t * n_labels, e) @ _with_one(self.head(x)).transpose(1, 2)
+        return scores.reshape(b, t, n_labels, t).argmax(dim=2).transpose(1, 2)

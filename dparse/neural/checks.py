@@ -1,0 +1,40 @@
+"""The check of the ``neural`` section (imports no torch: it runs on every config)."""
+
+from __future__ import annotations
+
+from dparse.errors import ConfigError
+from dparse.sections import ExperimentConfig
+
+TAGS = ("none", "upos")
+LOSSES = ("local", "crf")
+DEVICES = ("cpu", "cuda")
+POSITIVE = ("word_dim", "min_count", "char_dim", "char_filters", "char_kernel", "tag_dim",
+            "lstm_dim", "lstm_layers", "arc_dim", "label_dim", "batch_tokens", "threads")
+
+
+def check_neural(cfg: ExperimentConfig, source: str) -> None:
+    """ConfigError naming the first ``neural.KEY`` out of range (the defaults pass)."""
+    n = cfg.neural
+    for key in POSITIVE:
+        if getattr(n, key) < 1:
+            raise ConfigError(f"{source}: neural.{key} must be at least 1, got "
+                              f"{getattr(n, key)}")
+    for key in ("word_dropout", "dropout"):
+        if not 0.0 <= getattr(n, key) < 1.0:
+            raise ConfigError(f"{source}: neural.{key} must be in [0, 1), got {getattr(n, key)}")
+    if not (n.lr > 0 and 0.0 < n.beta2 < 1.0 and n.clip > 0):
+        raise ConfigError(f"{source}: neural.lr and neural.clip must be positive and "
+                          "neural.beta2 in (0, 1)")
+    for key, known in (("tags", TAGS), ("loss", LOSSES), ("device", DEVICES)):
+        if getattr(n, key) not in known:
+            raise ConfigError(f"{source}: neural.{key} must be one of {', '.join(known)}, got "
+                              f"{getattr(n, key)!r}")
+    if cfg.parser != "neural":
+        return
+    if cfg.features.order != 1:
+        raise ConfigError(f"{source}: neural parsers score first-order parts only "
+                          "(features.order: 1)")
+    from dparse.decoders import check_decoder  # loads the decoders' modules: only to check
+
+    check_decoder(source, "decoder.name", cfg.decoder.name, "decoder.options",
+                  cfg.decoder.options)

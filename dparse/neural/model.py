@@ -1,0 +1,194 @@
+"""A trained neural network as a graph model: its arc scores go to the graph decoders through
+:meth:`dparse.graph.model.GraphModel.score_parts`, so every first-order graph decoder, k-best
+list, marginal and constraint works on it unchanged.
+
+``score_parts`` gives the biaffine arc scores (float64 [n+1, n+1]; -inf outside the arcs a
+constrained parse allows) and each arc's best label by the biaffine label scorer (int32
+[n+1, n+1]), so the decoded tree's labels are the label scorer's best for its heads. Parsing
+scores sentences in batches of :data:`PARSE_BATCH` (each sentence's scores do not depend on
+its batch: :mod:`dparse.neural.encoder`), by length in batches of similar lengths.
+
+A saved model is a directory: ``weights.bin`` (every tensor of the network as a float32 array
+named by its parameter, :func:`dparse.modeldir.save_arrays`: no pickled code), ``vocab.json``
+(:class:`dparse.neural.vocab.NeuralVocabulary`), ``network.json`` (the format version and the
+``neural`` section the network was built from), ``config.yaml`` and ``manifest.json``. It
+loads on any device; a model of another format version is refused with "retrain it".
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import json
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from dparse.conll import Sentence
+from dparse.constraints import Constraints
+from dparse.decoders import Decoder
+from dparse.errors import DparseError
+from dparse.graph.model import GraphModel, PartScratch
+from dparse.modeldir import VOCAB_FILE, WEIGHTS_FILE, load_arrays, require_model_files, save_arrays
+from dparse.neural.network import Batch, ParserNetwork
+from dparse.neural.sections import NeuralConfig
+from dparse.neural.vocab import NeuralSentence, NeuralVocabulary
+from dparse.outputs import write_text
+from dparse.timer import ParseTimer
+
+FORMAT_VERSION = 1
+NETWORK_FILE = "network.json"
+PARSE_BATCH = 256  # sentences read ahead and scored together when parsing
+BATCH_NODES = 2048  # padded nodes of a batch the network scores at once
+
+
+def select_device(name: str) -> torch.device:
+    """The torch device of ``neural.device``; DparseError for ``cuda`` without a GPU."""
+    if name == "cuda" and not torch.cuda.is_available():
+        raise DparseError("neural.device: cuda asked for, but torch sees no CUDA GPU here "
+                          "(use --device cpu)")
+    return torch.device(name)
+
+
+class NeuralModel(GraphModel):
+    """The network (:class:`dparse.neural.network.ParserNetwork`) with its vocabulary and the
+    ``neural`` section it was built from; ``weights`` is its tensors as a dict of arrays
+    (what :class:`dparse.epochs.BestEpoch` keeps)."""
+
+    pruner = None
+
+    def __init__(self, vocab: NeuralVocabulary, settings: NeuralConfig,
+                 network: ParserNetwork) -> None:
+        self.vocab = vocab
+        self.settings = settings
+        self.network = network
+        self.device = next(network.parameters()).device
+        self._prepared: dict[int, NeuralSentence] = {}  # id(sentence) -> its scored encoding
+
+    @property
+    def weights(self) -> dict[str, np.ndarray]:  # type: ignore[override]
+        """Copies of the network's tensors, float32 arrays by parameter name."""
+        return {name: t.detach().cpu().numpy().astype(np.float32, copy=True)
+                for name, t in self.network.state_dict().items()}
+
+    @weights.setter
+    def weights(self, arrays: dict[str, np.ndarray]) -> None:
+        state = {name: torch.from_numpy(np.array(a, dtype=np.float32)) for name, a in
+                 arrays.items()}
+        self.network.load_state_dict(state)
+
+    def score_batch(self, sentences: Sequence[NeuralSentence]) -> None:
+        """Score ``sentences``, keeping each one's arc scores float64 [n+1, n+1] and best
+        labels int32 [n+1, n+1] in its ``scores``: sorted by length and cut into batches of at
+        most :data:`BATCH_NODES` padded nodes, so that little is spent on padding."""
+        self.network.eval()
+        order = sorted(range(len(sentences)), key=lambda i: len(sentences[i]))
+        start = 0
+        while start < len(order):
+            end = start + 1
+            while (end < len(order)
+                   and (end + 1 - start) * (len(sentences[order[end]]) + 1) <= BATCH_NODES):
+                end += 1
+            self._score_group([sentences[i] for i in order[start:end]])
+            start = end
+
+    def _score_group(self, sentences: Sequence[NeuralSentence]) -> None:
+        """:meth:`score_batch` of one batch."""
+        with torch.inference_mode():
+            batch = Batch.of(sentences, self.device)
+            x, arcs = self.network(batch)
+            labels = self.network.labels.best_labels(x)
+        arcs_np = arcs.double().cpu().numpy()
+        labels_np = labels.to(torch.int32).cpu().numpy()
+        for i, enc in enumerate(sentences):
+            n1 = len(enc) + 1
+            enc.scores = (np.ascontiguousarray(arcs_np[i, :n1, :n1]),
+                          np.ascontiguousarray(labels_np[i, :n1, :n1]))
+
+    def score_parts(
+        self, enc: NeuralSentence, weights: np.ndarray | None, cost_augmented: bool,  # type: ignore[override]
+        scratch: PartScratch | None = None,
+    ) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
+        """The arc scores (-inf outside ``enc.allowed`` when set) and best labels; no
+        higher-order parts. ``weights`` and cost augmentation are the linear models' (a
+        network trains by :mod:`dparse.neural.training`)."""
+        if weights is not None or cost_augmented:
+            raise DparseError("a neural model scores with its own network, without cost "
+                              "augmentation")
+        if enc.scores is None:
+            self.score_batch([enc])
+        assert enc.scores is not None
+        arc, label = enc.scores
+        if enc.allowed is not None:
+            arc = np.where(enc.allowed > 0, arc, -np.inf)
+        return arc, label, {}
+
+    def parse_items(
+        self,
+        items: Iterable[tuple[Sentence, Constraints | None]],
+        decoder: Decoder,
+        single_root: bool = True,
+        timer: ParseTimer | None = None,
+        constrained: Callable[..., tuple[np.ndarray, np.ndarray]] | None = None,
+    ) -> Iterator[Sentence]:
+        """As :meth:`GraphModel.parse_items`, the sentences scored :data:`PARSE_BATCH` at a
+        time."""
+        timer = timer if timer is not None else ParseTimer()
+        iterator = iter(items)
+        while chunk := list(itertools.islice(iterator, PARSE_BATCH)):
+            encoded = [GraphModel._encode(self, sent, timer) for sent, _ in chunk]
+            nonempty = [enc for enc in encoded if len(enc)]
+            if nonempty:
+                t0 = time.perf_counter()
+                self.score_batch(nonempty)
+                timer.score += time.perf_counter() - t0
+            self._prepared = {id(sent): enc for (sent, _), enc in zip(chunk, encoded,
+                                                                      strict=True)}
+            try:
+                yield from GraphModel.parse_items(self, chunk, decoder, single_root, timer,
+                                                  constrained)
+            finally:
+                self._prepared = {}
+
+    def _encode(self, sent: Sentence, timer: ParseTimer) -> NeuralSentence:  # type: ignore[override]
+        """The sentence's encoding: scored already when :meth:`parse_items` batched it."""
+        prepared = self._prepared.pop(id(sent), None)
+        return prepared if prepared is not None else GraphModel._encode(self, sent, timer)
+
+    def write_files(self, directory: Path) -> None:
+        """Write the network's tensors, the vocabulary and ``network.json``."""
+        directory.mkdir(parents=True, exist_ok=True)
+        save_arrays(directory / WEIGHTS_FILE, **self.weights)
+        self.vocab.save(directory / VOCAB_FILE)
+        record = {"format_version": FORMAT_VERSION,
+                  "neural": dataclasses.asdict(self.settings)}
+        write_text(directory / NETWORK_FILE, json.dumps(record, indent=1, sort_keys=True) + "\n")
+
+    @classmethod
+    def read_files(cls, directory: Path, device: str = "cpu") -> NeuralModel:  # type: ignore[override]
+        """Read what :meth:`write_files` wrote, onto ``device``; DparseError (retrain it) for
+        another format version or tensors that do not fit the recorded network."""
+        require_model_files(directory, VOCAB_FILE, NETWORK_FILE)
+        try:
+            record = json.loads((directory / NETWORK_FILE).read_text(encoding="utf-8"))
+            version = record["format_version"]
+            settings = NeuralConfig(**record["neural"])
+        except (ValueError, KeyError, TypeError) as exc:
+            raise DparseError(f"{directory / NETWORK_FILE}: damaged ({exc}); retrain the "
+                              "model") from None
+        if version != FORMAT_VERSION:
+            raise DparseError(f"{directory}: a neural model of format version {version}; this "
+                              f"dparse reads version {FORMAT_VERSION}: retrain it")
+        vocab = NeuralVocabulary.load(directory / VOCAB_FILE)
+        model = cls(vocab, settings, ParserNetwork(settings, vocab))
+        try:
+            model.weights = dict(load_arrays(directory / WEIGHTS_FILE))
+        except RuntimeError as exc:  # missing, unexpected or misshapen tensors
+            raise DparseError(f"{directory / WEIGHTS_FILE}: does not fit the network "
+                              f"({str(exc).splitlines()[0]}); retrain the model") from None
+        model.network.to(select_device(device))
+        model.device = torch.device(device)
+        return model

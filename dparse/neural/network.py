@@ -1,0 +1,67 @@
+"""The whole network of a neural parser: the encoder and the biaffine arc and label scorers,
+over a batch of :class:`dparse.neural.vocab.NeuralSentence` (``Batch``)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from torch import nn
+
+from dparse.neural.biaffine import ArcScorer, LabelScorer
+from dparse.neural.encoder import Encoder
+from dparse.neural.sections import NeuralConfig
+from dparse.neural.vocab import NeuralSentence, NeuralVocabulary
+
+
+@dataclass
+class Batch:
+    """Sentences padded to N+1 nodes: ``words``, ``tags`` int64 [B, N+1], ``chars`` int64
+    [B, N+1, C], ``heads`` and ``labels`` int64 [B, N+1] (-1 where unknown or padding),
+    ``lengths`` int64 [B]."""
+
+    words: torch.Tensor
+    chars: torch.Tensor
+    tags: torch.Tensor
+    heads: torch.Tensor
+    labels: torch.Tensor
+    lengths: torch.Tensor
+
+    @classmethod
+    def of(cls, sentences: Sequence[NeuralSentence], device: torch.device) -> Batch:
+        size = max(len(s) for s in sentences) + 1
+        width = max(s.chars.shape[1] for s in sentences)
+        b = len(sentences)
+        words = np.zeros((b, size), dtype=np.int64)
+        tags = np.zeros((b, size), dtype=np.int64)
+        chars = np.zeros((b, size, width), dtype=np.int64)
+        heads = np.full((b, size), -1, dtype=np.int64)
+        labels = np.full((b, size), -1, dtype=np.int64)
+        for i, s in enumerate(sentences):
+            t = len(s) + 1
+            words[i, :t], tags[i, :t], heads[i, :t], labels[i, :t] = (s.words, s.tags, s.heads,
+                                                                      s.labels)
+            chars[i, :t, :s.chars.shape[1]] = s.chars
+        lengths = np.array([len(s) for s in sentences], dtype=np.int64)
+        return cls(*(torch.from_numpy(a).to(device) for a in (words, chars, tags, heads,
+                                                               labels, lengths)))
+
+
+class ParserNetwork(nn.Module):
+    """Encoder, arc scorer and label scorer (:mod:`dparse.neural`)."""
+
+    def __init__(self, cfg: NeuralConfig, vocab: NeuralVocabulary) -> None:
+        super().__init__()
+        specials = 3
+        self.encoder = Encoder(cfg, len(vocab.words) + specials, len(vocab.chars) + specials,
+                               len(vocab.tags) + specials if vocab.reads_tags else 0)
+        self.arcs = ArcScorer(self.encoder.out_dim, cfg.arc_dim, cfg.dropout)
+        self.labels = LabelScorer(self.encoder.out_dim, cfg.label_dim, len(vocab.labels),
+                                  cfg.dropout)
+
+    def forward(self, batch: Batch) -> tuple[torch.Tensor, torch.Tensor]:
+        """The node vectors [B, N+1, D] and the arc scores [B, N+1, N+1] (head first)."""
+        x = self.encoder(batch.words, batch.chars, batch.tags, batch.lengths)
+        return x, self.arcs(x)

@@ -1,0 +1,46 @@
+"""The ``neural`` config section (data only; checked by :mod:`dparse.neural.checks`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass
+class NeuralConfig:
+    """A neural parser's network, loss and optimizer (``parser: neural``).
+
+    Encoder: word embeddings of ``word_dim`` (words seen fewer than ``min_count`` times in
+    training are unknown; each training word is replaced by the unknown word with probability
+    ``word_dropout``), a character CNN (``char_dim`` embeddings, ``char_filters`` filters of
+    width ``char_kernel``, max-pooled), the gold UPOS tags as ``tag_dim`` embeddings when
+    ``tags`` is ``upos`` (``none``: words alone), and ``lstm_layers`` BiLSTM layers of
+    ``lstm_dim`` units a direction. Scorers: a biaffine arc scorer over ``arc_dim`` MLP
+    features and a biaffine label scorer over ``label_dim`` ones; ``dropout`` everywhere.
+    Loss: ``local`` (head selection: each word's head by cross-entropy) or ``crf`` (the tree
+    CRF over the decoder's kind of tree: projective for a projective decoder), plus the labels'
+    cross-entropy at the gold heads. Optimizer: Adam (``lr``, ``beta2``), gradients clipped to
+    norm ``clip``, batches of about ``batch_tokens`` words of sentences of similar length.
+    ``threads`` (torch's CPU threads) and ``device`` (``cpu`` or ``cuda``) are where training
+    and parsing run (parse-time keys); the CPU is the reference.
+    """
+
+    word_dim: int = 100
+    min_count: int = 2
+    word_dropout: float = 0.25
+    char_dim: int = 50
+    char_filters: int = 100
+    char_kernel: int = 3
+    tags: str = "none"
+    tag_dim: int = 50
+    lstm_dim: int = 200
+    lstm_layers: int = 2
+    arc_dim: int = 400
+    label_dim: int = 100
+    dropout: float = 0.33
+    loss: str = "local"
+    lr: float = 0.002
+    beta2: float = 0.9
+    clip: float = 5.0
+    batch_tokens: int = 2000
+    threads: int = 1
+    device: str = "cpu"

@@ -1,0 +1,123 @@
+"""Training a neural parser: Adam over batches of sentences of similar length, gradients
+clipped, the best epoch on dev kept (:class:`dparse.epochs.BestEpoch`).
+
+Deterministic on the CPU: the network's initialization and dropout draw from torch's
+generator seeded by ``training.seed``, the batches and their order from numpy's; with the same
+``neural.threads`` the same config and data give the same weights, byte for byte.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from tqdm import tqdm
+
+from dparse.decoders import configured_decoder
+from dparse.epochs import BestEpoch, EpochReport, TrainResult, read_split
+from dparse.metrics import evaluate
+from dparse.neural.losses import crf_loss, head_selection_loss, label_loss
+from dparse.neural.model import NeuralModel, select_device
+from dparse.neural.network import Batch, ParserNetwork
+from dparse.neural.vocab import NeuralSentence, NeuralVocabulary
+from dparse.sections import ExperimentConfig
+
+
+@dataclass
+class NeuralEpochReport(EpochReport):
+    """An epoch's report with its mean training loss (train UAS and LAS: each word's
+    highest-scoring head and, at its gold head, label, before any tree decoding)."""
+
+    loss: float = 0.0
+
+    def summary(self, dev_file: str | None, punct: str) -> str:
+        return f"{super().summary(dev_file, punct)}; loss {self.loss:.4f}"
+
+
+def length_batches(sentences: Sequence[NeuralSentence], tokens: int,
+                   rng: np.random.Generator) -> list[list[int]]:
+    """The indices of ``sentences`` cut into batches of about ``tokens`` words of sentences
+    of similar length (sorted by length, ties in a random order), the batches in a random
+    order."""
+    order = rng.permutation(len(sentences))
+    order = order[np.argsort([len(sentences[i]) for i in order], kind="stable")]
+    batches: list[list[int]] = [[]]
+    words = 0
+    for i in order.tolist():
+        if batches[-1] and words + len(sentences[i]) > tokens:
+            batches.append([])
+            words = 0
+        batches[-1].append(i)
+        words += len(sentences[i])
+    return [batches[i] for i in rng.permutation(len(batches))]
+
+
+def train(cfg: ExperimentConfig, progress: bool = False,
+          on_epoch: Callable[[EpochReport], None] | None = None) -> TrainResult:
+    """Train the network of ``cfg`` (``parser: neural``) and return the best epoch's model."""
+    start = time.perf_counter()
+    n, tc = cfg.neural, cfg.training
+    torch.set_num_threads(n.threads)
+    device = select_device(n.device)
+    torch.manual_seed(tc.seed)
+    rng = np.random.default_rng(tc.seed)
+    train_sents = read_split(cfg, cfg.data.train)
+    dev_sents = read_split(cfg, cfg.data.dev) if cfg.data.dev else []
+    vocab = NeuralVocabulary.build(train_sents, n.min_count, n.tags == "upos")
+    encoded = [vocab.encode(s) for s in train_sents]
+    encoded = [e for e in encoded if len(e)]
+    network = ParserNetwork(n, vocab).to(device)
+    model = NeuralModel(vocab, n, network)
+    decoder = configured_decoder(cfg.decoder.name, cfg.decoder.options)
+    single_root = bool(cfg.decoder.single_root)
+    optimizer = torch.optim.Adam(network.parameters(), lr=n.lr, betas=(0.9, n.beta2))
+    result = TrainResult(model, 0)
+    best = BestEpoch()
+    for epoch in range(1, tc.epochs + 1):
+        t0 = time.perf_counter()
+        network.train()
+        total = heads_right = labels_right = 0
+        loss_sum = 0.0
+        batches = length_batches(encoded, n.batch_tokens, rng)
+        bar = tqdm(batches, desc=f"epoch {epoch}/{tc.epochs}", unit="batch",
+                   disable=not progress, leave=False)
+        for indices in bar:
+            batch = Batch.of([encoded[i] for i in indices], device)
+            x, arcs = network(batch)
+            if n.loss == "crf":
+                arc_loss = crf_loss(arcs, batch.heads, batch.lengths,
+                                    projective=decoder.projective, single_root=single_root)
+            else:
+                arc_loss = head_selection_loss(arcs, batch.heads, batch.lengths)
+            label_scores = network.labels.at_heads(x, batch.heads.clamp(min=0))
+            loss = arc_loss + label_loss(label_scores, batch.labels)
+            optimizer.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(network.parameters(), n.clip)
+            optimizer.step()
+            with torch.no_grad():
+                scored = batch.heads >= 0
+                found = arcs.argmax(dim=1) == batch.heads
+                labelled = found & (label_scores.argmax(dim=2) == batch.labels)
+                total += int(scored.sum())
+                heads_right += int((found & scored).sum())
+                labels_right += int((labelled & scored).sum())
+            loss_sum += loss.item() * len(indices)
+            bar.set_postfix(loss=f"{loss.item():.3f}")
+        seconds = {"train": time.perf_counter() - t0}
+        dev_uas = dev_las = None
+        if dev_sents:
+            t1 = time.perf_counter()
+            scores = evaluate(dev_sents, list(model.parse(dev_sents, decoder, single_root)),
+                              punct=tc.punct)
+            dev_uas, dev_las = scores.uas, scores.las
+            seconds["dev"] = time.perf_counter() - t1
+        report = NeuralEpochReport(epoch, 100.0 * heads_right / max(total, 1),
+                                   100.0 * labels_right / max(total, 1), dev_uas, dev_las,
+                                   seconds, loss=loss_sum / max(len(encoded), 1))
+        best.close_epoch(result, report, model.weights,
+                         dev_las if tc.select_by == "las" else dev_uas, on_epoch)
+    return best.finish(model, result, start)

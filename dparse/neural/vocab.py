@@ -1,0 +1,133 @@
+"""A neural parser's vocabularies (words, characters, UPOS tags, labels) and the encoding of
+a sentence as the network reads it.
+
+Ids 0, 1 and 2 of the word, character and tag vocabularies are padding, unknown and the root
+(``PAD``, ``UNK``, ``ROOT``); real symbols start at 3, in order of first appearance in
+training. Words are normalized as the linear models see them (:func:`dparse.vocab.normalize`:
+lowercased, digits -> 0); characters are those of the form as written. Saved as
+``vocab.json``, with the column record every model's vocabulary file carries (the columns it
+does not read, the shares of training tokens that filled each column: what ``dparse parse``
+checks its input against, :mod:`dparse.columns`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from dparse.columns import COLUMNS, ColumnCounter
+from dparse.conll import Sentence
+from dparse.errors import DparseError
+from dparse.outputs import write_text
+from dparse.vocab import FILLED_KEY, UNREAD_KEY, normalize
+
+PAD, UNK, ROOT = 0, 1, 2
+FIRST_ID = 3
+MAX_CHARS = 32  # characters of a word the network reads (its first ones)
+
+
+@dataclass
+class NeuralSentence:
+    """A sentence as the network reads it: ``words`` int64 [n+1] and ``tags`` int64 [n+1]
+    (row 0 the root; tags all UNK for a model without tags), ``chars`` int64 [n+1, C] (padded
+    with PAD; C the longest word's characters, at most :data:`MAX_CHARS`), gold ``heads`` and
+    label ids ``labels`` int32 [n+1] (-1 for the root, an unknown label or a missing head),
+    ``allowed`` (uint8 [n+1, n+1] or None) the arcs a constrained parse may score, as for
+    :class:`dparse.vocab.EncodedSentence`, and ``scores``, the network's arc scores float64
+    and best labels int32 [n+1, n+1] once :meth:`dparse.neural.model.NeuralModel.score_batch`
+    scored it."""
+
+    words: np.ndarray
+    chars: np.ndarray
+    tags: np.ndarray
+    heads: np.ndarray
+    labels: np.ndarray
+    allowed: np.ndarray | None = None
+    scores: tuple[np.ndarray, np.ndarray] | None = None  # arc scores and best labels, once scored
+
+    def __len__(self) -> int:
+        return len(self.words) - 1
+
+
+class NeuralVocabulary:
+    """The symbol lists of a neural model (``words``, ``chars``, ``tags``, ``labels``),
+    whether it reads UPOS (``reads_tags``) and the column record of its training data."""
+
+    def __init__(self, words: list[str], chars: list[str], tags: list[str], labels: list[str],
+                 reads_tags: bool, filled: dict[str, float] | None = None) -> None:
+        self.words, self.chars, self.tags, self.labels = words, chars, tags, labels
+        self.reads_tags = reads_tags
+        self.filled = filled
+        self._word_ids = {w: i for i, w in enumerate(words, FIRST_ID)}
+        self._char_ids = {c: i for i, c in enumerate(chars, FIRST_ID)}
+        self._tag_ids = {t: i for i, t in enumerate(tags, FIRST_ID)}
+        self._label_ids = {label: i for i, label in enumerate(labels)}
+
+    @classmethod
+    def build(cls, sentences: Sequence[Sentence], min_count: int, reads_tags: bool
+              ) -> NeuralVocabulary:
+        """Every symbol of the training sentences (words seen at least ``min_count`` times)."""
+        words: Counter[str] = Counter()
+        chars: dict[str, None] = {}
+        tags: dict[str, None] = {}
+        labels: dict[str, None] = {}
+        counter = ColumnCounter()
+        for sent in counter.through(sentences):
+            words.update(normalize(f) for f in sent.form)
+            for form in sent.form:
+                chars.update(dict.fromkeys(form))
+            tags.update(dict.fromkeys(sent.upos))
+            labels.update(dict.fromkeys(sent.deprels[1:]))
+        kept = [w for w, count in words.items() if count >= min_count]
+        return cls(kept, list(chars), list(tags) if reads_tags else [], list(labels),
+                   reads_tags, counter.shares())
+
+    @property
+    def unread(self) -> tuple[str, ...]:
+        """The token columns the model does not read (every one but UPOS with tags)."""
+        return tuple(c for c in COLUMNS if not (self.reads_tags and c == "upos"))
+
+    def encode(self, sent: Sentence) -> NeuralSentence:
+        """The sentence's ids (:class:`NeuralSentence`)."""
+        n = len(sent)
+        words = np.empty(n + 1, dtype=np.int64)
+        words[0] = ROOT
+        words[1:] = [self._word_ids.get(normalize(f), UNK) for f in sent.form]
+        width = max([1] + [min(len(f), MAX_CHARS) for f in sent.form])
+        chars = np.zeros((n + 1, width), dtype=np.int64)
+        chars[0, 0] = ROOT
+        for i, form in enumerate(sent.form, 1):
+            ids = [self._char_ids.get(c, UNK) for c in form[:MAX_CHARS]]
+            chars[i, :len(ids)] = ids or [UNK]
+        tags = np.full(n + 1, UNK, dtype=np.int64)
+        tags[0] = ROOT
+        if self.reads_tags:
+            tags[1:] = [self._tag_ids.get(t, UNK) for t in sent.upos]
+        labels = np.full(n + 1, -1, dtype=np.int32)
+        labels[1:] = [self._label_ids.get(d, -1) for d in sent.deprels[1:]]
+        heads = np.asarray(sent.heads, dtype=np.int32).copy()
+        heads[0] = -1
+        return NeuralSentence(words, chars, tags, heads, labels)
+
+    def save(self, path: Path) -> None:
+        """Write the vocabulary as JSON (with the column record of dparse.vocab's files)."""
+        data = {"words": self.words, "chars": self.chars, "tags": self.tags,
+                "labels": self.labels, "reads_tags": self.reads_tags,
+                UNREAD_KEY: list(self.unread), FILLED_KEY: self.filled}
+        write_text(path, json.dumps(data, ensure_ascii=False) + "\n")
+
+    @classmethod
+    def load(cls, path: Path) -> NeuralVocabulary:
+        """Read a vocabulary :meth:`save` wrote; DparseError naming the file otherwise."""
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            return cls(data["words"], data["chars"], data["tags"], data["labels"],
+                       bool(data["reads_tags"]), data.get(FILLED_KEY))
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise DparseError(f"{path}: not a neural model's vocabulary ({exc}); retrain "
+                              "the model") from None

@@ -1,0 +1,195 @@
+"""A neural model's files, loading and training: saved and loaded alike, loaded on the CPU,
+another format version refused, deterministic training, the parse-time keys, the commands."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from neural_tiny import tiny_config, tiny_neural_fixture, train_tiny, write_slices  # noqa: E402, F401
+
+import dparse  # noqa: E402
+from dparse.conll import read_conll  # noqa: E402
+from dparse.errors import DparseError  # noqa: E402
+from dparse.modeldir import WEIGHTS_FILE, file_sha256, load_arrays  # noqa: E402
+from dparse.trees import check_tree  # noqa: E402
+
+
+def dparse_cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "dparse", *args], capture_output=True,
+                          text=True, timeout=300)
+
+
+def test_the_weights_are_plain_named_float32_arrays(tiny_neural: Path) -> None:
+    from dparse.neural.model import NETWORK_FILE, NeuralModel
+
+    arrays = load_arrays(tiny_neural / "model" / WEIGHTS_FILE)
+    model = NeuralModel.read_files(tiny_neural / "model")
+    state = model.network.state_dict()
+    assert set(arrays) == set(state)
+    for name, value in arrays.items():
+        assert value.dtype == np.float32
+        assert np.array_equal(value, state[name].numpy())
+    record = json.loads((tiny_neural / "model" / NETWORK_FILE).read_text())
+    assert record["format_version"] == 1 and record["neural"]["tags"] == "upos"
+
+
+def test_a_saved_model_parses_alike_after_loading_again(tiny_neural: Path, tmp_path: Path
+                                                        ) -> None:
+    first = dparse.load(tiny_neural / "model")
+    first.parse_file(tiny_neural / "dev.conllu", tmp_path / "a.conllu")
+    dparse.load(tiny_neural / "model", overrides=["neural.threads=1"]).parse_file(
+        tiny_neural / "dev.conllu", tmp_path / "b.conllu")
+    assert (tmp_path / "a.conllu").read_bytes() == (tmp_path / "b.conllu").read_bytes()
+    gold = list(read_conll(tiny_neural / "dev.conllu"))
+    parsed = list(read_conll(tmp_path / "a.conllu"))
+    assert [s.form for s in parsed] == [s.form for s in gold]
+    for sent in parsed:
+        check_tree(sent.heads, single_root=True)
+
+
+def test_a_sentence_parses_alike_alone_and_in_a_batch(tiny_neural: Path) -> None:
+    parser = dparse.load(tiny_neural / "model")
+    dev = list(read_conll(tiny_neural / "dev.conllu"))
+    together = list(parser.parse_many(dev))
+    for sent, batched in zip(dev, together, strict=True):
+        alone = parser.parse(sent)
+        assert alone.heads.tolist() == batched.heads.tolist()
+        assert alone.deprels == batched.deprels
+
+
+def test_a_model_of_another_format_asks_to_be_retrained(tiny_neural: Path, tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    from dparse.config import load_config
+    from dparse.epochs import TrainResult, save_model
+    from dparse.neural import model as neural_model
+
+    cfg = load_config(tiny_neural / "model" / "config.yaml")
+    loaded = neural_model.NeuralModel.read_files(tiny_neural / "model")
+    monkeypatch.setattr(neural_model, "FORMAT_VERSION", 7)
+    save_model(TrainResult(loaded, 1), cfg, tmp_path / "other")
+    monkeypatch.undo()
+    with pytest.raises(DparseError, match="format version 7.*retrain it"):
+        dparse.load(tmp_path / "other")
+    done = dparse_cli("parse", str(tmp_path / "other"), str(tiny_neural / "dev.conllu"))
+    assert done.returncode == 2 and "retrain it" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_weights_that_do_not_fit_the_network_are_refused(tiny_neural: Path, tmp_path: Path
+                                                         ) -> None:
+    from dparse.modeldir import save_arrays, writing_model_dir
+
+    with writing_model_dir(tmp_path / "bad") as staging:
+        for path in (tiny_neural / "model").iterdir():
+            if path.name not in ("manifest.json", WEIGHTS_FILE):
+                shutil.copy(path, staging / path.name)
+        arrays = dict(load_arrays(tiny_neural / "model" / WEIGHTS_FILE))
+        arrays.pop(next(iter(arrays)))
+        save_arrays(staging / WEIGHTS_FILE, **arrays)
+    with pytest.raises(DparseError, match="does not fit the network.*retrain"):
+        dparse.load(tmp_path / "bad")
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="a GPU is present")
+def test_cuda_without_a_gpu_is_a_clear_error(tiny_neural: Path) -> None:
+    with pytest.raises(DparseError, match="cuda asked for.*no CUDA GPU"):
+        dparse.load(tiny_neural / "model", overrides=["neural.device=cuda"]).parse(["Dogs"])
+    done = dparse_cli("parse", str(tiny_neural / "model"), str(tiny_neural / "dev.conllu"),
+                      "--device", "cuda")
+    assert done.returncode == 2 and "no CUDA GPU" in done.stderr
+
+
+def test_training_is_deterministic_for_a_seed(tmp_path: Path) -> None:
+    folder = write_slices(tmp_path, train=30, dev=5)
+    raw = tiny_config() | {"training": {"epochs": 1, "seed": 5}}
+    digests = [file_sha256(train_tiny(folder, raw, tmp_path / name) / WEIGHTS_FILE)
+               for name in ("a", "b")]
+    other = raw | {"training": {"epochs": 1, "seed": 6}}
+    digests.append(file_sha256(train_tiny(folder, other, tmp_path / "c") / WEIGHTS_FILE))
+    assert digests[0] == digests[1] != digests[2]
+
+
+@pytest.mark.parametrize("loss", ["crf"])
+@pytest.mark.parametrize("decoder", ["cle", "eisner"])
+def test_the_crf_loss_trains_for_either_kind_of_tree(tmp_path: Path, loss: str, decoder: str
+                                                     ) -> None:
+    folder = write_slices(tmp_path, train=30, dev=5)
+    raw = tiny_config(loss=loss, tags="none") | {"decoder": {"name": decoder},
+                                                 "training": {"epochs": 1, "seed": 1}}
+    model = train_tiny(folder, raw, tmp_path / "m")
+    parsed = dparse.load(model).parse_many(read_conll(folder / "dev.conllu"))
+    for sent in parsed:
+        check_tree(sent.heads, single_root=True, projective=decoder == "eisner")
+
+
+def test_dparse_train_and_parse_commands(tiny_neural: Path, tmp_path: Path) -> None:
+    folder = write_slices(tmp_path, train=20, dev=5)
+    config = tmp_path / "tiny.yaml"
+    config.write_text(json.dumps(tiny_config(tags="none") | {"training": {"epochs": 1}}))
+    done = dparse_cli("train", str(config), "--out", str(tmp_path / "m"), "--data-root",
+                      str(folder), "--threads", "1", "--device", "cpu")
+    assert done.returncode == 0, done.stderr
+    assert "epoch 1: train UAS" in done.stderr and "loss" in done.stderr
+    for extra in (["--kbest", "2", "--threads", "1"], ["--marginals", "--device", "cpu"]):
+        done = dparse_cli("parse", str(tmp_path / "m"), str(folder / "dev.conllu"), "-o",
+                          str(tmp_path / "out.conllu"), *extra)
+        assert done.returncode == 0, (extra, done.stderr)
+
+def test_only_the_parse_time_keys_change_at_parse_time(tiny_neural: Path) -> None:
+    from dparse.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="neural.lstm_dim"):
+        dparse.load(tiny_neural / "model", overrides=["neural.lstm_dim=3"])
+    parser = dparse.load(tiny_neural / "model", overrides=["neural.threads=2",
+                                                           "neural.device=cpu"])
+    assert len(parser.parse(["Dogs", "bark", "."]).heads) == 4
+
+
+def test_bad_neural_settings_are_config_errors() -> None:
+    from dparse.config import load_config
+    from dparse.errors import ConfigError
+
+    base = {"parser": "neural", "data": {"train": "x.conllu"}}
+    for key, value, message in [("loss", "hinge", "neural.loss must be one of local, crf"),
+                                ("lstm_layers", 0, "neural.lstm_layers must be at least 1"),
+                                ("dropout", 1.0, "neural.dropout must be in"),
+                                ("device", "tpu", "neural.device must be one of cpu, cuda")]:
+        with pytest.raises(ConfigError, match=message):
+            load_config(raw=base | {"neural": {key: value}})
+    with pytest.raises(ConfigError, match="first-order parts only"):
+        load_config(raw=base | {"features": {"order": 2}})
+
+
+def test_search_errors_and_the_ensemble_take_a_neural_model(tiny_neural: Path, tmp_path: Path
+                                                             ) -> None:
+    from dparse.search_errors import search_errors
+
+    dev = tiny_neural / "dev.conllu"
+    exact = search_errors(tiny_neural / "model", dev)
+    assert exact.decoder == "cle" and exact.total.sentences == 20
+    assert exact.total.search_errors == 0
+    greedy = search_errors(tiny_neural / "model", dev, "bgi")
+    assert greedy.total.sentences == 20
+    done = dparse_cli("ensemble", str(tiny_neural / "model"), str(dev), "--other", str(dev),
+                      "-o", str(tmp_path / "ens.conllu"))
+    assert done.returncode == 0, done.stderr
+    for sent in read_conll(tmp_path / "ens.conllu"):
+        check_tree(sent.heads, single_root=True)
+
+
+def test_a_long_sentence_and_unknown_characters_parse(tiny_neural: Path) -> None:
+    parser = dparse.load(tiny_neural / "model")
+    words = [w for sent in read_conll(tiny_neural / "dev.conllu") for w in sent.form]
+    words = (words * (700 // len(words) + 1))[:699] + ["☃‽\u0301x" * 20]  # a 80-char unknown
+    parsed = parser.parse(words)
+    assert len(parsed) == 700
+    check_tree(parsed.heads, single_root=True)
