@@ -22,6 +22,11 @@ words, and of the raw-text pipeline (the tokenizer's seconds added to the same r
 what ``dparse parse --format raw`` of a model carrying this tokenizer runs), in ``--rounds``
 alternated rounds.
 
+With ``--udpipe FILE`` (lines ``treebank<TAB>Tokens<TAB>Sentences<TAB>Words``: UDPipe 1's F1
+on the same test files, measured outside this script, nothing of UDPipe in the project): a
+second table sets dparse's figures beside them and says whether issue 51's targets hold
+(Tokens and Words F1 >= UDPipe's, Sentences F1 >= UDPipe's + 2.0).
+
     python3 benchmarks/tokenize_ud.py --data-root ../shared/data --models scratch/tok \\
         -o results/tokenize-ud.md
 """
@@ -145,8 +150,50 @@ def pipeline_table(p: dict) -> list[str]:
         f"{p['raw']:,.0f}: {p['raw'] / p['words']:.2f}x.", ""]
 
 
+def read_udpipe(path: Path) -> dict[str, tuple[float, float, float]]:
+    """UDPipe 1's (Tokens, Sentences, Words) F1 by treebank from a ``--udpipe`` file."""
+    figures = {}
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip() or line.startswith("#"):
+            continue
+        cols = line.split("\t")
+        if len(cols) != 4:
+            raise SystemExit(f"{path}:{number}: want treebank, Tokens, Sentences, Words F1 "
+                             "separated by tabs")
+        figures[cols[0]] = (float(cols[1]), float(cols[2]), float(cols[3]))
+    return figures
+
+
+def udpipe_table(rows: list[dict], udpipe: dict[str, tuple[float, float, float]]
+                 ) -> list[str]:
+    """dparse beside UDPipe 1 on the treebanks that have UDPipe figures."""
+    lines = ["## Beside UDPipe 1", "",
+             "UDPipe 1 (`ufal.udpipe`, its Python binding): a tokenizer alone trained with its "
+             "default options on the same training file (dev.conllu as its held-out data where "
+             "there is a train file), given the same raw text with each line as a UDPipe "
+             "paragraph (lines joined by blank lines), its output scored against test.conllu "
+             "by the official CoNLL 2018 script (`conll18_ud_eval.py`); nothing of UDPipe is "
+             "in the project. Targets (issue 51): Tokens and Words F1 >= UDPipe's, Sentences "
+             "F1 >= UDPipe's + 2.0.", "",
+             "| treebank | UDPipe Tokens | UDPipe Sentences | UDPipe Words | dparse Tokens | "
+             "dparse Sentences | dparse Words | targets met |",
+             "|---|---:|---:|---:|---:|---:|---:|---|"]
+    for r in rows:
+        if r["name"] not in udpipe:
+            continue
+        tokens, sentences, words = udpipe[r["name"]]
+        missed = [what for what, ok in (("Tokens", r["tokens"] >= tokens),
+                                        ("Sentences", r["sentences"] >= sentences + 2.0),
+                                        ("Words", r["words"] >= words)) if not ok]
+        lines.append(f"| {r['name']} | {tokens:.2f} | {sentences:.2f} | {words:.2f} | "
+                     f"{r['tokens']:.2f} | {r['sentences']:.2f} | {r['words']:.2f} | "
+                     f"{'yes' if not missed else 'no: ' + ', '.join(missed)} |")
+    return lines + [""]
+
+
 def table(rows: list[dict], commit: str, rounds: int, load: str,
-          piped: dict | None = None) -> str:
+          piped: dict | None = None,
+          udpipe: dict[str, tuple[float, float, float]] | None = None) -> str:
     lines = [
         "# The tokenizer from raw text on the UD treebanks of the data root",
         "",
@@ -183,6 +230,8 @@ def table(rows: list[dict], commit: str, rounds: int, load: str,
             f"{r['alone']:.2f} | {r['cpu']:.2f} | {r['whole']:.2f} |")
     exact = sum(r["exact"] for r in rows)
     lines += ["", f"Round trip: {exact} of {len(rows)} test files rebuilt exactly.", ""]
+    if udpipe:
+        lines += udpipe_table(rows, udpipe)
     if piped is not None:
         lines += pipeline_table(piped)
     return "\n".join(lines)
@@ -198,8 +247,11 @@ def main() -> None:
     parser.add_argument("--pipeline", type=Path,
                         help="an en_ewt pipeline parser model (tagger and parser) to parse "
                              "en_ewt test from raw text with")
+    parser.add_argument("--udpipe", type=Path,
+                        help="UDPipe 1's figures to set beside (module doc)")
     parser.add_argument("-o", "--output", default="-")
     args = parser.parse_args()
+    udpipe = read_udpipe(args.udpipe) if args.udpipe else None
     commit = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"],
                             capture_output=True, text=True, check=True).stdout.strip()
     rows = []
@@ -213,7 +265,7 @@ def main() -> None:
     piped = (pipeline(args.pipeline, args.data_root, args.models, args.rounds)
              if args.pipeline else None)
     load = f"{before:.1f} at the start, {os.getloadavg()[0]:.1f} at the end"
-    write_text(args.output, table(rows, commit, args.rounds, load, piped))
+    write_text(args.output, table(rows, commit, args.rounds, load, piped, udpipe))
 
 
 if __name__ == "__main__":

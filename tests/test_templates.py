@@ -53,6 +53,7 @@ from dparse.templates import (
     SETS,
     SHIFTREDUCE,
     TEMPLATES_FILE,
+    TOKENIZER,
     TemplateSet,
     check_templates,
     saved_versions,
@@ -88,14 +89,15 @@ def reseal(directory: Path) -> None:
 
 def test_every_set_declares_its_version_beside_its_templates() -> None:
     """The version is the constant of the module the set names (its source file exists); every
-    set is at version 1 but shift-reduce's, whose models saved its version 3 already."""
+    set is at version 1 but shift-reduce's, whose models saved its version 3 already, and the
+    tokenizer's (2: the next token's shape and case, the sentence's place in its line)."""
     assert len({s.key for s in SETS}) == len(SETS)
     for templates_set in SETS:
         assert (REPO / templates_set.source).is_file(), templates_set.source
         module = importlib.import_module(
             templates_set.source.rpartition(".")[0].replace("/", "."))
         assert templates_set.version == getattr(module, templates_set.constant)
-        assert templates_set.version == (3 if templates_set is SHIFTREDUCE else 1)
+        assert templates_set.version == {SHIFTREDUCE: 3, TOKENIZER: 2}.get(templates_set, 1)
     assert O2.name == "second-order features (dparse/graph/o2features.pyx)"
 
 
@@ -120,7 +122,7 @@ def test_a_damaged_versions_file_is_refused_by_name(tmp_path: Path, text: str) -
 def test_a_directory_without_versions_holds_version_1_of_every_set(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert saved_versions(tmp_path) == {}
-    check_templates(tmp_path, *(s for s in SETS if s is not SHIFTREDUCE))
+    check_templates(tmp_path, *(s for s in SETS if s not in (SHIFTREDUCE, TOKENIZER)))
     monkeypatch.setattr(importlib.import_module("dparse.graph.o2features"),
                         "TEMPLATES_VERSION", 2)
     with pytest.raises(DparseError, match=refusal(tmp_path, O2, 1)):

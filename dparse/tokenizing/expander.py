@@ -124,9 +124,9 @@ def learn_expander(tokens: Iterable[Token], min_count: int = 2) -> Expander:
     for suffix in sorted(votes):
         counts = votes[suffix]
         total = sum(counts.values())
-        if total < min_count:
-            continue
         winner = max(sorted(counts, key=repr), key=lambda k: counts[k])
+        if winner is not None and total < min_count:
+            continue
         if 2 * counts[winner] >= total:
             out.rules[suffix] = winner
     # a suffix whose decision is "whole" needs no entry unless a shorter suffix has a rule

@@ -11,8 +11,11 @@ The features of character i (``features``) read the lowered characters and chara
 of a window around it, the token so far (from its first character to i: a hash of it and
 whether the training vocabulary has it), the string ahead up to the next white space (whether
 it, and the token so far continued by it, are in the vocabulary) and the first characters after
-the white space that follows (for sentence ends), and, next to letters without case (Chinese,
-Japanese), the longest vocabulary words that end at i and start at i + 1. Each feature is a 64-bit key mapped to a
+the white space that follows (for sentence ends: their hash, the first two classes, and
+whether training had that token in lower case: ``LOWERCASE_MARK``), the sentence's place in
+its line (how many sentences of the line came before it: a document's headline comes first),
+and, next to letters without case (Chinese, Japanese), the longest vocabulary words that end at
+i and start at i + 1. Each feature is a 64-bit key mapped to a
 bucket of ``2 ** bits``; ``weights[bucket * 3 + label]``. Training is the averaged perceptron
 over the same greedy search, with the gold history (the token so far starts where gold's does).
 
@@ -22,7 +25,8 @@ Arrays (validated by the Python callers, dparse.tokenizing.model):
   white space as 32, line breaks as 10; ``cls[N]`` uint8: its class (dparse.tokenizing.chars;
   ``SPACE`` and ``NEWLINE`` are white space);
 - ``vocab[S]`` uint64: the hashes (``token_hashes``) of the lowered training tokens as a hash
-  set (``vocab_table``: S a power of two, 0 an empty slot);
+  set (``vocab_table``: S a power of two, 0 an empty slot), and ``hash ^ LOWERCASE_MARK`` of
+  those that training wrote in lower case;
 - ``labels[N]`` int8: -1 for white space, else one of the three labels;
 - ``spans[K, 2]`` int64: the training units (sentences), each [start, end) in the text, each
   starting at a token start; ``folds[K]`` int64 their folds, ``vocabs`` and ``vocab_ptr``
@@ -40,12 +44,12 @@ cdef enum:
     TOKEN_END_ = 1
     SENTENCE_END_ = 2
     N_LABELS = 3
-    N_FEATURES = 32
+    N_FEATURES = 36
     AHEAD = 24  # the string ahead is read up to this many characters
     WORD = 6  # dictionary words around a boundary: up to this many characters
 
 # the version of the features below (dparse.templates): raise it with any change of them
-TEMPLATES_VERSION = 1
+TEMPLATES_VERSION = 2
 INSIDE, TOKEN_END, SENTENCE_END = INSIDE_, TOKEN_END_, SENTENCE_END_
 FEATURES = N_FEATURES
 cdef enum:
@@ -58,6 +62,9 @@ SPACE, NEWLINE, OTHER_LETTER = SPACE_, NEWLINE_, OTHER_LETTER_
 cdef uint64_t FNV_OFFSET = 0xCBF29CE484222325ULL
 cdef uint64_t FNV_PRIME = 0x100000001B3ULL
 cdef uint64_t LONG = 0x6A09E667F3BCC909ULL  # the string ahead did not end within AHEAD
+# a token's hash xor this, in the vocabulary: training had the token in lower case
+cdef uint64_t LOWER_ = 0xBB67AE8584CAA73BULL
+LOWERCASE_MARK = LOWER_
 
 
 cdef inline uint64_t fnv(uint64_t h, uint32_t c) noexcept nogil:
@@ -172,15 +179,18 @@ cdef int allowed(const Text* t, Py_ssize_t i) noexcept nogil:
 
 
 cdef void features(const Text* t, Py_ssize_t i, Py_ssize_t start, uint64_t htok,
-                   uint64_t* out) noexcept nogil:
+                   Py_ssize_t before, uint64_t* out) noexcept nogil:
     """The N_FEATURES keys of character i, whose token began at ``start`` (``htok``: the hash
-    of its lowered characters start..i)."""
+    of its lowered characters start..i), ``before`` sentences of its line before its
+    sentence."""
     cdef Py_ssize_t j, o, behind, ahead_word
     cdef uint64_t word
     cdef uint64_t c_2 = ch(t, i - 2), c_1 = ch(t, i - 1), c0 = ch(t, i), c1 = ch(t, i + 1)
     cdef uint64_t c2 = ch(t, i + 2), c3 = ch(t, i + 3), c_3 = ch(t, i - 3)
     cdef uint64_t k_1 = kl(t, i - 1), k0 = kl(t, i), k1 = kl(t, i + 1), k2 = kl(t, i + 2)
     cdef uint64_t window = 0, ahead = FNV_OFFSET, whole = htok, nxt = FNV_OFFSET, following
+    cdef uint64_t second
+    cdef uint64_t line_place = before if before < 3 else 3
     cdef bint inv = known(t.vocab, t.nv, htok), ahead_known, whole_known, newline, spaced
     cdef uint64_t length = i - start + 1
     for o in range(-4, 5):
@@ -228,6 +238,7 @@ cdef void features(const Text* t, Py_ssize_t i, Py_ssize_t start, uint64_t htok,
     if spaced:
         j = white_run(t, j, &newline)
     following = kl(t, j)  # the class of the next token's first character
+    second = kl(t, j + 1) if j + 1 < t.n else 0
     o = 0
     while j < t.n and not is_space(t.cls[j]) and o < AHEAD:
         nxt = fnv(nxt, t.low[j])
@@ -238,6 +249,15 @@ cdef void features(const Text* t, Py_ssize_t i, Py_ssize_t start, uint64_t htok,
     out[27] = key3(27, htok, spaced, k2 if not spaced else 0)
     out[28] = key3(28, c0, spaced, known(t.vocab, t.nv, nxt))
     out[29] = key3(29, k_1 * 32 + k0, spaced, inv)
+    # the next token's shape (its first two classes: Title or UPPER)
+    out[32] = key3(32, following * 32 + second, spaced, k0)
+    # the next token as training wrote it: a capital where training had it in lower case
+    # starts a sentence more often than a name does
+    out[33] = key3(33, known(t.vocab, t.nv, nxt ^ LOWER_) * 2 + known(t.vocab, t.nv, nxt),
+                   following, spaced)
+    out[34] = key3(34, known(t.vocab, t.nv, nxt ^ LOWER_), following * 32 + k0, spaced)
+    # the sentence's place in its line (a document's first sentence is often its headline)
+    out[35] = key3(35, line_place, spaced, following * 32 + k0)
     # the longest vocabulary words (up to WORD characters, within the run of non-space
     # characters) that end at i and that start at i + 1, where i or i + 1 is a letter without
     # case (OTHER_LETTER: Chinese, Japanese, Thai, ...): text without spaces is cut where
@@ -332,24 +352,29 @@ def segment(const uint32_t[::1] low, const uint8_t[::1] cls, const float[::1] we
     cdef uint64_t mask = nb - 1, htok = FNV_OFFSET
     cdef const float* w = &weights[0]
     cdef int y
+    cdef Py_ssize_t before = 0  # sentences of the line before the current one
     with nogil:
         for i in range(t.n):
             if is_space(t.cls[i]):
+                if t.cls[i] == NEWLINE_:
+                    before = 0
                 start = i + 1
                 htok = FNV_OFFSET
                 continue
             htok = fnv(htok, t.low[i])
-            features(&t, i, start, htok, keys)
+            features(&t, i, start, htok, before, keys)
             y = best(w, keys, mask, allowed(&t, i), scores)
             labels[i] = y
             if y != INSIDE_:
                 start = i + 1
                 htok = FNV_OFFSET
+                before += y == SENTENCE_END_
     return out
 
 
 def train_epoch(const uint32_t[::1] low, const uint8_t[::1] cls, const int8_t[::1] gold,
-                const int64_t[:, ::1] spans, const int64_t[::1] folds, double[::1] weights,
+                const int64_t[:, ::1] spans, const int64_t[::1] folds,
+                const int64_t[::1] places, double[::1] weights,
                 double[::1] totals, int64_t clock, const uint64_t[::1] vocabs,
                 const int64_t[::1] vocab_ptr):
     """One perceptron epoch over the units ``spans`` in their order: each character of each unit
@@ -358,7 +383,8 @@ def train_epoch(const uint32_t[::1] low, const uint8_t[::1] cls, const int8_t[::
     weights are ``weights - totals / clock`` (Daume's trick). ``clock`` counts the characters
     seen, from 1. A unit of fold f (``folds[k]``, int64 [K]) reads the vocabulary table
     ``vocabs[vocab_ptr[f]:vocab_ptr[f + 1]]`` (a ``vocab_table``): the vocabulary of the other folds' units, so
-    that training meets unknown tokens about as often as new text does (a jackknife). Returns
+    that training meets unknown tokens about as often as new text does (a jackknife).
+    ``places[k]`` (int64 [K]): the sentences of unit k's line before it. Returns
     (clock, characters, errors); a character whose gold label the constraints forbid is
     skipped (a token holding white space)."""
     cdef Text t = bind(low, cls, vocabs[:0])
@@ -369,8 +395,8 @@ def train_epoch(const uint32_t[::1] low, const uint8_t[::1] cls, const int8_t[::
         raise ValueError("gold must label every character and totals match weights")
     if nb < 1 or nb * N_LABELS != weights.shape[0] or nb & (nb - 1):
         raise ValueError("weights must hold 3 entries for each of a power of two buckets")
-    if folds.shape[0] != spans.shape[0]:
-        raise ValueError("folds must give one fold per unit")
+    if folds.shape[0] != spans.shape[0] or places.shape[0] != spans.shape[0]:
+        raise ValueError("folds and places must give one entry per unit")
     if nf < 1 or vocab_ptr[0] != 0 or vocab_ptr[nf] != vocabs.shape[0]:
         raise ValueError("vocab_ptr must cut vocabs into one or more folds")
     for k in range(nf):
@@ -387,6 +413,7 @@ def train_epoch(const uint32_t[::1] low, const uint8_t[::1] cls, const int8_t[::
     cdef double scores[N_LABELS]
     cdef uint64_t mask = nb - 1, htok, b
     cdef int y, g, allow, f
+    cdef Py_ssize_t before
     cdef int64_t seen = 0, errors = 0
     with nogil:
         for k in range(spans.shape[0]):
@@ -394,8 +421,11 @@ def train_epoch(const uint32_t[::1] low, const uint8_t[::1] cls, const int8_t[::
             t.nv = vocab_ptr[folds[k] + 1] - vocab_ptr[folds[k]]
             start = spans[k, 0]
             htok = FNV_OFFSET
+            before = places[k]
             for i in range(spans[k, 0], spans[k, 1]):
                 if is_space(t.cls[i]):
+                    if t.cls[i] == NEWLINE_:
+                        before = 0
                     start = i + 1
                     htok = FNV_OFFSET
                     continue
@@ -404,7 +434,7 @@ def train_epoch(const uint32_t[::1] low, const uint8_t[::1] cls, const int8_t[::
                 allow = allowed(&t, i)
                 if (g >= 0 and not (allow == 1 and g == INSIDE_)
                         and not (allow == 2 and g != SENTENCE_END_)):
-                    features(&t, i, start, htok, keys)
+                    features(&t, i, start, htok, before, keys)
                     y = best_double(&weights[0], keys, mask, allow, scores)
                     seen += 1
                     if y != g:
@@ -416,7 +446,11 @@ def train_epoch(const uint32_t[::1] low, const uint8_t[::1] cls, const int8_t[::
                             totals[b + g] += <double>clock
                             totals[b + y] -= <double>clock
                     clock += 1
-                if g != INSIDE_:
+                if g > INSIDE_:
+                    start = i + 1
+                    htok = FNV_OFFSET
+                    before += g == SENTENCE_END_
+                elif g < 0:  # inside a token that holds white space
                     start = i + 1
                     htok = FNV_OFFSET
     return clock, seen, errors

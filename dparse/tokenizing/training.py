@@ -31,6 +31,8 @@ from dparse.tokenizing.model import TokenizerModel, token_bounds
 from dparse.tokenizing.rawtext import Layout, layout
 from dparse.tokenizing.segmenter import (
     INSIDE,
+    LOWERCASE_MARK,
+    NEWLINE,
     SENTENCE_END,
     TOKEN_END,
     segment,
@@ -138,6 +140,16 @@ def train(cfg: ExperimentConfig, progress: bool = False,
     return train_tokenizer(cfg, train_text, dev_text, on_epoch, start)
 
 
+def line_places(unit_starts: np.ndarray, cls: np.ndarray) -> np.ndarray:
+    """The place of each training unit (sentence) in its line: how many units of the line
+    come before it (int64 [K]; ``unit_starts`` int64 [K] ascending, ``cls`` the text's
+    classes)."""
+    breaks = np.flatnonzero(cls == NEWLINE)
+    line = np.searchsorted(breaks, unit_starts)  # the units of one line share the number
+    return np.ascontiguousarray(np.arange(len(unit_starts)) - np.searchsorted(line, line),
+                                dtype=np.int64)
+
+
 def train_tokenizer(cfg: ExperimentConfig, train_text: GoldText, dev_text: GoldText | None,
                     on_epoch: Callable[[TokenizerEpochReport], None] | None,
                     start: float) -> TrainResult:
@@ -146,7 +158,12 @@ def train_tokenizer(cfg: ExperimentConfig, train_text: GoldText, dev_text: GoldT
     spans = np.array(lay.token_spans, dtype=np.int64).reshape(-1, 2)
     hashes = token_hashes(chars.low, np.ascontiguousarray(spans[:, 0]),
                           np.ascontiguousarray(spans[:, 1]))
-    vocab = vocab_table(np.unique(hashes))
+    # the tokens training wrote in lower case also stand in the vocabulary, their hashes
+    # marked (LOWERCASE_MARK): the features ask whether a capitalized word is usually lower
+    lower = np.array([t.form == t.form.lower() != t.form.upper() for t in lay.tokens],
+                     dtype=bool).reshape(-1)
+    marked = np.where(lower, hashes ^ np.uint64(LOWERCASE_MARK), hashes)
+    vocab = vocab_table(np.unique(np.concatenate([hashes, marked])))
     # the training units: each sentence, from its first token to the next one's; sentence k
     # is in fold k mod F and reads the vocabulary of the other folds' tokens
     ends = np.array(lay.sentence_ends, dtype=np.int64)
@@ -154,10 +171,13 @@ def train_tokenizer(cfg: ExperimentConfig, train_text: GoldText, dev_text: GoldT
     unit_starts = spans[firsts, 0]
     units = np.stack([unit_starts, np.append(unit_starts[1:], len(lay.text))], axis=1)
     units = np.ascontiguousarray(units, dtype=np.int64)
+    places = line_places(unit_starts, chars.cls)
     count = cfg.tokenizing.vocab_folds
     folds = np.arange(len(units), dtype=np.int64) % count
     token_fold = np.repeat(folds, np.diff(np.concatenate(([0], ends + 1))))
-    fold_vocabs = [vocab_table(np.unique(hashes[token_fold != f])) for f in range(count)]
+    fold_vocabs = [vocab_table(np.unique(np.concatenate([hashes[token_fold != f],
+                                                         marked[token_fold != f]])))
+                   for f in range(count)]
     vocabs = np.ascontiguousarray(np.concatenate(fold_vocabs), dtype=np.uint64)
     vocab_ptr = np.cumsum([0, *map(len, fold_vocabs)]).astype(np.int64)
     size = (1 << cfg.tokenizing.bits) * 3
@@ -173,7 +193,8 @@ def train_tokenizer(cfg: ExperimentConfig, train_text: GoldText, dev_text: GoldT
         order = rng.permutation(len(units)) if cfg.training.shuffle else np.arange(len(units))
         clock, seen, errors = train_epoch(chars.low, chars.cls, train_text.labels,
                                           np.ascontiguousarray(units[order]),
-                                          np.ascontiguousarray(folds[order]), weights, totals,
+                                          np.ascontiguousarray(folds[order]),
+                                          np.ascontiguousarray(places[order]), weights, totals,
                                           clock, vocabs, vocab_ptr)
         averaged = (weights - totals / clock).astype(np.float32)
         seconds = {"train": time.perf_counter() - tick}

@@ -42,4 +42,15 @@ def test_a_miniature_treebank_is_trained_scored_and_rebuilt(tmp_path: Path,
     assert 0 < piped["raw"] < piped["words"]  # the same parses, tokenizing added
     table = tokenize_ud.table(rows, "abc1234", 1, "1.0", piped)
     assert "| en_ewt | train.conllu |" in table and "2 of 2 test files rebuilt exactly" in table
-    assert "| raw text (this tokenizer) |" in table
+    assert "| raw text (this tokenizer) |" in table and "Beside UDPipe 1" not in table
+    # UDPipe's figures beside: a target missed by a hair is missed
+    en = rows[0]
+    udpipe = {"en_ewt": (en["tokens"], en["sentences"] - 2.0, en["words"] + 0.01)}
+    table = tokenize_ud.table(rows, "abc1234", 1, "1.0", None, udpipe)
+    assert "| en_ewt |" in table.split("Beside UDPipe 1")[1]
+    assert table.rstrip().endswith("| no: Words |")
+    assert "| de_gsd |" not in table.split("Beside UDPipe 1")[1]
+    path = tmp_path / "udpipe.tsv"
+    path.write_text("# treebank Tokens Sentences Words\nen_ewt\t99.1\t85.6\t98.9\n",
+                    encoding="utf-8")
+    assert tokenize_ud.read_udpipe(path) == {"en_ewt": (99.1, 85.6, 98.9)}

@@ -45,6 +45,18 @@ def test_unseen_forms_take_the_rule_of_their_longest_decided_suffix() -> None:
     assert e.words("darum") == ["darum"]  # "rum": warum x2, whole
 
 
+def test_a_suffix_seen_once_whole_keeps_an_unseen_form_whole() -> None:
+    # "pelas" x2 votes "-elas", "-las", "-as" and "-s" for its rule (3 votes against 1);
+    # "tabelas", once, votes "-belas" and "-abelas" for whole: one vote is enough for whole
+    e = learn_expander([tok("pelas", "por", "as"), tok("pelas", "por", "as"),
+                        tok("tabelas")])
+    assert e.words("mesabelas") == ["mesabelas"]  # "abelas": tabelas, whole
+    assert e.words("xpelas") == ["xpor", "as"]  # "pelas": the rule, seen twice
+    # a split seen once is no rule: min_count holds for splits
+    e = learn_expander([tok("dela", "de", "ela"), tok("tabelas")])
+    assert e.words("xdela") == ["xdela"]
+
+
 def test_the_expander_is_saved_and_read_back_alike() -> None:
     e = learn_expander(GERMAN)
     back = Expander.from_dict(e.as_dict())

@@ -108,16 +108,19 @@ def test_the_loops_refuse_arrays_that_do_not_fit() -> None:
     gold, one = np.zeros(5, np.int8), np.zeros(1, np.int64)
     ptr = np.array([0, 0], np.int64)
     with pytest.raises(ValueError, match="outside the text"):
-        train_epoch(arrays.low, arrays.cls, gold, np.array([[0, 6]], np.int64), one, w,
+        train_epoch(arrays.low, arrays.cls, gold, np.array([[0, 6]], np.int64), one, one, w,
                     w.copy(), 1, empty, ptr)
-    with pytest.raises(ValueError, match="one fold per unit"):
+    with pytest.raises(ValueError, match="one entry per unit"):
         train_epoch(arrays.low, arrays.cls, gold, np.array([[0, 5]], np.int64),
-                    np.zeros(2, np.int64), w, w.copy(), 1, empty, ptr)
+                    np.zeros(2, np.int64), one, w, w.copy(), 1, empty, ptr)
+    with pytest.raises(ValueError, match="one entry per unit"):
+        train_epoch(arrays.low, arrays.cls, gold, np.array([[0, 5]], np.int64),
+                    one, np.zeros(2, np.int64), w, w.copy(), 1, empty, ptr)
     with pytest.raises(ValueError, match="no fold vocabulary"):
-        train_epoch(arrays.low, arrays.cls, gold, np.array([[0, 5]], np.int64), one + 1, w,
-                    w.copy(), 1, empty, ptr)
+        train_epoch(arrays.low, arrays.cls, gold, np.array([[0, 5]], np.int64), one + 1, one,
+                    w, w.copy(), 1, empty, ptr)
     with pytest.raises(ValueError, match="one or more folds"):
-        train_epoch(arrays.low, arrays.cls, gold, np.array([[0, 5]], np.int64), one, w,
+        train_epoch(arrays.low, arrays.cls, gold, np.array([[0, 5]], np.int64), one, one, w,
                     w.copy(), 1, empty, np.array([0, 3], np.int64))
 
 
@@ -137,8 +140,8 @@ def test_the_perceptron_learns_to_split_off_a_period_and_end_sentences() -> None
     empty = np.zeros(0, np.uint64)
     for _ in range(5):
         clock, seen, errors = train_epoch(arrays.low, arrays.cls, gold, units,
-                                          np.zeros(1, np.int64), w, totals, clock, empty,
-                                          np.zeros(2, np.int64))
+                                          np.zeros(1, np.int64), np.zeros(1, np.int64), w,
+                                          totals, clock, empty, np.zeros(2, np.int64))
     assert seen == int((gold >= 0).sum()) and errors == 0
     # the last weights label the text as gold does; the averaged ones (which keep a share
     # of the first epoch's mistakes) all but a character or two
