@@ -34,6 +34,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import platform
 import random
 import resource
@@ -240,9 +241,16 @@ async def abuse(port: int, count: int, seed: int = 1) -> dict[str, int]:
     return seen
 
 
-def report(args: argparse.Namespace, before: dict, after: dict, loaded: dict, loaded_after:
-           dict, equal: bool, sentences: int, test_tokens: int, result: dict,
-           abused: dict[str, int] | None, healthy: bool, errors: list[str], status: int) -> str:
+def shown(path: str) -> str:
+    """``path`` relative to the checkout (``../shared/data/...``): the report names no
+    machine's folders."""
+    return os.path.relpath(Path(path).resolve(), Path(__file__).resolve().parents[1])
+
+
+def report(args: argparse.Namespace, load_before: float, before: dict, after: dict,
+           loaded: dict, loaded_after: dict, equal: bool, sentences: int, test_tokens: int,
+           result: dict, abused: dict[str, int] | None, healthy: bool, errors: list[str],
+           status: int) -> str:
     own = statistics.fmean([before["tokens_per_second"], after["tokens_per_second"]])
     wall = statistics.fmean([before["wall_tokens_per_second"], after["wall_tokens_per_second"]])
     served = result["tokens_per_second"]
@@ -254,13 +262,13 @@ def report(args: argparse.Namespace, before: dict, after: dict, loaded: dict, lo
         "# dparse serve under load (en_ewt test, loopback)", "",
         f"Made by `benchmarks/serve_load.py` (its docstring says what is measured) on "
         f"{time.strftime('%Y-%m-%d')} at commit {commit}, Python {platform.python_version()}, "
-        f"on this {psutil.cpu_count()}-core machine, **shared with other jobs during the run** "
-        f"(load average {psutil.getloadavg()[0]:.1f} at the end): the server, its "
-        f"{args.clients} clients and `dparse parse` took turns on the same cores, so the "
-        "figures are low and the ratios are what to read.", "",
-        f"Models served: {', '.join(f'`{m}`' for m in args.model)} (the first parsed); "
-        f"`--workers {args.workers}`; test file `{args.test}` ({sentences} sentences, "
-        f"{test_tokens} tokens).", "",
+        f"on this {psutil.cpu_count()}-core machine (load average {load_before:.1f} before the "
+        f"run, from other jobs; {psutil.getloadavg()[0]:.1f} at the end, the benchmark's own "
+        f"included): the server, its {args.clients} clients and `dparse parse` take turns on "
+        "the same cores.", "",
+        f"Models served: {', '.join(f'`{Path(m).name}`' for m in args.model)} (the first "
+        f"parsed); `--workers {args.workers}`; test file `{shown(args.test)}` ({sentences} "
+        f"sentences, {test_tokens} tokens).", "",
         "## Equality", "",
         f"Each sentence sent alone (input=conllu, parser=), the {sentences} results "
         f"concatenated: byte for byte `dparse parse`'s output: **{equal}**.", "",
@@ -326,6 +334,7 @@ def main() -> None:
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
     reference = work / "reference.conllu"
+    load_before = psutil.getloadavg()[0]
     before = parse_reference(Path(args.model[0]), Path(args.test), reference)
     sentences = list(read_conll(args.test, require_heads=False))
     texts = [s.to_conll() for s in sentences]
@@ -349,7 +358,7 @@ def main() -> None:
         healthy = asyncio.run(equality(server.port, texts[:1], names[0])) == first
     status = server.stop()
     after = parse_reference(Path(args.model[0]), Path(args.test), reference)
-    text = report(args, before, after, loaded, loaded_after, equal, len(sentences),
+    text = report(args, load_before, before, after, loaded, loaded_after, equal, len(sentences),
                   sum(len(s) for s in sentences), result, abused, healthy, server.errors(),
                   status)
     (work / "server.log").write_text("".join(server.log))
