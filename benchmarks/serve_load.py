@@ -262,8 +262,8 @@ def report(args: argparse.Namespace, load_before: float, before: dict, after: di
         "# dparse serve under load (en_ewt test, loopback)", "",
         f"Made by `benchmarks/serve_load.py` (its docstring says what is measured) on "
         f"{time.strftime('%Y-%m-%d')} at commit {commit}, Python {platform.python_version()}, "
-        f"on this {psutil.cpu_count()}-core machine (load average {load_before:.1f} before the "
-        f"run, from other jobs; {psutil.getloadavg()[0]:.1f} at the end, the benchmark's own "
+        f"on this {psutil.cpu_count()}-core machine (one-minute load average {load_before:.1f} "
+        f"before the run, {psutil.getloadavg()[0]:.1f} at its end, the benchmark's own "
         f"included): the server, its {args.clients} clients and `dparse parse` take turns on "
         "the same cores.", "",
         f"Models served: {', '.join(f'`{Path(m).name}`' for m in args.model)} (the first "
