@@ -286,26 +286,14 @@ cdef void features(const Text* t, Py_ssize_t i, Py_ssize_t start, uint64_t htok,
     out[31] = key3(31, behind == <Py_ssize_t>length, ahead_word, k1)
 
 
-cdef inline int best(const float* weights, const uint64_t* keys, uint64_t mask, int allow,
+ctypedef fused weight_t:  # the averaged weights as parsing reads them (float32), or training's
+    float
+    double
+
+
+cdef inline int best(const weight_t* weights, const uint64_t* keys, uint64_t mask, int allow,
                      double* scores) noexcept nogil:
     """The highest-scoring label ``allow`` permits (the lowest on a tie)."""
-    cdef int f, y, lo = 0 if allow == 0 else (1 if allow == 1 else 2), arg
-    cdef uint64_t b
-    scores[0] = scores[1] = scores[2] = 0.0
-    for f in range(N_FEATURES):
-        b = (keys[f] & mask) * N_LABELS
-        scores[0] += weights[b]
-        scores[1] += weights[b + 1]
-        scores[2] += weights[b + 2]
-    arg = lo
-    for y in range(lo + 1, N_LABELS):
-        if scores[y] > scores[arg]:
-            arg = y
-    return arg
-
-
-cdef inline int best_double(const double* weights, const uint64_t* keys, uint64_t mask,
-                            int allow, double* scores) noexcept nogil:
     cdef int f, y, lo = 0 if allow == 0 else (1 if allow == 1 else 2), arg
     cdef uint64_t b
     scores[0] = scores[1] = scores[2] = 0.0
@@ -435,7 +423,7 @@ def train_epoch(const uint32_t[::1] low, const uint8_t[::1] cls, const int8_t[::
                 if (g >= 0 and not (allow == 1 and g == INSIDE_)
                         and not (allow == 2 and g != SENTENCE_END_)):
                     features(&t, i, start, htok, before, keys)
-                    y = best_double(&weights[0], keys, mask, allow, scores)
+                    y = best(&weights[0], keys, mask, allow, scores)
                     seen += 1
                     if y != g:
                         errors += 1
