@@ -128,6 +128,21 @@ class SavedModel:
         return cls.read_files(directory)
 
 
+def load_meta(directory: Path, name: str, kind: str, version: int) -> dict[str, Any]:
+    """The JSON object in ``directory / name``, a ``kind`` model's description whose
+    ``format_version`` must be ``version``; DparseError naming the directory otherwise (for
+    another version: "retrain it")."""
+    try:
+        meta = json.loads((directory / name).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise DparseError(f"{directory}: not a {kind} model: {exc}") from None
+    if not isinstance(meta, dict) or meta.get("format_version") != version:
+        found = meta.get("format_version") if isinstance(meta, dict) else None
+        raise DparseError(f"{directory}: {kind} format {found} is not the one this dparse "
+                          f"reads ({version}); retrain it")
+    return meta
+
+
 def save_arrays(path: str | os.PathLike, **arrays: Any) -> None:
     """Write arrays (numbers, strings, booleans; any shape) as an aligned array file: the line
     ``dparse-arrays 1``, a JSON line ``{name: {"dtype": "<f4", "shape": [n], "offset": k}}``

@@ -37,7 +37,7 @@ import numpy as np
 from dparse.collector import collector_paused
 from dparse.conll import Sentence
 from dparse.errors import DparseError
-from dparse.modeldir import check_model_dir, load_arrays, save_arrays
+from dparse.modeldir import check_model_dir, load_arrays, load_meta, save_arrays
 from dparse.tagging import TAG_MODES
 from dparse.tagging.features import (
     COLUMNS,
@@ -408,13 +408,7 @@ class TaggerModel:
         ``tagger/``); ``checked``: its manifest was checked already."""
         if not checked:
             check_model_dir(directory)
-        try:
-            meta = json.loads((directory / TAGGER_JSON).read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise DparseError(f"{directory}: not a tagger model: {exc}") from None
-        if meta.get("format_version") != FORMAT_VERSION:
-            raise DparseError(f"{directory}: tagger format {meta.get('format_version')} is "
-                              f"not the one this dparse reads ({FORMAT_VERSION}); retrain it")
+        meta = load_meta(directory, TAGGER_JSON, "tagger", FORMAT_VERSION)
         check_templates(directory, TAGGER)
         arrays = load_arrays(directory / TAGGER_ARRAYS)
         try:

@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from dparse.errors import DparseError
-from dparse.modeldir import check_model_dir, load_arrays, save_arrays
+from dparse.modeldir import check_model_dir, load_arrays, load_meta, save_arrays
 from dparse.templates import TOKENIZER, check_templates, write_templates
 from dparse.tokenizing.chars import LINE_BREAKS, char_arrays, plane_tables
 from dparse.tokenizing.expander import Expander
@@ -125,13 +125,7 @@ class TokenizerModel:
         directory = Path(directory)
         if not checked:
             check_model_dir(directory)
-        try:
-            meta = json.loads((directory / JSON_FILE).read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise DparseError(f"{directory}: not a tokenizer model: {exc}") from None
-        if meta.get("format_version") != FORMAT_VERSION:
-            raise DparseError(f"{directory}: tokenizer format {meta.get('format_version')} is "
-                              f"not the one this dparse reads ({FORMAT_VERSION}); retrain it")
+        meta = load_meta(directory, JSON_FILE, "tokenizer", FORMAT_VERSION)
         check_templates(directory, TOKENIZER)
         arrays = load_arrays(directory / ARRAYS_FILE)
         try:
