@@ -18,6 +18,7 @@ import re
 import statistics
 import subprocess
 import sys
+from collections import Counter
 from itertools import pairwise
 from pathlib import Path
 
@@ -601,3 +602,10 @@ def test_ext_imports_no_family() -> None:
         targets += [m.group(1) or m.group(3) for m in PYX_IMPORT.finditer(text)]
         found += [f"{path.name} imports {t}" for t in targets if area(t) != "core"]
     assert not found, "; ".join(found)
+
+
+def test_test_modules_have_unique_names() -> None:
+    # pytest imports test modules by their file name (the test folders are not packages):
+    # two of one name in different folders make the second fail to collect
+    names = Counter(path.name for path in (REPO / "tests").rglob("test_*.py"))
+    assert sorted(name for name, count in names.items() if count > 1) == []
