@@ -607,5 +607,5 @@ def test_ext_imports_no_family() -> None:
 def test_test_modules_have_unique_names() -> None:
     # pytest imports test modules by their file name (the test folders are not packages):
     # two of one name in different folders make the second fail to collect
-    names = Counter(path.name for path in (REPO / "tests").rglob("test_*.py"))
+    names = Counter(path.name for path in (PACKAGE.parent / "tests").rglob("test_*.py"))
     assert sorted(name for name, count in names.items() if count > 1) == []
