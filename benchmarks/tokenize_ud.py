@@ -198,8 +198,8 @@ def table(rows: list[dict], commit: str, rounds: int, load: str,
         "# The tokenizer from raw text on the UD treebanks of the data root",
         "",
         f"`python3 benchmarks/tokenize_ud.py` at dparse {commit} on x86_64, one core, one "
-        f"treebank at a time (the machine's 2 cores shared with other work: load average "
-        f"{load}): for each treebank a "
+        f"treebank at a time (on the machine's 2 cores; one-minute load average {load}): "
+        "for each treebank a "
         "tokenizer trained with `configs/ud/tokenizer.yaml` on train.conllu (dev.conllu where "
         "there is none, as the ud table does), its epoch chosen on dev.conllu; the raw text "
         "of test.conllu (`dparse tokenize --text-of`: the `# text` lines, one paragraph a "
