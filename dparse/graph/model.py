@@ -225,9 +225,8 @@ class GraphModel(SavedModel):
         written for their words; a sentence without constraints by :meth:`predict`."""
         timer = timer if timer is not None else ParseTimer()
         scratch = PartScratch(zeroed=decoder.reads_pruned_parts)
-        for sent, given in items:
+        for sent, given, enc in self._encoded(items, timer):
             constraints = checked(given, decoder.projective, single_root, decoder.name, sent)
-            enc = self._encode(sent, timer)
             if constraints is None:
                 heads, labels = self.predict(enc, decoder, single_root, timer=timer,
                                              scratch=scratch)
@@ -237,6 +236,13 @@ class GraphModel(SavedModel):
                 heads, labels = constrained(self, enc, decoder, single_root, constraints,
                                             timer, scratch)
             yield self._parsed(sent, heads, labels, constraints, timer, time.perf_counter())
+
+    def _encoded(self, items: Iterable[tuple[Sentence, Constraints | None]], timer: ParseTimer
+                 ) -> Iterator[tuple[Sentence, Constraints | None, EncodedSentence]]:
+        """Each item with its sentence's encoding, one sentence at a time (a model that
+        scores sentences in batches encodes and scores a batch here)."""
+        for sent, given in items:
+            yield sent, given, self._encode(sent, timer)
 
     def _encode(self, sent: Sentence, timer: ParseTimer) -> EncodedSentence:
         """The sentence encoded, the time added to ``timer.encode``."""

@@ -21,7 +21,7 @@ import dataclasses
 import itertools
 import json
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -29,7 +29,6 @@ import torch
 
 from dparse.conll import Sentence
 from dparse.constraints import Constraints
-from dparse.decoders import Decoder
 from dparse.errors import DparseError
 from dparse.graph.model import GraphModel, PartScratch
 from dparse.modeldir import VOCAB_FILE, WEIGHTS_FILE, load_arrays, require_model_files, save_arrays
@@ -66,7 +65,6 @@ class NeuralModel(GraphModel):
         self.settings = settings
         self.network = network
         self.device = next(network.parameters()).device
-        self._prepared: dict[int, NeuralSentence] = {}  # id(sentence) -> its scored encoding
 
     @property
     def weights(self) -> dict[str, np.ndarray]:  # type: ignore[override]
@@ -126,37 +124,21 @@ class NeuralModel(GraphModel):
             arc = np.where(enc.allowed > 0, arc, -np.inf)
         return arc, label, {}
 
-    def parse_items(
-        self,
-        items: Iterable[tuple[Sentence, Constraints | None]],
-        decoder: Decoder,
-        single_root: bool = True,
-        timer: ParseTimer | None = None,
-        constrained: Callable[..., tuple[np.ndarray, np.ndarray]] | None = None,
-    ) -> Iterator[Sentence]:
-        """As :meth:`GraphModel.parse_items`, the sentences scored :data:`PARSE_BATCH` at a
-        time."""
-        timer = timer if timer is not None else ParseTimer()
+    def _encoded(self, items: Iterable[tuple[Sentence, Constraints | None]],
+                 timer: ParseTimer) -> Iterator[tuple[Sentence, Constraints | None,
+                                                      NeuralSentence]]:
+        """Each item with its sentence's encoding, the sentences encoded and scored
+        :data:`PARSE_BATCH` at a time (the parse of a batch then reads its scores)."""
         iterator = iter(items)
         while chunk := list(itertools.islice(iterator, PARSE_BATCH)):
-            encoded = [GraphModel._encode(self, sent, timer) for sent, _ in chunk]
+            encoded = [self._encode(sent, timer) for sent, _ in chunk]
             nonempty = [enc for enc in encoded if len(enc)]
             if nonempty:
                 t0 = time.perf_counter()
                 self.score_batch(nonempty)
                 timer.score += time.perf_counter() - t0
-            self._prepared = {id(sent): enc for (sent, _), enc in zip(chunk, encoded,
-                                                                      strict=True)}
-            try:
-                yield from GraphModel.parse_items(self, chunk, decoder, single_root, timer,
-                                                  constrained)
-            finally:
-                self._prepared = {}
-
-    def _encode(self, sent: Sentence, timer: ParseTimer) -> NeuralSentence:  # type: ignore[override]
-        """The sentence's encoding: scored already when :meth:`parse_items` batched it."""
-        prepared = self._prepared.pop(id(sent), None)
-        return prepared if prepared is not None else GraphModel._encode(self, sent, timer)
+            for (sent, given), enc in zip(chunk, encoded, strict=True):
+                yield sent, given, enc
 
     def write_files(self, directory: Path) -> None:
         """Write the network's tensors, the vocabulary and ``network.json``."""
