@@ -18,7 +18,7 @@ import numpy as np
 
 from dparse.columns import blank_columns, unread_columns
 from dparse.config import ExperimentConfig, save_config
-from dparse.conll import Sentence
+from dparse.conll import Sentence, read_treebank
 from dparse.errors import ConfigError, DparseError
 from dparse.gold import read_gold
 from dparse.learning import AveragedLearner
@@ -97,15 +97,33 @@ class BestEpoch:
         return result
 
 
-def read_split(cfg: ExperimentConfig, relative: str) -> list[Sentence]:
-    """Read one treebank file of the config's data section: gold trees (:mod:`dparse.gold`),
-    at least one."""
+def data_file(cfg: ExperimentConfig, relative: str) -> Path:
+    """The path of a treebank file of the config's data section; DparseError naming it and
+    the data root when it is missing."""
     path = cfg.data_path(relative)
     if not path.exists():
         raise DparseError(
             f"{path}: treebank not found (data root {cfg.data_root!r}; set --data-root or "
             "DPARSE_DATA)"
         )
+    return path
+
+
+def read_unparsed(cfg: ExperimentConfig, relative: str) -> list[Sentence]:
+    """Read one treebank file of the config's data section, heads not needed (a tagger's or
+    a tokenizer's): at least one sentence."""
+    path = data_file(cfg, relative)
+    sentences = read_treebank(path, fmt=cfg.data.format, encoding=cfg.data.encoding,
+                              require_heads=False)
+    if not sentences:
+        raise DparseError(f"{path}: no sentences")
+    return sentences
+
+
+def read_split(cfg: ExperimentConfig, relative: str) -> list[Sentence]:
+    """Read one treebank file of the config's data section: gold trees (:mod:`dparse.gold`),
+    at least one."""
+    path = data_file(cfg, relative)
     role = ("training (data.train)" if relative == cfg.data.train
             else "model selection (data.dev; null for none)")
     return read_gold(path, role, cfg.data.format, cfg.data.encoding, cfg.data.skip_invalid_trees)

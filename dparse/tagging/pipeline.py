@@ -40,13 +40,13 @@ from typing import TYPE_CHECKING, Any
 
 from dparse.config import ExperimentConfig, load_config, save_config
 from dparse.conll import FORMAT_EXTENSIONS, Sentence, read_conll, write_conll
-from dparse.epochs import TrainResult, mixing_engine
+from dparse.epochs import TrainResult, mixing_engine, read_unparsed
 from dparse.errors import ConfigError, DparseError
 from dparse.folds import jackknife_splits
 from dparse.modeldir import CONFIG_FILE, TAGGER_DIR, check_model_dir, file_sha256
 from dparse.outputs import write_text
 from dparse.tagging.model import TAGGER_ARRAYS, TAGGER_JSON, TaggerModel
-from dparse.tagging.training import read_tagged, train_tagger
+from dparse.tagging.training import train_tagger
 from dparse.templates import TEMPLATES_FILE
 from dparse.timer import ParseTimer
 
@@ -145,8 +145,8 @@ def _tagged_paths(cfg: ExperimentConfig, work: Path) -> tuple[Path, Path | None]
 def _training_files(tcfg: ExperimentConfig, cfg: ExperimentConfig
                     ) -> tuple[list[Sentence], list[Sentence]]:
     """The parser's training and dev sentences as the tagger reads them (dev: [] without)."""
-    return (read_tagged(tcfg, cfg.data.train),
-            read_tagged(tcfg, cfg.data.dev) if cfg.data.dev else [])
+    return (read_unparsed(tcfg, cfg.data.train),
+            read_unparsed(tcfg, cfg.data.dev) if cfg.data.dev else [])
 
 
 def tagged_files(cfg: ExperimentConfig, tcfg: ExperimentConfig, tagger: TaggerModel | None,

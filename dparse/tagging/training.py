@@ -25,8 +25,8 @@ import numpy as np
 
 from dparse.columns import ColumnCounter, unread_columns
 from dparse.config import ExperimentConfig
-from dparse.conll import Sentence, read_treebank
-from dparse.epochs import BestEpoch, TrainResult
+from dparse.conll import Sentence
+from dparse.epochs import BestEpoch, TrainResult, read_unparsed
 from dparse.errors import ConfigError, DparseError
 from dparse.folds import fold_of_sentences, jackknife_splits
 from dparse.tagging.features import (
@@ -332,26 +332,12 @@ def train_tagger(cfg: ExperimentConfig, train: list[Sentence], dev: list[Sentenc
     return result
 
 
-def read_tagged(cfg: ExperimentConfig, relative: str) -> list[Sentence]:
-    """A treebank file of the config's data section (heads not needed), at least one
-    sentence."""
-    path = cfg.data_path(relative)
-    if not path.exists():
-        raise DparseError(f"{path}: treebank not found (data root {cfg.data_root!r}; set "
-                          "--data-root or DPARSE_DATA)")
-    sentences = read_treebank(path, fmt=cfg.data.format, encoding=cfg.data.encoding,
-                              require_heads=False)
-    if not sentences:
-        raise DparseError(f"{path}: no sentences")
-    return sentences
-
-
 def train(cfg: ExperimentConfig, progress: bool = False,
           on_epoch: Callable[[Any], None] | None = None) -> TrainResult:
     """Train the tagger of a ``parser: tagger`` config on its data section's files."""
     del progress  # a column's epoch takes seconds: its report line is the progress
     if cfg.training.learner != "perceptron":
         raise ConfigError("the tagger trains with training.learner: perceptron")
-    train_sents = read_tagged(cfg, cfg.data.train)
-    dev = read_tagged(cfg, cfg.data.dev) if cfg.data.dev else []
+    train_sents = read_unparsed(cfg, cfg.data.train)
+    dev = read_unparsed(cfg, cfg.data.dev) if cfg.data.dev else []
     return train_tagger(cfg, train_sents, dev, on_epoch)

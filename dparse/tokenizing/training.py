@@ -21,8 +21,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dparse.conll import Sentence, read_treebank
-from dparse.epochs import BestEpoch, TrainResult
+from dparse.conll import Sentence
+from dparse.epochs import BestEpoch, TrainResult, read_unparsed
 from dparse.errors import ConfigError, DparseError
 from dparse.sections import ExperimentConfig
 from dparse.tokenizing.chars import CharArrays, char_arrays
@@ -115,16 +115,10 @@ def segmentation_scores(gold: np.ndarray, system: np.ndarray, white: np.ndarray
 
 
 def _read(cfg: ExperimentConfig, relative: str) -> list[Sentence]:
-    path = cfg.data_path(relative)
-    if not path.exists():
-        raise DparseError(f"{path}: treebank not found (data root {cfg.data_root!r}; set "
-                          "--data-root or DPARSE_DATA)")
-    sentences = read_treebank(path, fmt=cfg.data.format, encoding=cfg.data.encoding,
-                              require_heads=False)
-    if not sentences:
-        raise DparseError(f"{path}: no sentences")
+    sentences = read_unparsed(cfg, relative)
     if sentences[0].fmt != "conllu":
-        raise DparseError(f"{path}: a tokenizer trains on CoNLL-U (its tokens and spacing)")
+        raise DparseError(f"{cfg.data_path(relative)}: a tokenizer trains on CoNLL-U (its "
+                          "tokens and spacing)")
     return sentences
 
 
