@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import click
@@ -75,11 +76,28 @@ def neural_options(command: Callable[..., Any]) -> Callable[..., Any]:
     return command
 
 
-def neural_overrides(threads: int | None, device: str | None) -> tuple[str, ...]:
-    """The ``--set`` strings of :func:`neural_options`' values (none for options not given)."""
-    return tuple(f"neural.{key}={value}" for key, value in (("threads", threads),
-                                                            ("device", device))
-                 if value is not None)
+def neural_overrides(threads: int | None, device: str | None,
+                     model_dir: str | None = None) -> tuple[str, ...]:
+    """The ``--set`` strings of :func:`neural_options`' values (none for options not given).
+    With ``model_dir`` (a trained model, checked) whose family has no such keys: none for
+    ``--threads 1`` and ``--device cpu``, which is how it runs anyway, so that one command
+    line serves every model; UsageError for more threads or a GPU."""
+    given = tuple((key, value) for key, value in (("threads", threads), ("device", device))
+                  if value is not None)
+    if model_dir is not None and given:
+        from dparse.config import load_config
+        from dparse.families import family
+        from dparse.modeldir import CONFIG_FILE, check_model_dir
+
+        check_model_dir(Path(model_dir))
+        parser = load_config(Path(model_dir) / CONFIG_FILE).parser
+        if "neural.threads" not in family(parser).parse_time_keys:
+            if threads not in (None, 1) or device not in (None, "cpu"):
+                raise click.UsageError(
+                    f"--threads and --device are a neural parser's; this {parser} model "
+                    "parses on the CPU, one thread a job (--jobs N for more)")
+            return ()
+    return tuple(f"neural.{key}={value}" for key, value in given)
 
 
 quiet_option = click.option(

@@ -174,7 +174,7 @@ def parse(model_dir: str, input: str, output: str, decoder_name: str | None, fmt
     if forbid_path is not None and shard_text is not None:
         raise click.UsageError("--forbid counts the whole input's sentences: not with --shard")
     parser = load(model_dir, decoder=decoder_name, tags=tags,
-                  overrides=overrides + neural_overrides(threads, device))
+                  overrides=overrides + neural_overrides(threads, device, model_dir))
     stats = parser.parse_file(input, output, jobs, fmt=None if fmt == "auto" else fmt,
                               encoding=encoding, batch_size=chunk_size, shard=shard_text,
                               forest=forest_path, kbest=kbest, constraints=constraint_mode,

@@ -1,9 +1,10 @@
 """Biaffine scorers (Dozat and Manning 2017) over the encoder's node vectors [B, T, D].
 
 ``ArcScorer``: ``scores[b, h, m]`` float32 [B, T, T], the arc h -> m (head first, as the
-graph decoders read arcs). ``LabelScorer``: each arc's label scores, for given heads
-(``at_heads``: [B, T, L], word m's labels with head ``heads[b, m]``) or the best label of
-every arc (``best_labels``: [B, T, T])."""
+graph decoders read arcs). ``LabelScorer``: each arc's label scores for given heads
+(``at_heads``: [B, T, L], word m's labels with head ``heads[b, m]``), and the MLP features
+its weights meet (``features``), from which a parse scores the labels of the arcs it needs
+(:mod:`dparse.neural.labels`)."""
 
 from __future__ import annotations
 
@@ -58,12 +59,7 @@ class LabelScorer(nn.Module):
         chosen = head.gather(1, heads[:, :, None].expand(-1, -1, head.shape[-1]))
         return torch.einsum("btd,lde,bte->btl", _with_one(self.dep(x)), self.weight, chosen)
 
-    def best_labels(self, x: torch.Tensor) -> torch.Tensor:
-        """The best label id int64 [B, T(h), T(m)] of every arc (two matrix products: the
-        dependents through every label's matrix, then against the heads)."""
-        dep = _with_one(self.dep(x))  # [B, T, E]
-        b, t, e = dep.shape
-        n_labels = self.weight.shape[0]
-        through = dep.reshape(b * t, e) @ self.weight.permute(1, 0, 2).reshape(e, n_labels * e)
-        scores = through.reshape(b, t * n_labels, e) @ _with_one(self.head(x)).transpose(1, 2)
-        return scores.reshape(b, t, n_labels, t).argmax(dim=2).transpose(1, 2)
+    def features(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """The dependent and head features [B, T, dim+1] (ones appended): s(h, m, l) =
+        dep[m] @ weight[l] @ head[h]."""
+        return _with_one(self.dep(x)), _with_one(self.head(x))

@@ -6,10 +6,16 @@ from dparse.errors import ConfigError
 from dparse.sections import ExperimentConfig
 
 TAGS = ("none", "upos")
+TAG_HEADS = ("upos", "xpos", "feats")
 LOSSES = ("local", "crf")
 DEVICES = ("cpu", "cuda")
 POSITIVE = ("word_dim", "min_count", "char_dim", "char_filters", "char_kernel", "tag_dim",
             "lstm_dim", "lstm_layers", "arc_dim", "label_dim", "batch_tokens", "threads")
+
+
+def tag_head_columns(tag_heads: str) -> tuple[str, ...]:
+    """The columns of ``neural.tag_heads`` in its order (``none``: none)."""
+    return () if tag_heads == "none" else tuple(tag_heads.split("+"))
 
 
 def check_neural(cfg: ExperimentConfig, source: str) -> None:
@@ -29,6 +35,10 @@ def check_neural(cfg: ExperimentConfig, source: str) -> None:
         if getattr(n, key) not in known:
             raise ConfigError(f"{source}: neural.{key} must be one of {', '.join(known)}, got "
                               f"{getattr(n, key)!r}")
+    heads = tag_head_columns(n.tag_heads)
+    if any(c not in TAG_HEADS for c in heads) or len(set(heads)) != len(heads):
+        raise ConfigError(f"{source}: neural.tag_heads must be none or distinct columns of "
+                          f"{', '.join(TAG_HEADS)} joined by '+', got {n.tag_heads!r}")
     if cfg.parser != "neural":
         return
     if cfg.features.order != 1:

@@ -25,12 +25,16 @@ from dparse.neural.checks import check_neural
 from dparse.neural.sections import NeuralConfig
 
 if TYPE_CHECKING:
+    from dparse.batch.engines import WorkerOptions
     from dparse.epochs import EpochReport, TrainResult
     from dparse.sections import ExperimentConfig
 
 
 def _train(cfg: ExperimentConfig, progress: bool,
-           on_epoch: Callable[[EpochReport], None] | None) -> TrainResult:
+           on_epoch: Callable[[EpochReport], None] | None,
+           workers: WorkerOptions | None = None) -> TrainResult:
+    """Train on this process (``workers`` is always None: the family does not train on
+    workers; a tagging pipeline passes it on)."""
     require_torch()
     from dparse.neural.training import train
 

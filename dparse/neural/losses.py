@@ -39,6 +39,8 @@ def crf_loss(scores: torch.Tensor, heads: torch.Tensor, lengths: torch.Tensor, *
 
 def label_loss(label_scores: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
     """Cross-entropy of each word's gold label; ``label_scores`` [B, N+1, L] at its gold
-    head."""
+    head. Also a tag head's loss: ``label_scores`` its tag scores, ``labels`` the gold tags."""
     scored = labels >= 0
+    if not scored.any():
+        return label_scores.sum() * 0.0
     return F.cross_entropy(label_scores[scored], labels[scored])

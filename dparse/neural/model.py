@@ -4,7 +4,11 @@ list, marginal and constraint works on it unchanged.
 
 ``score_parts`` gives the biaffine arc scores (float64 [n+1, n+1]; -inf outside the arcs a
 constrained parse allows) and each arc's best label by the biaffine label scorer (int32
-[n+1, n+1]), so the decoded tree's labels are the label scorer's best for its heads. Parsing
+[n+1, n+1]), so the decoded tree's labels are the label scorer's best for its heads. A plain
+parse (:meth:`NeuralModel.predict`) decodes the arc scores and then labels only its tree's
+arcs (:mod:`dparse.neural.labels`: the same labels, without every arc's). A
+network with tag heads (``neural.tag_heads``) writes its predicted UPOS, XPOS or FEATS into
+the parsed sentences (the input's own values of those columns are replaced). Parsing
 scores sentences in batches of :data:`PARSE_BATCH` (each sentence's scores do not depend on
 its batch: :mod:`dparse.neural.encoder`), by length in batches of similar lengths.
 
@@ -29,9 +33,11 @@ import torch
 
 from dparse.conll import Sentence
 from dparse.constraints import Constraints
+from dparse.decoders import Decoder
 from dparse.errors import DparseError
 from dparse.graph.model import GraphModel, PartScratch
 from dparse.modeldir import VOCAB_FILE, WEIGHTS_FILE, load_arrays, require_model_files, save_arrays
+from dparse.neural.labels import LabelFeatures, flat_weight
 from dparse.neural.network import Batch, ParserNetwork
 from dparse.neural.sections import NeuralConfig
 from dparse.neural.vocab import NeuralSentence, NeuralVocabulary
@@ -79,9 +85,10 @@ class NeuralModel(GraphModel):
         self.network.load_state_dict(state)
 
     def score_batch(self, sentences: Sequence[NeuralSentence]) -> None:
-        """Score ``sentences``, keeping each one's arc scores float64 [n+1, n+1] and best
-        labels int32 [n+1, n+1] in its ``scores``: sorted by length and cut into batches of at
-        most :data:`BATCH_NODES` padded nodes, so that little is spent on padding."""
+        """Score ``sentences``, keeping each one's arc scores float64 [n+1, n+1] and label
+        features (:class:`LabelFeatures`) in its ``scores``: sorted by length and cut into
+        batches of at most :data:`BATCH_NODES` padded nodes, so that little is spent on
+        padding."""
         self.network.eval()
         order = sorted(range(len(sentences)), key=lambda i: len(sentences[i]))
         start = 0
@@ -94,41 +101,71 @@ class NeuralModel(GraphModel):
             start = end
 
     def _score_group(self, sentences: Sequence[NeuralSentence]) -> None:
-        """:meth:`score_batch` of one batch."""
+        """:meth:`score_batch` of one batch (with the predicted tags of the tag heads)."""
         with torch.inference_mode():
             batch = Batch.of(sentences, self.device)
             x, arcs = self.network(batch)
-            labels = self.network.labels.best_labels(x)
+            dep, head = (f.cpu().numpy() for f in self.network.labels.features(x))
+            tags = {column: scores.argmax(dim=2).cpu().numpy()
+                    for column, scores in self.network.tag_scores(x).items()}
         arcs_np = arcs.double().cpu().numpy()
-        labels_np = labels.to(torch.int32).cpu().numpy()
+        flat = flat_weight(self.network.labels.weight.detach().cpu().numpy())
         for i, enc in enumerate(sentences):
             n1 = len(enc) + 1
             enc.scores = (np.ascontiguousarray(arcs_np[i, :n1, :n1]),
-                          np.ascontiguousarray(labels_np[i, :n1, :n1]))
+                          LabelFeatures(np.ascontiguousarray(dep[i, :n1]),
+                                        np.ascontiguousarray(head[i, :n1]), flat))
+            enc.predicted = {column: [self.vocab.predicts[column][t] for t in ids[i, 1:n1].tolist()]
+                             for column, ids in tags.items()}
 
-    def score_parts(
-        self, enc: NeuralSentence, weights: np.ndarray | None, cost_augmented: bool,  # type: ignore[override]
-        scratch: PartScratch | None = None,
-    ) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
-        """The arc scores (-inf outside ``enc.allowed`` when set) and best labels; no
-        higher-order parts. ``weights`` and cost augmentation are the linear models' (a
-        network trains by :mod:`dparse.neural.training`)."""
+    def _scores(self, enc: NeuralSentence, weights: np.ndarray | None, cost_augmented: bool
+                ) -> tuple[np.ndarray, LabelFeatures]:
+        """The arc scores (-inf outside ``enc.allowed`` when set) and label features, scored
+        now unless its batch was. ``weights`` and cost augmentation are the linear models'
+        (a network trains by :mod:`dparse.neural.training`): DparseError."""
         if weights is not None or cost_augmented:
             raise DparseError("a neural model scores with its own network, without cost "
                               "augmentation")
         if enc.scores is None:
             self.score_batch([enc])
         assert enc.scores is not None
-        arc, label = enc.scores
+        arc, features = enc.scores
         if enc.allowed is not None:
             arc = np.where(enc.allowed > 0, arc, -np.inf)
-        return arc, label, {}
+        return arc, features
+
+    def score_parts(
+        self, enc: NeuralSentence, weights: np.ndarray | None, cost_augmented: bool,  # type: ignore[override]
+        scratch: PartScratch | None = None,
+    ) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
+        """The arc scores and every arc's best label; no higher-order parts."""
+        arc, features = self._scores(enc, weights, cost_augmented)
+        return arc, features.matrix(), {}
+
+    def predict(
+        self, enc: NeuralSentence, decoder: Decoder, single_root: bool = True,  # type: ignore[override]
+        weights: np.ndarray | None = None, cost_augmented: bool = False,
+        timer: ParseTimer | None = None, scratch: PartScratch | None = None,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Heads int32 [n+1] decoded from the arc scores, then the labels of their arcs only
+        (the labels :meth:`score_parts`' matrix gives them)."""
+        t0 = time.perf_counter()
+        arc, features = self._scores(enc, weights, cost_augmented)
+        t1 = time.perf_counter()
+        heads = decoder.decode(arc, single_root=single_root)
+        t2 = time.perf_counter()
+        labels = features.at_heads(heads)
+        if timer is not None:
+            timer.score += t1 - t0 + time.perf_counter() - t2
+            timer.decode += t2 - t1
+        return heads, labels
 
     def _encoded(self, items: Iterable[tuple[Sentence, Constraints | None]],
                  timer: ParseTimer) -> Iterator[tuple[Sentence, Constraints | None,
                                                       NeuralSentence]]:
         """Each item with its sentence's encoding, the sentences encoded and scored
-        :data:`PARSE_BATCH` at a time (the parse of a batch then reads its scores)."""
+        :data:`PARSE_BATCH` at a time (the parse of a batch then reads its scores); a
+        sentence with the tag heads' predictions in place of its own tags."""
         iterator = iter(items)
         while chunk := list(itertools.islice(iterator, PARSE_BATCH)):
             encoded = [self._encode(sent, timer) for sent, _ in chunk]
@@ -138,7 +175,7 @@ class NeuralModel(GraphModel):
                 self.score_batch(nonempty)
                 timer.score += time.perf_counter() - t0
             for (sent, given), enc in zip(chunk, encoded, strict=True):
-                yield sent, given, enc
+                yield (sent.with_tags(**enc.predicted) if enc.predicted else sent), given, enc
 
     def write_files(self, directory: Path) -> None:
         """Write the network's tensors, the vocabulary and ``network.json``."""

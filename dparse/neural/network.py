@@ -1,10 +1,10 @@
-"""The whole network of a neural parser: the encoder and the biaffine arc and label scorers,
-over a batch of :class:`dparse.neural.vocab.NeuralSentence` (``Batch``)."""
+"""The whole network of a neural parser: the encoder, the biaffine arc and label scorers and
+the tag heads, over a batch of :class:`dparse.neural.vocab.NeuralSentence` (``Batch``)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import torch
@@ -20,7 +20,8 @@ from dparse.neural.vocab import NeuralSentence, NeuralVocabulary
 class Batch:
     """Sentences padded to N+1 nodes: ``words``, ``tags`` int64 [B, N+1], ``chars`` int64
     [B, N+1, C], ``heads`` and ``labels`` int64 [B, N+1] (-1 where unknown or padding),
-    ``lengths`` int64 [B]."""
+    ``lengths`` int64 [B], ``targets`` the gold tag ids int64 [B, N+1] of each predicted
+    column (-1 where unknown or padding)."""
 
     words: torch.Tensor
     chars: torch.Tensor
@@ -28,6 +29,7 @@ class Batch:
     heads: torch.Tensor
     labels: torch.Tensor
     lengths: torch.Tensor
+    targets: dict[str, torch.Tensor] = field(default_factory=dict)
 
     @classmethod
     def of(cls, sentences: Sequence[NeuralSentence], device: torch.device) -> Batch:
@@ -45,12 +47,19 @@ class Batch:
                                                                       s.labels)
             chars[i, :t, :s.chars.shape[1]] = s.chars
         lengths = np.array([len(s) for s in sentences], dtype=np.int64)
+        targets = {}
+        for column in sentences[0].targets:
+            gold = np.full((b, size), -1, dtype=np.int64)
+            for i, s in enumerate(sentences):
+                gold[i, :len(s) + 1] = s.targets[column]
+            targets[column] = torch.from_numpy(gold).to(device)
         return cls(*(torch.from_numpy(a).to(device) for a in (words, chars, tags, heads,
-                                                               labels, lengths)))
+                                                               labels, lengths)), targets)
 
 
 class ParserNetwork(nn.Module):
-    """Encoder, arc scorer and label scorer (:mod:`dparse.neural`)."""
+    """Encoder, arc scorer, label scorer and a linear tag head for each column the vocabulary
+    predicts (:mod:`dparse.neural`)."""
 
     def __init__(self, cfg: NeuralConfig, vocab: NeuralVocabulary) -> None:
         super().__init__()
@@ -60,8 +69,14 @@ class ParserNetwork(nn.Module):
         self.arcs = ArcScorer(self.encoder.out_dim, cfg.arc_dim, cfg.dropout)
         self.labels = LabelScorer(self.encoder.out_dim, cfg.label_dim, len(vocab.labels),
                                   cfg.dropout)
+        self.tag_heads = nn.ModuleDict({column: nn.Linear(self.encoder.out_dim, len(names))
+                                        for column, names in vocab.predicts.items()})
 
     def forward(self, batch: Batch) -> tuple[torch.Tensor, torch.Tensor]:
         """The node vectors [B, N+1, D] and the arc scores [B, N+1, N+1] (head first)."""
         x = self.encoder(batch.words, batch.chars, batch.tags, batch.lengths)
         return x, self.arcs(x)
+
+    def tag_scores(self, x: torch.Tensor) -> dict[str, torch.Tensor]:
+        """Each predicted column's tag scores [B, N+1, tags] from the node vectors."""
+        return {column: head(x) for column, head in self.tag_heads.items()}

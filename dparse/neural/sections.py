@@ -16,6 +16,9 @@ class NeuralConfig:
     ``tags`` is ``upos`` (``none``: words alone), and ``lstm_layers`` BiLSTM layers of
     ``lstm_dim`` units a direction. Scorers: a biaffine arc scorer over ``arc_dim`` MLP
     features and a biaffine label scorer over ``label_dim`` ones; ``dropout`` everywhere.
+    ``tag_heads``: the token columns the network also predicts from its BiLSTM (``none``, or
+    ``upos``, ``xpos`` and ``feats`` joined by ``+``: a linear layer and a softmax each, their
+    cross-entropy added to the loss); a parse writes them into its output.
     Loss: ``local`` (head selection: each word's head by cross-entropy) or ``crf`` (the tree
     CRF over the decoder's kind of tree: projective for a projective decoder), plus the labels'
     cross-entropy at the gold heads. Optimizer: Adam (``lr``, ``beta2``), gradients clipped to
@@ -32,6 +35,7 @@ class NeuralConfig:
     char_kernel: int = 3
     tags: str = "none"
     tag_dim: int = 50
+    tag_heads: str = "none"
     lstm_dim: int = 200
     lstm_layers: int = 2
     arc_dim: int = 400

@@ -19,6 +19,7 @@ from tqdm import tqdm
 from dparse.decoders import configured_decoder
 from dparse.epochs import BestEpoch, EpochReport, TrainResult, read_split
 from dparse.metrics import evaluate
+from dparse.neural.checks import tag_head_columns
 from dparse.neural.losses import crf_loss, head_selection_loss, label_loss
 from dparse.neural.model import NeuralModel, select_device
 from dparse.neural.network import Batch, ParserNetwork
@@ -66,7 +67,8 @@ def train(cfg: ExperimentConfig, progress: bool = False,
     rng = np.random.default_rng(tc.seed)
     train_sents = read_split(cfg, cfg.data.train)
     dev_sents = read_split(cfg, cfg.data.dev) if cfg.data.dev else []
-    vocab = NeuralVocabulary.build(train_sents, n.min_count, n.tags == "upos")
+    vocab = NeuralVocabulary.build(train_sents, n.min_count, n.tags == "upos",
+                                   tag_head_columns(n.tag_heads))
     encoded = [vocab.encode(s) for s in train_sents]
     encoded = [e for e in encoded if len(e)]
     network = ParserNetwork(n, vocab).to(device)
@@ -94,6 +96,8 @@ def train(cfg: ExperimentConfig, progress: bool = False,
                 arc_loss = head_selection_loss(arcs, batch.heads, batch.lengths)
             label_scores = network.labels.at_heads(x, batch.heads.clamp(min=0))
             loss = arc_loss + label_loss(label_scores, batch.labels)
+            for column, scores in network.tag_scores(x).items():
+                loss = loss + label_loss(scores, batch.targets[column])
             optimizer.zero_grad()
             loss.backward()
             torch.nn.utils.clip_grad_norm_(network.parameters(), n.clip)

@@ -1,5 +1,5 @@
-"""A neural parser's vocabularies (words, characters, UPOS tags, labels) and the encoding of
-a sentence as the network reads it.
+"""A neural parser's vocabularies (words, characters, UPOS tags, labels, the tags of the
+columns it predicts) and the encoding of a sentence as the network reads it.
 
 Ids 0, 1 and 2 of the word, character and tag vocabularies are padding, unknown and the root
 (``PAD``, ``UNK``, ``ROOT``); real symbols start at 3, in order of first appearance in
@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -23,6 +23,7 @@ import numpy as np
 from dparse.columns import COLUMNS, ColumnCounter
 from dparse.conll import Sentence
 from dparse.errors import DparseError
+from dparse.neural.labels import LabelFeatures
 from dparse.outputs import write_text
 from dparse.vocab import FILLED_KEY, UNREAD_KEY, normalize
 
@@ -37,18 +38,23 @@ class NeuralSentence:
     (row 0 the root; tags all UNK for a model without tags), ``chars`` int64 [n+1, C] (padded
     with PAD; C the longest word's characters, at most :data:`MAX_CHARS`), gold ``heads`` and
     label ids ``labels`` int32 [n+1] (-1 for the root, an unknown label or a missing head),
+    ``targets`` the gold tag ids int64 [n+1] of each column the network predicts (-1 for the
+    root and an unknown tag), ``predicted`` those columns' predicted tags (lists of n names,
+    once scored),
     ``allowed`` (uint8 [n+1, n+1] or None) the arcs a constrained parse may score, as for
     :class:`dparse.vocab.EncodedSentence`, and ``scores``, the network's arc scores float64
-    and best labels int32 [n+1, n+1] once :meth:`dparse.neural.model.NeuralModel.score_batch`
-    scored it."""
+    [n+1, n+1] and label features (:class:`dparse.neural.labels.LabelFeatures`) once
+    :meth:`dparse.neural.model.NeuralModel.score_batch` scored it."""
 
     words: np.ndarray
     chars: np.ndarray
     tags: np.ndarray
     heads: np.ndarray
     labels: np.ndarray
+    targets: dict[str, np.ndarray] = field(default_factory=dict)
     allowed: np.ndarray | None = None
-    scores: tuple[np.ndarray, np.ndarray] | None = None  # arc scores and best labels, once scored
+    scores: tuple[np.ndarray, LabelFeatures] | None = None  # arc scores, label features
+    predicted: dict[str, list[str]] = field(default_factory=dict)
 
     def __len__(self) -> int:
         return len(self.words) - 1
@@ -56,26 +62,34 @@ class NeuralSentence:
 
 class NeuralVocabulary:
     """The symbol lists of a neural model (``words``, ``chars``, ``tags``, ``labels``),
-    whether it reads UPOS (``reads_tags``) and the column record of its training data."""
+    whether it reads UPOS (``reads_tags``), the tags of each column it predicts
+    (``predicts``: column -> tag names, ids from 0) and the column record of its training
+    data."""
 
     def __init__(self, words: list[str], chars: list[str], tags: list[str], labels: list[str],
-                 reads_tags: bool, filled: dict[str, float] | None = None) -> None:
+                 reads_tags: bool, filled: dict[str, float] | None = None,
+                 predicts: dict[str, list[str]] | None = None) -> None:
         self.words, self.chars, self.tags, self.labels = words, chars, tags, labels
         self.reads_tags = reads_tags
         self.filled = filled
+        self.predicts = predicts or {}
+        self._predicted_ids = {c: {t: i for i, t in enumerate(names)}
+                               for c, names in self.predicts.items()}
         self._word_ids = {w: i for i, w in enumerate(words, FIRST_ID)}
         self._char_ids = {c: i for i, c in enumerate(chars, FIRST_ID)}
         self._tag_ids = {t: i for i, t in enumerate(tags, FIRST_ID)}
         self._label_ids = {label: i for i, label in enumerate(labels)}
 
     @classmethod
-    def build(cls, sentences: Sequence[Sentence], min_count: int, reads_tags: bool
-              ) -> NeuralVocabulary:
-        """Every symbol of the training sentences (words seen at least ``min_count`` times)."""
+    def build(cls, sentences: Sequence[Sentence], min_count: int, reads_tags: bool,
+              predicts: Sequence[str] = ()) -> NeuralVocabulary:
+        """Every symbol of the training sentences (words seen at least ``min_count`` times;
+        the tags of each column of ``predicts`` but the empty ``_``)."""
         words: Counter[str] = Counter()
         chars: dict[str, None] = {}
         tags: dict[str, None] = {}
         labels: dict[str, None] = {}
+        targets: dict[str, dict[str, None]] = {c: {} for c in predicts}
         counter = ColumnCounter()
         for sent in counter.through(sentences):
             words.update(normalize(f) for f in sent.form)
@@ -83,9 +97,12 @@ class NeuralVocabulary:
                 chars.update(dict.fromkeys(form))
             tags.update(dict.fromkeys(sent.upos))
             labels.update(dict.fromkeys(sent.deprels[1:]))
+            for column, seen in targets.items():
+                seen.update(dict.fromkeys(getattr(sent, column)))
         kept = [w for w, count in words.items() if count >= min_count]
+        predicted = {c: [t for t in seen if t != "_"] for c, seen in targets.items()}
         return cls(kept, list(chars), list(tags) if reads_tags else [], list(labels),
-                   reads_tags, counter.shares())
+                   reads_tags, counter.shares(), predicted)
 
     @property
     def unread(self) -> tuple[str, ...]:
@@ -112,12 +129,17 @@ class NeuralVocabulary:
         labels[1:] = [self._label_ids.get(d, -1) for d in sent.deprels[1:]]
         heads = np.asarray(sent.heads, dtype=np.int32).copy()
         heads[0] = -1
-        return NeuralSentence(words, chars, tags, heads, labels)
+        targets = {}
+        for column, ids in self._predicted_ids.items():
+            gold = np.full(n + 1, -1, dtype=np.int64)
+            gold[1:] = [ids.get(t, -1) for t in getattr(sent, column)]
+            targets[column] = gold
+        return NeuralSentence(words, chars, tags, heads, labels, targets)
 
     def save(self, path: Path) -> None:
         """Write the vocabulary as JSON (with the column record of dparse.vocab's files)."""
         data = {"words": self.words, "chars": self.chars, "tags": self.tags,
-                "labels": self.labels, "reads_tags": self.reads_tags,
+                "labels": self.labels, "reads_tags": self.reads_tags, "predicts": self.predicts,
                 UNREAD_KEY: list(self.unread), FILLED_KEY: self.filled}
         write_text(path, json.dumps(data, ensure_ascii=False) + "\n")
 
@@ -127,7 +149,7 @@ class NeuralVocabulary:
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
             return cls(data["words"], data["chars"], data["tags"], data["labels"],
-                       bool(data["reads_tags"]), data.get(FILLED_KEY))
+                       bool(data["reads_tags"]), data.get(FILLED_KEY), data.get("predicts"))
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise DparseError(f"{path}: not a neural model's vocabulary ({exc}); retrain "
                               "the model") from None

@@ -259,6 +259,22 @@ def test_unknown_decoder_exits_2(folder: Path, model: Path) -> None:
     assert "Traceback" not in run.stderr and run.stdout == ""
 
 
+def test_threads_and_device_take_a_linear_model_as_it_runs(folder: Path, model: Path,
+                                                          tmp_path: Path) -> None:
+    """``--threads 1 --device cpu`` (one command line for every model) parse a linear model as
+    without them; more threads or a GPU are a usage error naming the options."""
+    plain = dparse("parse", str(model), str(folder / "dev.conllu"), "-o",
+                   str(tmp_path / "a.conllu"))
+    given = dparse("parse", str(model), str(folder / "dev.conllu"), "-o",
+                   str(tmp_path / "b.conllu"), "--threads", "1", "--device", "cpu")
+    assert plain.returncode == given.returncode == 0, given.stderr
+    assert (tmp_path / "a.conllu").read_bytes() == (tmp_path / "b.conllu").read_bytes()
+    for extra in (["--threads", "2"], ["--device", "cuda"]):
+        run = dparse("parse", str(model), str(folder / "dev.conllu"), *extra)
+        assert run.returncode == 2 and "--threads and --device" in run.stderr, extra
+        assert "Traceback" not in run.stderr
+
+
 def test_forest_of_a_graph_model_exits_2(folder: Path, model: Path, tmp_path: Path) -> None:
     forests, out = tmp_path / "f.forests", tmp_path / "out.conllu"
     run = dparse("parse", str(model), str(folder / "dev.conllu"), "--forest", str(forests),

@@ -162,7 +162,9 @@ def test_bad_neural_settings_are_config_errors() -> None:
     for key, value, message in [("loss", "hinge", "neural.loss must be one of local, crf"),
                                 ("lstm_layers", 0, "neural.lstm_layers must be at least 1"),
                                 ("dropout", 1.0, "neural.dropout must be in"),
-                                ("device", "tpu", "neural.device must be one of cpu, cuda")]:
+                                ("device", "tpu", "neural.device must be one of cpu, cuda"),
+                                ("tag_heads", "upos+lemma", "neural.tag_heads must be none"),
+                                ("tag_heads", "upos+upos", "neural.tag_heads must be none")]:
         with pytest.raises(ConfigError, match=message):
             load_config(raw=base | {"neural": {key: value}})
     with pytest.raises(ConfigError, match="first-order parts only"):
@@ -193,3 +195,51 @@ def test_a_long_sentence_and_unknown_characters_parse(tiny_neural: Path) -> None
     parsed = parser.parse(words)
     assert len(parsed) == 700
     check_tree(parsed.heads, single_root=True)
+
+
+def test_tag_heads_learn_the_tags_and_write_them_into_the_parse(tmp_path: Path) -> None:
+    """A words-alone network with UPOS and XPOS heads: trained on 80 sentences for 4 epochs
+    (about 140 steps),
+    its training sentences' UPOS are mostly right (a network that learned nothing predicts
+    one tag: under 20%), its output carries the predicted columns in place of the input's,
+    and the model reads the same tags back after saving."""
+    from dparse.neural.vocab import NeuralVocabulary
+
+    folder = write_slices(tmp_path, train=80, dev=10)
+    raw = tiny_config(tags="none", tag_heads="upos+xpos", batch_tokens=60, lr=0.005
+                      ) | {"training": {"epochs": 4, "seed": 2}}
+    model = train_tiny(folder, raw, tmp_path / "m")
+    vocab = NeuralVocabulary.load(model / "vocab.json")
+    assert set(vocab.predicts) == {"upos", "xpos"} and "NOUN" in vocab.predicts["upos"]
+    gold = list(read_conll(folder / "train.conllu"))
+    blank = [s.with_tags(upos=["_"] * len(s), xpos=["_"] * len(s)) for s in gold]
+    parsed = list(dparse.load(model).parse_many(blank))
+    right = sum(p == g for sp, sg in zip(parsed, gold, strict=True)
+                for p, g in zip(sp.upos, sg.upos, strict=True))
+    assert right / sum(len(s) for s in gold) > 0.5
+    assert all(set(s.upos) <= set(vocab.predicts["upos"]) for s in parsed)
+    assert all(set(s.xpos) <= set(vocab.predicts["xpos"]) for s in parsed)
+    again = list(dparse.load(model).parse_many(gold))
+    assert [s.xpos for s in again] == [s.xpos for s in parsed]
+
+
+def test_a_tagging_pipeline_trains_a_neural_parser_on_predicted_tags(tmp_path: Path) -> None:
+    """A neural parser reading UPOS with a ``tagger`` section: trained on the jackknifed
+    tags of a small tagger, it parses words alone (its tagger tags first)."""
+    folder = write_slices(tmp_path, train=40, dev=5)
+    (folder / "tagger.yaml").write_text(json.dumps(
+        {"parser": "tagger", "data": {"train": "train.conllu", "dev": "dev.conllu"},
+         "tagging": {"ambiguity_folds": 0, "draft_folds": 0},
+         "training": {"learner": "perceptron", "epochs": 1}}))
+    raw = tiny_config(tags="upos") | {"training": {"epochs": 1, "seed": 1},
+                                      "tagger": {"config": str(folder / "tagger.yaml"),
+                                                 "folds": 2}}
+    from dparse.config import load_config
+    from dparse.parsers import train_model
+
+    train_model(load_config(raw=raw, data_root=str(folder)), tmp_path / "m",
+                {"work": str(tmp_path / "work")})
+    words = [s.with_tags(upos=["_"] * len(s)) for s in read_conll(folder / "dev.conllu")]
+    for sent in dparse.load(tmp_path / "m").parse_many(words):
+        check_tree(sent.heads, single_root=True)
+        assert "_" not in sent.upos
