@@ -7,7 +7,7 @@ from dparse.sections import ExperimentConfig
 
 TAGS = ("none", "upos")
 TAG_HEADS = ("upos", "xpos", "feats")
-LOSSES = ("local", "crf")
+LOSSES = ("local", "crf", "hinge")
 DEVICES = ("cpu", "cuda")
 POSITIVE = ("word_dim", "min_count", "char_dim", "char_filters", "char_kernel", "tag_dim",
             "lstm_dim", "lstm_layers", "arc_dim", "label_dim", "batch_tokens", "threads")

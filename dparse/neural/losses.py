@@ -4,9 +4,11 @@ first), ``heads`` and ``labels`` int64 [B, N+1] (-1 where not annotated or paddi
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 
+from dparse.decoders import Decoder
 from dparse.neural.crf import arc_mask, log_partition, tree_scores
 
 
@@ -44,3 +46,34 @@ def label_loss(label_scores: torch.Tensor, labels: torch.Tensor) -> torch.Tensor
     if not scored.any():
         return label_scores.sum() * 0.0
     return F.cross_entropy(label_scores[scored], labels[scored])
+
+
+def hinge_loss(scores: torch.Tensor, heads: torch.Tensor, lengths: torch.Tensor,
+               decoder: Decoder, single_root: bool) -> torch.Tensor:
+    """The structured hinge loss with cost-augmented decoding by ``decoder`` (any first-order
+    dparse decoder: the one the model parses with), per word: each sentence's tree y* that
+    ``decoder`` finds under the scores plus 1 on every arc not in the gold tree, and
+    s(y*) + cost(y*) - s(gold), which is 0 when the gold tree wins by a margin of its Hamming
+    cost (>= 0 for an exact decoder; an inexact one may return a tree that scores below gold,
+    clipped to 0). Sentences with an unannotated head are left out."""
+    complete = ((heads >= 0) | (torch.arange(heads.shape[1], device=heads.device)[None, :]
+                                > lengths[:, None]))
+    complete[:, 0] = True
+    total = scores.sum() * 0.0
+    words = 0
+    augmented = scores.detach().double().cpu().numpy()
+    gold = heads.cpu().numpy()
+    for b, n in enumerate(lengths.tolist()):
+        if not bool(complete[b].all()):
+            continue
+        arc = augmented[b, :n + 1, :n + 1] + 1.0
+        arc[gold[b, 1:n + 1], np.arange(1, n + 1)] -= 1.0
+        found = decoder.decode(np.ascontiguousarray(arc), single_root=single_root)
+        cost = int((found[1:] != gold[b, 1:n + 1]).sum())
+        dependents = torch.arange(1, n + 1, device=scores.device)
+        predicted = scores[b, torch.as_tensor(found[1:], dtype=torch.long,
+                                              device=scores.device), dependents].sum()
+        margin = predicted + cost - scores[b, heads[b, 1:n + 1], dependents].sum()
+        total = total + torch.clamp(margin, min=0.0)
+        words += n
+    return total / max(words, 1)

@@ -19,10 +19,12 @@ class NeuralConfig:
     ``tag_heads``: the token columns the network also predicts from its BiLSTM (``none``, or
     ``upos``, ``xpos`` and ``feats`` joined by ``+``: a linear layer and a softmax each, their
     cross-entropy added to the loss); a parse writes them into its output.
-    Loss: ``local`` (head selection: each word's head by cross-entropy) or ``crf`` (the tree
-    CRF over the decoder's kind of tree: projective for a projective decoder), plus the labels'
-    cross-entropy at the gold heads. Optimizer: Adam (``lr``, ``beta2``), gradients clipped to
-    norm ``clip``, batches of about ``batch_tokens`` words of sentences of similar length.
+    Loss: ``local`` (head selection: each word's head by cross-entropy), ``crf`` (the tree
+    CRF over the decoder's kind of tree: projective for a projective decoder) or ``hinge``
+    (the structured hinge loss, cost-augmented decoding by the config's decoder: training
+    with the decoder it parses with), plus the labels' cross-entropy at the gold heads.
+    Optimizer: Adam (``lr``, ``beta2``), gradients clipped to norm ``clip``, batches of about
+    ``batch_tokens`` words of sentences of similar length.
     ``threads`` (torch's CPU threads) and ``device`` (``cpu`` or ``cuda``) are where training
     and parsing run (parse-time keys); the CPU is the reference.
     """

@@ -20,7 +20,7 @@ from dparse.decoders import configured_decoder
 from dparse.epochs import BestEpoch, EpochReport, TrainResult, read_split
 from dparse.metrics import evaluate
 from dparse.neural.checks import tag_head_columns
-from dparse.neural.losses import crf_loss, head_selection_loss, label_loss
+from dparse.neural.losses import crf_loss, head_selection_loss, hinge_loss, label_loss
 from dparse.neural.model import NeuralModel, select_device
 from dparse.neural.network import Batch, ParserNetwork
 from dparse.neural.vocab import NeuralSentence, NeuralVocabulary
@@ -92,6 +92,8 @@ def train(cfg: ExperimentConfig, progress: bool = False,
             if n.loss == "crf":
                 arc_loss = crf_loss(arcs, batch.heads, batch.lengths,
                                     projective=decoder.projective, single_root=single_root)
+            elif n.loss == "hinge":
+                arc_loss = hinge_loss(arcs, batch.heads, batch.lengths, decoder, single_root)
             else:
                 arc_loss = head_selection_loss(arcs, batch.heads, batch.lengths)
             label_scores = network.labels.at_heads(x, batch.heads.clamp(min=0))

@@ -159,7 +159,7 @@ def test_bad_neural_settings_are_config_errors() -> None:
     from dparse.errors import ConfigError
 
     base = {"parser": "neural", "data": {"train": "x.conllu"}}
-    for key, value, message in [("loss", "hinge", "neural.loss must be one of local, crf"),
+    for key, value, message in [("loss", "softmax", "neural.loss must be one of local, crf, hinge"),
                                 ("lstm_layers", 0, "neural.lstm_layers must be at least 1"),
                                 ("dropout", 1.0, "neural.dropout must be in"),
                                 ("device", "tpu", "neural.device must be one of cpu, cuda"),
