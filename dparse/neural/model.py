@@ -8,7 +8,8 @@ constrained parse allows) and each arc's best label by the biaffine label scorer
 parse (:meth:`NeuralModel.predict`) decodes the arc scores and then labels only its tree's
 arcs (:mod:`dparse.neural.labels`: the same labels, without every arc's). A
 network with tag heads (``neural.tag_heads``) writes its predicted UPOS, XPOS or FEATS into
-the parsed sentences (the input's own values of those columns are replaced). Parsing
+the columns a sentence leaves empty (every value ``_``: words alone), as a pipeline's tagger
+does by default (``--tags auto``); a column the input fills is kept. Parsing
 scores sentences in batches of :data:`PARSE_BATCH` (each sentence's scores do not depend on
 its batch: :mod:`dparse.neural.encoder`), by length in batches of similar lengths.
 
@@ -165,7 +166,7 @@ class NeuralModel(GraphModel):
                                                       NeuralSentence]]:
         """Each item with its sentence's encoding, the sentences encoded and scored
         :data:`PARSE_BATCH` at a time (the parse of a batch then reads its scores); a
-        sentence with the tag heads' predictions in place of its own tags."""
+        sentence with the tag heads' predictions in the columns it leaves empty."""
         iterator = iter(items)
         while chunk := list(itertools.islice(iterator, PARSE_BATCH)):
             encoded = [self._encode(sent, timer) for sent, _ in chunk]
@@ -175,7 +176,9 @@ class NeuralModel(GraphModel):
                 self.score_batch(nonempty)
                 timer.score += time.perf_counter() - t0
             for (sent, given), enc in zip(chunk, encoded, strict=True):
-                yield (sent.with_tags(**enc.predicted) if enc.predicted else sent), given, enc
+                empty = {column: tags for column, tags in enc.predicted.items()
+                         if all(value == "_" for value in getattr(sent, column))}
+                yield (sent.with_tags(**empty) if empty else sent), given, enc
 
     def write_files(self, directory: Path) -> None:
         """Write the network's tensors, the vocabulary and ``network.json``."""

@@ -18,7 +18,8 @@ class NeuralConfig:
     features and a biaffine label scorer over ``label_dim`` ones; ``dropout`` everywhere.
     ``tag_heads``: the token columns the network also predicts from its BiLSTM (``none``, or
     ``upos``, ``xpos`` and ``feats`` joined by ``+``: a linear layer and a softmax each, their
-    cross-entropy added to the loss); a parse writes them into its output.
+    cross-entropy added to the loss); a parse writes them into the columns its input leaves
+    empty.
     Loss: ``local`` (head selection: each word's head by cross-entropy), ``crf`` (the tree
     CRF over the decoder's kind of tree: projective for a projective decoder) or ``hinge``
     (the structured hinge loss, cost-augmented decoding by the config's decoder: training
