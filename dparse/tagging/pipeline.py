@@ -42,9 +42,11 @@ from dparse.config import ExperimentConfig, load_config, save_config
 from dparse.conll import FORMAT_EXTENSIONS, Sentence, read_conll, write_conll
 from dparse.epochs import TrainResult, mixing_engine, read_unparsed
 from dparse.errors import ConfigError, DparseError
+from dparse.families import family
 from dparse.folds import jackknife_splits
 from dparse.modeldir import CONFIG_FILE, TAGGER_DIR, check_model_dir, file_sha256
 from dparse.outputs import write_text
+from dparse.sections import CORE_SECTIONS
 from dparse.tagging.model import TAGGER_ARRAYS, TAGGER_JSON, TaggerModel
 from dparse.tagging.training import train_tagger
 from dparse.templates import TEMPLATES_FILE
@@ -123,9 +125,14 @@ def jackknife_tags(tcfg: ExperimentConfig, train: list[Sentence], dev: list[Sent
 
 
 def _stamp(tcfg: ExperimentConfig, cfg: ExperimentConfig) -> dict[str, Any]:
+    """What the tagged files are made from: the tagger config's name, core sections and its
+    own family's sections (another family's sections, which a new key of that family changes,
+    do not tag anything), the folds and the sha256 of the training and dev files."""
     files = {key: file_sha256(cfg.data_path(getattr(cfg.data, key)))
              for key in ("train", "dev") if getattr(cfg.data, key)}
-    return {"format": STAMP_FORMAT, "tagger": tcfg.to_dict(), "folds": cfg.tagger.folds,
+    read = {"name", "parser", *CORE_SECTIONS, *family(tcfg.parser).sections}
+    tagger = {key: value for key, value in tcfg.to_dict().items() if key in read}
+    return {"format": STAMP_FORMAT, "tagger": tagger, "folds": cfg.tagger.folds,
             "files": files}
 
 

@@ -574,3 +574,21 @@ def test_data_jackknife_with_the_builtin_tagger(tmp_path: Path) -> None:
     assert 60.0 < accuracy(gold, tagged, "upos") < 100.0
     bad = run("data", "jackknife", "train.conllu", "-o", "x.conllu", cwd=tmp_path, ok=False)
     assert bad.returncode == 2 and "--tagger-config" in bad.stderr
+
+
+def test_the_jackknife_stamp_reads_only_what_tags(tmp_path: Path) -> None:
+    """The stamp that lets a pipeline reuse its tagged files changes with the tagger's own
+    settings and not with another family's section (a key added to the neural family must
+    not redo every jackknife)."""
+    for name in ("train.conllu", "dev.conllu"):
+        (tmp_path / name).write_text("1\tA\ta\tX\tX\t_\t0\troot\t_\t_\n\n", encoding="utf-8")
+    data = {"train": "train.conllu", "dev": "dev.conllu"}
+    cfg = load_config(raw={"data": data, "tagger": {"config": "t.yaml"}},
+                      data_root=str(tmp_path))
+    tagger = {"parser": "tagger", "data": data, "training": {"learner": "perceptron"}}
+
+    def stamp(raw: dict) -> dict:
+        return pipeline_module._stamp(load_config(raw=raw, data_root=str(tmp_path)), cfg)
+
+    assert stamp(tagger) == stamp(tagger | {"neural": {"lstm_dim": 7}})
+    assert stamp(tagger) != stamp(tagger | {"tagging": {"ambiguity_folds": 0}})
