@@ -84,7 +84,8 @@ class NeuralVocabulary:
     def build(cls, sentences: Sequence[Sentence], min_count: int, reads_tags: bool,
               predicts: Sequence[str] = ()) -> NeuralVocabulary:
         """Every symbol of the training sentences (words seen at least ``min_count`` times;
-        the tags of each column of ``predicts`` but the empty ``_``)."""
+        the tags of each column of ``predicts`` but the empty ``_``: a column the training
+        file leaves empty everywhere is not predicted)."""
         words: Counter[str] = Counter()
         chars: dict[str, None] = {}
         tags: dict[str, None] = {}
@@ -100,7 +101,8 @@ class NeuralVocabulary:
             for column, seen in targets.items():
                 seen.update(dict.fromkeys(getattr(sent, column)))
         kept = [w for w, count in words.items() if count >= min_count]
-        predicted = {c: [t for t in seen if t != "_"] for c, seen in targets.items()}
+        predicted = {c: names for c, seen in targets.items()
+                     if (names := [t for t in seen if t != "_"])}
         return cls(kept, list(chars), list(tags) if reads_tags else [], list(labels),
                    reads_tags, counter.shares(), predicted)
 

@@ -244,3 +244,11 @@ def test_a_tagging_pipeline_trains_a_neural_parser_on_predicted_tags(tmp_path: P
     for sent in dparse.load(tmp_path / "m").parse_many(words):
         check_tree(sent.heads, single_root=True)
         assert "_" not in sent.upos
+
+
+def test_a_column_the_training_file_leaves_empty_gets_no_tag_head(tiny_neural: Path) -> None:
+    from dparse.neural.vocab import NeuralVocabulary
+
+    sents = [s.with_tags(xpos=["_"] * len(s)) for s in read_conll(tiny_neural / "train.conllu")]
+    vocab = NeuralVocabulary.build(sents, 1, False, ("upos", "xpos"))
+    assert list(vocab.predicts) == ["upos"] and "_" not in vocab.predicts["upos"]
