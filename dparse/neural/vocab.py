@@ -46,8 +46,7 @@ class NeuralSentence:
     ``targets`` the gold tag ids int64 [n+1] of each column the network predicts (-1 for the
     root and an unknown tag), ``pretrained`` the pretrained word ids int64 [n+1] (None for a
     model without pretrained vectors; ROOT for the root, UNK for a word not in the vectors
-    file), ``predicted`` those columns' predicted tags (lists of n names,
-    once scored),
+    file), ``predicted`` those columns' predicted tags (lists of n names, once scored),
     ``allowed`` (uint8 [n+1, n+1] or None) the arcs a constrained parse may score, as for
     :class:`dparse.vocab.EncodedSentence`, and ``scores``, the network's arc scores float64
     [n+1, n+1] and label features (:class:`dparse.neural.labels.LabelFeatures`) once

@@ -4,7 +4,10 @@ saved model without the file, the cap, determinism)."""
 
 from __future__ import annotations
 
+import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -288,3 +291,11 @@ def test_bad_vectors_settings_are_clear_errors(tmp_path: Path) -> None:
     raw = tiny_config(vectors="absent.vec") | {"training": {"epochs": 1}}
     with pytest.raises(DparseError, match=r"absent\.vec: cannot read the vectors file"):
         train_tiny(folder, raw, tmp_path / "m")
+    (folder / "bad.vec").write_text("a 1 2\nb 1 x\n", encoding="utf-8")
+    config = tmp_path / "tiny.yaml"
+    config.write_text(json.dumps(tiny_config(vectors="bad.vec")), encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "dparse", "train", str(config), "--out",
+                           str(tmp_path / "m"), "--data-root", str(folder)],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2 and "bad.vec:2: the value 'x' is not a number" in done.stderr
+    assert "Traceback" not in done.stderr and not (tmp_path / "m").exists()
