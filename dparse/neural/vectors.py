@@ -114,8 +114,8 @@ def _text_entries(f: BinaryIO, path: str) -> Iterator[tuple[str, np.ndarray]]:
         try:
             vector = np.array(parts[1:], dtype=np.float32)
         except ValueError:
-            bad = next(p for p in parts[1:] if not _is_number(p))
-            raise InputError(path, number, f"the value {bad!r} is not a number") from None
+            bad = [p for p in parts[1:] if not _is_number(p)] or parts[1:]
+            raise InputError(path, number, f"the value {bad[0]!r} is not a number") from None
         if not np.isfinite(vector).all():
             raise InputError(path, number, "a value that is not a finite number "
                              f"({vector[~np.isfinite(vector)][0]})")
