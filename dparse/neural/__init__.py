@@ -5,11 +5,12 @@ scorer and every arc's labels with a biaffine label scorer; the arc scores go, a
 model's ``score_parts`` gives them, to the registered graph decoders unchanged (cle, eisner,
 bgi, k-best, marginals, constraints). Modules: ``sections`` (the ``neural`` config section),
 ``checks`` (its check), ``vocab`` (words, characters, tags, labels and the encoding of a
-sentence), ``encoder`` (the embeddings and the BiLSTM), ``biaffine`` (the arc and label
-scorers), ``network`` (the whole network), ``crf`` (the tree CRF: log-partition and marginals
-by the Matrix-Tree Theorem and the inside algorithm), ``losses``, ``model`` (a trained
-network as a graph model, its files), ``training``, ``family`` (the registration). Only
-``sections``, ``checks`` and ``family`` import without torch.
+sentence), ``vectors`` (pretrained word vectors' files), ``encoder`` (the embeddings and the
+BiLSTM), ``biaffine`` (the arc and label scorers), ``network`` (the whole network), ``crf``
+(the tree CRF: log-partition and marginals by the Matrix-Tree Theorem and the inside
+algorithm), ``losses``, ``model`` (a trained network as a graph model, its files),
+``training``, ``family`` (the registration). Only ``sections``, ``checks``, ``vectors`` and
+``family`` import without torch.
 """
 
 from __future__ import annotations

@@ -10,7 +10,8 @@ TAG_HEADS = ("upos", "xpos", "feats")
 LOSSES = ("local", "crf", "hinge")
 DEVICES = ("cpu", "cuda")
 POSITIVE = ("word_dim", "min_count", "char_dim", "char_filters", "char_kernel", "tag_dim",
-            "lstm_dim", "lstm_layers", "arc_dim", "label_dim", "batch_tokens", "threads")
+            "lstm_dim", "lstm_layers", "arc_dim", "label_dim", "batch_tokens", "threads",
+            "vectors_max")
 
 
 def tag_head_columns(tag_heads: str) -> tuple[str, ...]:
@@ -39,6 +40,8 @@ def check_neural(cfg: ExperimentConfig, source: str) -> None:
     if any(c not in TAG_HEADS for c in heads) or len(set(heads)) != len(heads):
         raise ConfigError(f"{source}: neural.tag_heads must be none or distinct columns of "
                           f"{', '.join(TAG_HEADS)} joined by '+', got {n.tag_heads!r}")
+    if n.vectors == "":
+        raise ConfigError(f"{source}: neural.vectors must be a file's path or null, got ''")
     if cfg.parser != "neural":
         return
     if cfg.features.order != 1:

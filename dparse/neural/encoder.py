@@ -2,7 +2,8 @@
 BiLSTM.
 
 Inputs of a batch of B sentences padded to N+1 nodes (node 0 the root): ``words``, ``tags``
-int64 [B, N+1], ``chars`` int64 [B, N+1, C], ``lengths`` int64 [B] (words per sentence).
+int64 [B, N+1], ``chars`` int64 [B, N+1, C], ``lengths`` int64 [B] (words per sentence), and
+with pretrained vectors ``pretrained`` int64 [B, N+1] (the pretrained word ids).
 Output float32 [B, N+1, 2 * lstm_dim]; a node's vector depends only on its own sentence
 (packed sequences, padded characters masked), so a sentence encodes alike in any batch.
 """
@@ -47,9 +48,18 @@ class CharCNN(nn.Module):
 
 class Encoder(nn.Module):
     """Word embeddings (with word dropout in training), the character CNN and the tag
-    embeddings (with ``tags: upos``) concatenated, then a BiLSTM (:mod:`dparse.neural`)."""
+    embeddings (with ``tags: upos``) concatenated, then a BiLSTM (:mod:`dparse.neural`).
 
-    def __init__(self, cfg: NeuralConfig, n_words: int, n_chars: int, n_tags: int) -> None:
+    With pretrained vectors (``n_pretrained`` rows of ``pretrained_dim``: the three special
+    ids' rows zero), a word's embedding is its trained embedding plus its pretrained vector
+    times a trained matrix (``project`` [word_dim, pretrained_dim], no bias, initialized to
+    zero: training starts from the network without vectors, whatever the file's scale). The
+    table is a buffer (``pretrained``: saved with the weights, never trained). Word dropout
+    replaces the trained word id only: a dropped word keeps its pretrained vector, as a word
+    unseen in training but in the vectors file has at parse time."""
+
+    def __init__(self, cfg: NeuralConfig, n_words: int, n_chars: int, n_tags: int,
+                 n_pretrained: int = 0, pretrained_dim: int = 0) -> None:
         super().__init__()
         self.word_dropout = cfg.word_dropout
         self.words = nn.Embedding(n_words, cfg.word_dim, padding_idx=PAD)
@@ -60,13 +70,21 @@ class Encoder(nn.Module):
         self.lstm = nn.LSTM(size, cfg.lstm_dim, cfg.lstm_layers, batch_first=True,
                             bidirectional=True, dropout=cfg.dropout if cfg.lstm_layers > 1 else 0.0)
         self.out_dim = 2 * cfg.lstm_dim
+        self.project: nn.Parameter | None = None
+        if n_pretrained:  # zeros: draws nothing from the generator, the other modules init alike
+            self.register_buffer("pretrained", torch.zeros(n_pretrained, pretrained_dim))
+            self.project = nn.Parameter(torch.zeros(cfg.word_dim, pretrained_dim))
 
     def forward(self, words: torch.Tensor, chars: torch.Tensor, tags: torch.Tensor,
-                lengths: torch.Tensor) -> torch.Tensor:
+                lengths: torch.Tensor, pretrained: torch.Tensor | None = None) -> torch.Tensor:
         if self.training and self.word_dropout > 0:
             dropped = torch.rand(words.shape, device=words.device) < self.word_dropout
             words = words.masked_fill(dropped & (words > UNK + 1), UNK)  # never PAD, ROOT
-        parts = [self.words(words), self.chars(chars)]
+        embedded = self.words(words)
+        if self.project is not None:
+            embedded = embedded + F.linear(F.embedding(pretrained, self.pretrained),
+                                           self.project)
+        parts = [embedded, self.chars(chars)]
         if self.tags is not None:
             parts.append(self.tags(tags))
         x = self.dropout(torch.cat(parts, dim=-1))

@@ -14,7 +14,9 @@ scores sentences in batches of :data:`PARSE_BATCH` (each sentence's scores do no
 its batch: :mod:`dparse.neural.encoder`), by length in batches of similar lengths.
 
 A saved model is a directory: ``weights.bin`` (every tensor of the network as a float32 array
-named by its parameter, :func:`dparse.modeldir.save_arrays`: no pickled code), ``vocab.json``
+named by its parameter, :func:`dparse.modeldir.save_arrays`: no pickled code; with pretrained
+vectors their frozen table ``encoder.pretrained`` too, so that the model parses without the
+vectors file), ``vocab.json``
 (:class:`dparse.neural.vocab.NeuralVocabulary`), ``network.json`` (the format version and the
 ``neural`` section the network was built from), ``config.yaml`` and ``manifest.json``. It
 loads on any device; a model of another format version is refused with "retrain it".

@@ -21,7 +21,8 @@ class Batch:
     """Sentences padded to N+1 nodes: ``words``, ``tags`` int64 [B, N+1], ``chars`` int64
     [B, N+1, C], ``heads`` and ``labels`` int64 [B, N+1] (-1 where unknown or padding),
     ``lengths`` int64 [B], ``targets`` the gold tag ids int64 [B, N+1] of each predicted
-    column (-1 where unknown or padding)."""
+    column (-1 where unknown or padding), ``pretrained`` the pretrained word ids int64
+    [B, N+1] (PAD in padding; None without pretrained vectors)."""
 
     words: torch.Tensor
     chars: torch.Tensor
@@ -30,6 +31,7 @@ class Batch:
     labels: torch.Tensor
     lengths: torch.Tensor
     targets: dict[str, torch.Tensor] = field(default_factory=dict)
+    pretrained: torch.Tensor | None = None
 
     @classmethod
     def of(cls, sentences: Sequence[NeuralSentence], device: torch.device) -> Batch:
@@ -53,19 +55,34 @@ class Batch:
             for i, s in enumerate(sentences):
                 gold[i, :len(s) + 1] = s.targets[column]
             targets[column] = torch.from_numpy(gold).to(device)
+        pretrained = None
+        if sentences[0].pretrained is not None:
+            ids = np.zeros((b, size), dtype=np.int64)
+            for i, s in enumerate(sentences):
+                ids[i, :len(s) + 1] = s.pretrained
+            pretrained = torch.from_numpy(ids).to(device)
         return cls(*(torch.from_numpy(a).to(device) for a in (words, chars, tags, heads,
-                                                               labels, lengths)), targets)
+                                                               labels, lengths)), targets,
+                   pretrained)
 
 
 class ParserNetwork(nn.Module):
     """Encoder, arc scorer, label scorer and a linear tag head for each column the vocabulary
-    predicts (:mod:`dparse.neural`)."""
+    predicts (:mod:`dparse.neural`); with the vocabulary's pretrained words, the encoder's
+    pretrained table: ``vectors`` float32 [len(vocab.pretrained), dim] (in training: the
+    file's vectors) or None (zeros: a saved model's weights fill it)."""
 
-    def __init__(self, cfg: NeuralConfig, vocab: NeuralVocabulary) -> None:
+    def __init__(self, cfg: NeuralConfig, vocab: NeuralVocabulary,
+                 vectors: np.ndarray | None = None) -> None:
         super().__init__()
         specials = 3
+        n_pretrained = len(vocab.pretrained) + specials if vocab.pretrained is not None else 0
         self.encoder = Encoder(cfg, len(vocab.words) + specials, len(vocab.chars) + specials,
-                               len(vocab.tags) + specials if vocab.reads_tags else 0)
+                               len(vocab.tags) + specials if vocab.reads_tags else 0,
+                               n_pretrained, vocab.pretrained_dim)
+        if vectors is not None:
+            with torch.no_grad():
+                self.encoder.pretrained[specials:] = torch.from_numpy(vectors)
         self.arcs = ArcScorer(self.encoder.out_dim, cfg.arc_dim, cfg.dropout)
         self.labels = LabelScorer(self.encoder.out_dim, cfg.label_dim, len(vocab.labels),
                                   cfg.dropout)
@@ -74,7 +91,8 @@ class ParserNetwork(nn.Module):
 
     def forward(self, batch: Batch) -> tuple[torch.Tensor, torch.Tensor]:
         """The node vectors [B, N+1, D] and the arc scores [B, N+1, N+1] (head first)."""
-        x = self.encoder(batch.words, batch.chars, batch.tags, batch.lengths)
+        x = self.encoder(batch.words, batch.chars, batch.tags, batch.lengths,
+                         batch.pretrained)
         return x, self.arcs(x)
 
     def tag_scores(self, x: torch.Tensor) -> dict[str, torch.Tensor]:

@@ -18,6 +18,7 @@ class NeuralConfig:
     features and a biaffine label scorer over ``label_dim`` ones; ``dropout`` everywhere.
     ``tag_heads``: the token columns the network also predicts from its BiLSTM (``none``, or
     ``upos``, ``xpos`` and ``feats`` joined by ``+``: a linear layer and a softmax each, their
+<<<<<<< HEAD
     cross-entropy added to the loss); a parse writes them into the columns its input leaves
     empty.
     Loss: ``local`` (head selection: each word's head by cross-entropy), ``crf`` (the tree
@@ -26,6 +27,18 @@ class NeuralConfig:
     with the decoder it parses with), plus the labels' cross-entropy at the gold heads.
     Optimizer: Adam (``lr``, ``beta2``), gradients clipped to norm ``clip``, batches of about
     ``batch_tokens`` words of sentences of similar length.
+=======
+    cross-entropy added to the loss); a parse writes them into its output.
+    ``vectors``: a file of pretrained word vectors (word2vec or fastText, text or ``.bin``:
+    :mod:`dparse.neural.vectors`; a relative path starts at the data root, as the ``data``
+    section's), of which the first ``vectors_max`` distinct normalized words are kept in a
+    frozen table, projected to ``word_dim`` and added to the trained word embeddings (Dozat
+    and Manning 2017); the model holds them (the file is not read at parse time). None: none.
+    Loss: ``local`` (head selection: each word's head by cross-entropy) or ``crf`` (the tree
+    CRF over the decoder's kind of tree: projective for a projective decoder), plus the labels'
+    cross-entropy at the gold heads. Optimizer: Adam (``lr``, ``beta2``), gradients clipped to
+    norm ``clip``, batches of about ``batch_tokens`` words of sentences of similar length.
+>>>>>>> h-vectors
     ``threads`` (torch's CPU threads) and ``device`` (``cpu`` or ``cuda``) are where training
     and parsing run (parse-time keys); the CPU is the reference.
     """
@@ -39,6 +52,8 @@ class NeuralConfig:
     tags: str = "none"
     tag_dim: int = 50
     tag_heads: str = "none"
+    vectors: str | None = None
+    vectors_max: int = 200_000
     lstm_dim: int = 200
     lstm_layers: int = 2
     arc_dim: int = 400

@@ -3,7 +3,9 @@ clipped, the best epoch on dev kept (:class:`dparse.epochs.BestEpoch`).
 
 Deterministic on the CPU: the network's initialization and dropout draw from torch's
 generator seeded by ``training.seed``, the batches and their order from numpy's; with the same
-``neural.threads`` the same config and data give the same weights, byte for byte.
+``neural.threads`` the same config and data give the same weights, byte for byte. Pretrained
+vectors (``neural.vectors``, a path from the data root) are read before the network is built
+and draw nothing from either generator.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from dparse.neural.checks import tag_head_columns
 from dparse.neural.losses import crf_loss, head_selection_loss, hinge_loss, label_loss
 from dparse.neural.model import NeuralModel, select_device
 from dparse.neural.network import Batch, ParserNetwork
+from dparse.neural.vectors import read_vectors
 from dparse.neural.vocab import NeuralSentence, NeuralVocabulary
 from dparse.sections import ExperimentConfig
 
@@ -67,11 +70,14 @@ def train(cfg: ExperimentConfig, progress: bool = False,
     rng = np.random.default_rng(tc.seed)
     train_sents = read_split(cfg, cfg.data.train)
     dev_sents = read_split(cfg, cfg.data.dev) if cfg.data.dev else []
+    vectors = read_vectors(cfg.data_path(n.vectors), n.vectors_max) if n.vectors else None
     vocab = NeuralVocabulary.build(train_sents, n.min_count, n.tags == "upos",
-                                   tag_head_columns(n.tag_heads))
+                                   tag_head_columns(n.tag_heads),
+                                   vectors.words if vectors else None,
+                                   vectors.dim if vectors else 0)
     encoded = [vocab.encode(s) for s in train_sents]
     encoded = [e for e in encoded if len(e)]
-    network = ParserNetwork(n, vocab).to(device)
+    network = ParserNetwork(n, vocab, vectors.matrix if vectors else None).to(device)
     model = NeuralModel(vocab, n, network)
     decoder = configured_decoder(cfg.decoder.name, cfg.decoder.options)
     single_root = bool(cfg.decoder.single_root)

@@ -8,6 +8,11 @@ lowercased, digits -> 0); characters are those of the form as written. Saved as
 ``vocab.json``, with the column record every model's vocabulary file carries (the columns it
 does not read, the shares of training tokens that filled each column: what ``dparse parse``
 checks its input against, :mod:`dparse.columns`).
+
+A model trained with pretrained vectors (``neural.vectors``) also has the normalized words of
+the vectors file (``pretrained``, ids from 3 as the words', PAD, UNK and ROOT below them) and
+their dimension (``pretrained_dim``); a word's pretrained id is independent of its word id, so
+a word unseen in training but in the file has the unknown word id and its own pretrained id.
 """
 
 from __future__ import annotations
@@ -39,8 +44,9 @@ class NeuralSentence:
     with PAD; C the longest word's characters, at most :data:`MAX_CHARS`), gold ``heads`` and
     label ids ``labels`` int32 [n+1] (-1 for the root, an unknown label or a missing head),
     ``targets`` the gold tag ids int64 [n+1] of each column the network predicts (-1 for the
-    root and an unknown tag), ``predicted`` those columns' predicted tags (lists of n names,
-    once scored),
+    root and an unknown tag), ``pretrained`` the pretrained word ids int64 [n+1] (None for a
+    model without pretrained vectors; ROOT for the root, UNK for a word not in the vectors
+    file), ``predicted`` those columns' predicted tags (lists of n names, once scored),
     ``allowed`` (uint8 [n+1, n+1] or None) the arcs a constrained parse may score, as for
     :class:`dparse.vocab.EncodedSentence`, and ``scores``, the network's arc scores float64
     [n+1, n+1] and label features (:class:`dparse.neural.labels.LabelFeatures`) once
@@ -55,6 +61,7 @@ class NeuralSentence:
     allowed: np.ndarray | None = None
     scores: tuple[np.ndarray, LabelFeatures] | None = None  # arc scores, label features
     predicted: dict[str, list[str]] = field(default_factory=dict)
+    pretrained: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.words) - 1
@@ -63,16 +70,21 @@ class NeuralSentence:
 class NeuralVocabulary:
     """The symbol lists of a neural model (``words``, ``chars``, ``tags``, ``labels``),
     whether it reads UPOS (``reads_tags``), the tags of each column it predicts
-    (``predicts``: column -> tag names, ids from 0) and the column record of its training
-    data."""
+    (``predicts``: column -> tag names, ids from 0), the column record of its training
+    data and the words of its pretrained vectors (``pretrained``, None without; their
+    dimension ``pretrained_dim``)."""
 
     def __init__(self, words: list[str], chars: list[str], tags: list[str], labels: list[str],
                  reads_tags: bool, filled: dict[str, float] | None = None,
-                 predicts: dict[str, list[str]] | None = None) -> None:
+                 predicts: dict[str, list[str]] | None = None,
+                 pretrained: list[str] | None = None, pretrained_dim: int = 0) -> None:
         self.words, self.chars, self.tags, self.labels = words, chars, tags, labels
         self.reads_tags = reads_tags
         self.filled = filled
         self.predicts = predicts or {}
+        self.pretrained, self.pretrained_dim = pretrained, pretrained_dim
+        self._pretrained_ids = (None if pretrained is None else
+                                {w: i for i, w in enumerate(pretrained, FIRST_ID)})
         self._predicted_ids = {c: {t: i for i, t in enumerate(names)}
                                for c, names in self.predicts.items()}
         self._word_ids = {w: i for i, w in enumerate(words, FIRST_ID)}
@@ -82,10 +94,12 @@ class NeuralVocabulary:
 
     @classmethod
     def build(cls, sentences: Sequence[Sentence], min_count: int, reads_tags: bool,
-              predicts: Sequence[str] = ()) -> NeuralVocabulary:
+              predicts: Sequence[str] = (), pretrained: list[str] | None = None,
+              pretrained_dim: int = 0) -> NeuralVocabulary:
         """Every symbol of the training sentences (words seen at least ``min_count`` times;
         the tags of each column of ``predicts`` but the empty ``_``: a column the training
-        file leaves empty everywhere is not predicted)."""
+        file leaves empty everywhere is not predicted), with the words of the pretrained
+        vectors if any."""
         words: Counter[str] = Counter()
         chars: dict[str, None] = {}
         tags: dict[str, None] = {}
@@ -104,7 +118,7 @@ class NeuralVocabulary:
         predicted = {c: names for c, seen in targets.items()
                      if (names := [t for t in seen if t != "_"])}
         return cls(kept, list(chars), list(tags) if reads_tags else [], list(labels),
-                   reads_tags, counter.shares(), predicted)
+                   reads_tags, counter.shares(), predicted, pretrained, pretrained_dim)
 
     @property
     def unread(self) -> tuple[str, ...]:
@@ -114,9 +128,15 @@ class NeuralVocabulary:
     def encode(self, sent: Sentence) -> NeuralSentence:
         """The sentence's ids (:class:`NeuralSentence`)."""
         n = len(sent)
+        forms = [normalize(f) for f in sent.form]
         words = np.empty(n + 1, dtype=np.int64)
         words[0] = ROOT
-        words[1:] = [self._word_ids.get(normalize(f), UNK) for f in sent.form]
+        words[1:] = [self._word_ids.get(f, UNK) for f in forms]
+        pretrained = None
+        if self._pretrained_ids is not None:
+            pretrained = np.empty(n + 1, dtype=np.int64)
+            pretrained[0] = ROOT
+            pretrained[1:] = [self._pretrained_ids.get(f, UNK) for f in forms]
         width = max([1] + [min(len(f), MAX_CHARS) for f in sent.form])
         chars = np.zeros((n + 1, width), dtype=np.int64)
         chars[0, 0] = ROOT
@@ -136,13 +156,15 @@ class NeuralVocabulary:
             gold = np.full(n + 1, -1, dtype=np.int64)
             gold[1:] = [ids.get(t, -1) for t in getattr(sent, column)]
             targets[column] = gold
-        return NeuralSentence(words, chars, tags, heads, labels, targets)
+        return NeuralSentence(words, chars, tags, heads, labels, targets, pretrained=pretrained)
 
     def save(self, path: Path) -> None:
         """Write the vocabulary as JSON (with the column record of dparse.vocab's files)."""
         data = {"words": self.words, "chars": self.chars, "tags": self.tags,
                 "labels": self.labels, "reads_tags": self.reads_tags, "predicts": self.predicts,
                 UNREAD_KEY: list(self.unread), FILLED_KEY: self.filled}
+        if self.pretrained is not None:
+            data |= {"pretrained": self.pretrained, "pretrained_dim": self.pretrained_dim}
         write_text(path, json.dumps(data, ensure_ascii=False) + "\n")
 
     @classmethod
@@ -151,7 +173,8 @@ class NeuralVocabulary:
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
             return cls(data["words"], data["chars"], data["tags"], data["labels"],
-                       bool(data["reads_tags"]), data.get(FILLED_KEY), data.get("predicts"))
+                       bool(data["reads_tags"]), data.get(FILLED_KEY), data.get("predicts"),
+                       data.get("pretrained"), int(data.get("pretrained_dim", 0)))
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise DparseError(f"{path}: not a neural model's vocabulary ({exc}); retrain "
                               "the model") from None

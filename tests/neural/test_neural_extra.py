@@ -29,6 +29,7 @@ def test_the_core_and_the_linear_families_import_no_torch() -> None:
         "load_config(sys.argv[1])\n"
         "load_config(sys.argv[2])  # a neural config is checked without torch\n"
         "import dparse.graph.model, dparse.graph.training, dparse.parsers\n"
+        "import dparse.neural.vectors  # the vectors reader needs numpy only\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] == 'torch' or m in\n"
         "             ('dparse.neural.model', 'dparse.neural.network')))\n",
         str(REPO / "configs" / "en_ewt" / "o1-cle.yaml"), str(NEURAL_CONFIG))
