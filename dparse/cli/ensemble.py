@@ -15,7 +15,7 @@ from dparse.errors import ConfigError
 from dparse.families import family
 from dparse.gold import vote_trees
 from dparse.graph.ensemble import ensemble_parse
-from dparse.modeldir import CONFIG_FILE, check_model_dir
+from dparse.modeldir import CONFIG_FILE, TAGGER_DIR, check_model_dir
 from dparse.parsers import check_model_overrides
 from dparse.timer import ParseTimer
 
@@ -60,9 +60,11 @@ def ensemble(model_dir: str, input: str, others: tuple[str, ...], output: str,
     with several --other files, each tree raises its own parts (a part in k of them gains
     k * gamma: a vote of the other parsers against the model). Arcs the model prunes stay
     pruned. Labels are the model's best label per chosen arc.
-    Output as in dparse parse: every input line kept, only HEAD and DEPREL replaced. The
-    summary on stderr gives tokens/sec of this model's inference (loading excluded) and, with
-    --other-seconds, tokens/sec of the whole ensemble.
+    A model that carries a tagger (a pipeline) tags the columns the input leaves empty first,
+    as dparse parse does. Output as in dparse parse: every input line kept, only HEAD and
+    DEPREL replaced (and the tags a pipeline's tagger fills). The summary on stderr gives
+    tokens/sec of this model's inference (loading excluded) and, with --other-seconds,
+    tokens/sec of the whole ensemble.
 
     \b
     Examples:
@@ -91,7 +93,12 @@ def ensemble(model_dir: str, input: str, others: tuple[str, ...], output: str,
     decoder = configured_decoder(ens.decoder, ens.options)
     kw = {"fmt": None if fmt == "auto" else fmt, "encoding": encoding}
     timer = ParseTimer()
-    parsed = ensemble_parse(model, read_conll(input, require_heads=False, **kw),
+    sentences = read_conll(input, require_heads=False, **kw)
+    if (directory / TAGGER_DIR).is_dir():  # a pipeline: its tagger first, as dparse parse
+        from dparse.tagging.pipeline import load_tagger
+
+        sentences = load_tagger(directory, cfg).tag(sentences, timer, "auto", count=False)
+    parsed = ensemble_parse(model, sentences,
                             [vote_trees(read_conll(other, **kw), skip_invalid_trees)
                              for other in others], decoder,
                             ens.gamma1, ens.gamma2, cfg.decoder.single_root, timer)

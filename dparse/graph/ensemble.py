@@ -20,6 +20,7 @@ Labels are the model's best label of each chosen arc, as in ``dparse parse``.
 from __future__ import annotations
 
 import time
+from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
 
 import numpy as np
@@ -179,12 +180,20 @@ def ensemble_parse(
     """Parse ``sentences`` with ``model``, biased towards the trees of each stream in ``others``
     (the same sentences parsed by other parsers, checked by :func:`aligned`; an other sentence
     without heads, all ``_``, gives no vote); yields copies with HEAD and DEPREL replaced.
-    ``timer`` counts encoding, scoring and decoding (biasing included)."""
+    The sentences are encoded as the model's parse encodes them (``GraphModel._encoded``: a
+    neural model scores them in batches). ``timer`` counts encoding, scoring and decoding
+    (biasing included)."""
     timer = timer if timer is not None else ParseTimer()
     names = model.vocab.labels
-    for sent, *counterparts in aligned(sentences, *others):
-        t0 = time.perf_counter()
-        enc = model.vocab.encode(sent)
+    pending: deque[list[Sentence]] = deque()  # the others' trees of the sentences read ahead
+
+    def items() -> Iterator[tuple[Sentence, None]]:
+        for sent, *counterparts in aligned(sentences, *others):
+            pending.append(counterparts)
+            yield sent, None
+
+    for sent, _, enc in model._encoded(items(), timer):
+        counterparts = pending.popleft()
         t1 = time.perf_counter()
         arc, label, parts = model.score_parts(enc, None, False)
         t2 = time.perf_counter()
@@ -192,7 +201,6 @@ def ensemble_parse(
         arc, parts = bias_parts(arc, parts, votes, gamma1, gamma2)
         heads, labels = decode_scored(decoder, arc, label, parts, single_root)
         deprels = [""] + [names[i] for i in labels[1:].tolist()]
-        timer.encode += t1 - t0
         timer.score += t2 - t1
         timer.decode += time.perf_counter() - t2
         timer.sentences += 1

@@ -4,9 +4,10 @@ A parse needs the labels of its tree's arcs only: the dependents' features go th
 label's matrix once (``through``: [n, L, E]) and meet their chosen heads' features
 (:meth:`LabelFeatures.at_heads`), n * L * E products after the n * L * E * E of ``through``,
 where every arc's best label would take n * n * L * E more (and the [n, L, n] scores). The
-label matrix of every arc (:meth:`LabelFeatures.matrix`: what k-best lists, marginals and
-constrained parses read) is made on demand by the same arithmetic, a head at a time, so
-that a label it gives for an arc is the label :meth:`LabelFeatures.at_heads` gives for it.
+label matrix of every arc (:meth:`LabelFeatures.matrix`: what k-best lists, marginals,
+constrained parses and the ensemble read) is made on demand, as one matrix product; its
+label for an arc is the one :meth:`LabelFeatures.at_heads` gives it but where two labels'
+scores agree to float32 rounding (the two sum the same products in different orders).
 """
 
 from __future__ import annotations
@@ -50,9 +51,9 @@ class LabelFeatures:
     def matrix(self) -> np.ndarray:
         """The best label id int32 [n+1, n+1] of every arc h -> m (head first; column 0
         and the diagonal as any other entry: no decoder reads them)."""
-        through = self._through()
-        n1 = len(self.dep)
-        label = np.zeros((n1, n1), dtype=np.int32)
-        for h in range(n1):
-            label[h, 1:] = (through * self.head[h][None, None, :]).sum(axis=2).argmax(axis=1)
+        through = self._through()  # [n, L, E]
+        n, n_labels, e = through.shape
+        scores = (through.reshape(n * n_labels, e) @ self.head.T).reshape(n, n_labels, n + 1)
+        label = np.zeros((n + 1, n + 1), dtype=np.int32)
+        label[:, 1:] = scores.argmax(axis=1).T
         return label

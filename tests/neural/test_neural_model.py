@@ -244,6 +244,18 @@ def test_a_tagging_pipeline_trains_a_neural_parser_on_predicted_tags(tmp_path: P
     for sent in dparse.load(tmp_path / "m").parse_many(words):
         check_tree(sent.heads, single_root=True)
         assert "_" not in sent.upos
+    # dparse ensemble tags first too: biased towards the pipeline's own parse, the same trees
+    from dparse.conll import write_conll
+
+    write_conll(words, tmp_path / "words.conllu")
+    alone = dparse_cli("parse", str(tmp_path / "m"), str(tmp_path / "words.conllu"), "-o",
+                       str(tmp_path / "alone.conllu"))
+    biased = dparse_cli("ensemble", str(tmp_path / "m"), str(tmp_path / "words.conllu"),
+                        "--other", str(tmp_path / "alone.conllu"), "--decoder", "cle",
+                        "--gamma1", "0", "-o", str(tmp_path / "biased.conllu"))
+    assert alone.returncode == biased.returncode == 0, biased.stderr
+    assert ((tmp_path / "alone.conllu").read_bytes()
+            == (tmp_path / "biased.conllu").read_bytes())
 
 
 def test_a_column_the_training_file_leaves_empty_gets_no_tag_head(tiny_neural: Path) -> None:
