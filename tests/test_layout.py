@@ -268,7 +268,7 @@ def test_only_the_family_records_list_the_families() -> None:
     ("shiftreduce.beam=0", "shiftreduce.beam must be at least 1"),
     ("pruner.train_folds=1", "pruner.train_folds must be 0 (no jackknife) or >= 2"),
     ("tokenizing.bits=4", "tokenizing.bits must be 10 to 26"),
-    ("neural.loss=hinge", "neural.loss must be one of local, crf"),
+    ("neural.loss=softmax", "neural.loss must be one of local, crf, hinge"),
 ])
 def test_a_fresh_process_that_imports_only_config_checks_every_family(override: str,
                                                                       message: str) -> None:
