@@ -9,7 +9,8 @@ Treebanks and configs
   - :func:`config_for`: an en_ewt config adapted to a setup; :func:`missing_files`: the files
     of a setup not under a data root.
   - :data:`UD_GRID`, :func:`present`: the ud grid (configs/grids/ud.yaml) and its treebanks
-    present under a data root.
+    present under a data root; :data:`UD_TAGGED_GRID`, :data:`UD_NEURAL_GRID`: the grids on
+    the same treebanks of make ud-table TAGS=predicted and SCORER=neural.
 
 Training and finding models
   - :func:`find_or_train`: a model trained as a config says, found by name in a models folder
@@ -40,8 +41,11 @@ Timing
 
 Tables and formatting
   - :func:`decoder_table`: the Markdown rows of :func:`time_decoders`.
-  - :func:`finished`: the result records of a grid run's cells (the ud grid's by default).
-  - :func:`fmt_pair`: ``UAS / LAS`` as a table cell.
+  - :func:`finished`: the result records of a grid run's cells (the ud grid's by default);
+    :func:`ok_by_cell`: the finished ones by (treebank, config); :func:`uas_las`: a record's
+    scores; :func:`stale_mark`: the ``*`` of a record from an earlier run.
+  - :func:`fmt_pair`: ``UAS / LAS`` as a table cell; :func:`fmt_num`: a score or ``-``;
+    :func:`fmt_speed`: a cell's tokens/sec (relative to another's) and training time.
 
 Child processes
   - :data:`THREAD_VARS`: the thread-count variables set to 1 for single-threaded children.
@@ -81,6 +85,8 @@ REPO = Path(__file__).resolve().parents[1]
 CONFIGS = REPO / "configs" / "en_ewt"
 TABLE_SETUPS = CONFIGS.parent / "grids" / "treebanks" / "tables.yaml"  # read into TREEBANKS
 UD_GRID = CONFIGS.parent / "grids" / "ud.yaml"
+UD_TAGGED_GRID = CONFIGS.parent / "grids" / "ud-tagged.yaml"  # make ud-table TAGS=predicted
+UD_NEURAL_GRID = CONFIGS.parent / "grids" / "ud-neural.yaml"  # make ud-table SCORER=neural
 
 
 def __getattr__(name: str) -> Any:
@@ -672,6 +678,36 @@ def finished(grid_dir: Path, data_root: str | None, grid: Path = UD_GRID) -> lis
 def fmt_pair(pair: tuple[float, float] | None) -> str:
     """``UAS / LAS`` with two decimals, ``-`` for none."""
     return "-" if pair is None else f"{pair[0]:.2f} / {pair[1]:.2f}"
+
+
+def fmt_num(value: float | None) -> str:
+    """A score with two decimals, ``-`` for none."""
+    return "-" if value is None else f"{value:.2f}"
+
+
+def ok_by_cell(records: list[dict]) -> dict[tuple[str, str], dict]:
+    """The finished records (:func:`finished`'s) by (treebank, config)."""
+    return {(r["treebank"], r["config"]): r for r in records if r.get("status") == "ok"}
+
+
+def uas_las(record: dict | None) -> tuple[float, float] | None:
+    """A record's (UAS, LAS), None without one."""
+    return None if record is None else (record["uas"], record["las"])
+
+
+def stale_mark(record: dict | None) -> str:
+    """``*`` for a record from an earlier run of its cell (:func:`finished`), else nothing."""
+    return "*" if record and record.get("stale") else ""
+
+
+def fmt_speed(record: dict | None, base: dict | None = None) -> str:
+    """A cell's ``tokens/sec (x), training seconds`` (x: relative to the tokens/sec of
+    ``base``, another cell's record, when given), ``-`` for none."""
+    if record is None:
+        return "-"
+    ref = (base or {}).get("tokens_per_second")
+    rel = f" ({record['tokens_per_second'] / ref:.2f}x)" if ref else ""
+    return f"{record['tokens_per_second']:,.0f}{rel}, {record['train_seconds']:.0f} s"
 
 
 # -- child processes ------------------------------------------------------------------------------

@@ -51,14 +51,23 @@ import json
 from pathlib import Path
 from typing import Any
 
-from common import UD_GRID, finished, fmt_pair
+from common import (
+    UD_GRID,
+    UD_TAGGED_GRID,
+    finished,
+    fmt_num,
+    fmt_pair,
+    fmt_speed,
+    ok_by_cell,
+    stale_mark,
+    uas_las,
+)
 
 from dparse.batch.grid import load_grid
 from dparse.config import DEFAULT_DATA_ROOT
 from dparse.outputs import write_text
 from dparse.tagscores import TAG_SCORES
 
-GRID = Path(__file__).resolve().parent.parent / "configs" / "grids" / "ud-tagged.yaml"
 TAGGER = "tagger"  # the tagger config's stem in the grid
 PARSERS = ("o1-cle", "o2-eisner")  # gold-tag configs; "<name>-tagged" on predicted tags
 SUFFIX = "-tagged"
@@ -97,28 +106,10 @@ def peer_score(peers: dict[str, Any], treebank: str, key: str) -> float | None:
     return (entry.get("parse" if key in PEER_KEYS["parse"] else "tags") or {}).get(key)
 
 
-def _num(value: float | None) -> str:
-    return "-" if value is None else f"{value:.2f}"
-
-
-def _pair(record: dict | None) -> tuple[float, float] | None:
-    """A record's (UAS, LAS), None without one."""
-    return None if record is None else (record["uas"], record["las"])
-
-
 def _drop(gold: tuple[float, float] | None, predicted: tuple[float, float] | None) -> str:
     if gold is None or predicted is None:
         return "-"
     return f"{gold[0] - predicted[0]:.2f} / {gold[1] - predicted[1]:.2f}"
-
-
-def _by_cell(records: list[dict]) -> dict[tuple[str, str], dict]:
-    """The finished records by (treebank, config)."""
-    return {(r["treebank"], r["config"]): r for r in records if r.get("status") == "ok"}
-
-
-def _star(record: dict | None) -> str:
-    return "*" if record and record.get("stale") else ""
 
 
 def _peer_rows(treebanks: list[str], ok: dict, peers: dict[str, Any]) -> list[str]:
@@ -140,7 +131,7 @@ def _peer_rows(treebanks: list[str], ok: dict, peers: dict[str, Any]) -> list[st
             mine = ((parser if key == "las" else tagger) or {}).get(key)
             theirs = peer_score(peers, tb, key)
             if mine is None or theirs is None:
-                cells.append(f"{_num(mine)} / {_num(theirs)}")
+                cells.append(f"{fmt_num(mine)} / {fmt_num(theirs)}")
                 if mine is not None:  # a score of ours the peer has no figure for
                     unchecked.append(name[key])
                 continue
@@ -159,8 +150,8 @@ def build(grid_dir: Path, records: list[dict], gold_records: list[dict],
           peers: dict[str, Any] | None = None, gold_dir: Path | None = None) -> str:
     """The Markdown report of the tagged grid's result ``records`` (cells under ``grid_dir``),
     the ud grid's ``gold_records`` (under ``gold_dir``) and the ``peers`` file's data."""
-    treebanks = [tb.name for tb in load_grid(GRID).treebanks if tb is not None]
-    ok, gold = _by_cell(records), _by_cell(gold_records)
+    treebanks = [tb.name for tb in load_grid(UD_TAGGED_GRID).treebanks if tb is not None]
+    ok, gold = ok_by_cell(records), ok_by_cell(gold_records)
     now = datetime.datetime.now(datetime.UTC)
     source = f"and the gold-tag cells of `configs/grids/ud.yaml` ({gold_dir})" if gold_dir \
         else "(no gold-tag grid given)"
@@ -186,11 +177,12 @@ def build(grid_dir: Path, records: list[dict], gold_records: list[dict],
     for tb in treebanks:
         tagger = ok.get((tb, TAGGER))
         values = [(tagger or {}).get(k) for k in TAG_SCORES]
-        cells = [_num(v) + ("" if v is None else _star(tagger)) for v in values]
+        cells = [fmt_num(v) + ("" if v is None else stale_mark(tagger)) for v in values]
         for p in PARSERS:
             pred, ref = ok.get((tb, p + SUFFIX)), gold.get((tb, p))
-            cells += [fmt_pair(_pair(pred)) + _star(pred), fmt_pair(_pair(ref)) + _star(ref),
-                      _drop(_pair(ref), _pair(pred))]
+            cells += [fmt_pair(uas_las(pred)) + stale_mark(pred),
+                      fmt_pair(uas_las(ref)) + stale_mark(ref),
+                      _drop(uas_las(ref), uas_las(pred))]
         lines.append(f"| {tb} | " + " | ".join(cells) + " |")
     lines += ["", "## Speed (tokens/sec on the test file, one core: tagging alone, or tagging "
               "and parsing; x: relative to the same parser on gold tags in the ud grid, "
@@ -201,13 +193,7 @@ def build(grid_dir: Path, records: list[dict], gold_records: list[dict],
     for tb in treebanks:
         cells = []
         for config, ref in ((TAGGER, None), *((p + SUFFIX, gold.get((tb, p))) for p in PARSERS)):
-            r = ok.get((tb, config))
-            if r is None:
-                cells.append("-")
-                continue
-            base = (ref or {}).get("tokens_per_second")
-            rel = f" ({r['tokens_per_second'] / base:.2f}x)" if base else ""
-            cells.append(f"{r['tokens_per_second']:,.0f}{rel}, {r['train_seconds']:.0f} s")
+            cells.append(fmt_speed(ok.get((tb, config)), ref))
         lines.append(f"| {tb} | " + " | ".join(cells) + " |")
     if peers is not None:
         lines += ["", *_peer_rows(treebanks, ok, peers)]
@@ -233,8 +219,8 @@ def main() -> None:
         peers = load_peers(args.peers)
     except ValueError as exc:
         parser.error(str(exc))
-    write_text(args.out, build(args.grid_dir, finished(args.grid_dir, args.data_root, GRID),
-                               gold, peers, gold_dir))
+    records = finished(args.grid_dir, args.data_root, UD_TAGGED_GRID)
+    write_text(args.out, build(args.grid_dir, records, gold, peers, gold_dir))
     print(f"wrote {args.out}")
 
 

@@ -18,19 +18,42 @@
 #       $(GRID_RUNS)/ud (make ud-table's) where they exist, and UDPipe 1's figures from
 #       $(UD_TABLE_PEERS) if that file exists (its format and how its figures are obtained:
 #       benchmarks/ud_table_tagged.py). TAGS unset or gold: the gold-tag table above.
+#
+# Issue 48, item 5: the neural first-order parser from words alone on the same treebanks.
+#
+#   make ud-table SCORER=neural [DATA=...] [JOBS=N] [CLUSTER=slurm] [UD_TABLE_TREEBANKS=...]
+#       runs the grid configs/grids/ud-neural.yaml (configs/ud/neural-o1.yaml: a BiLSTM-biaffine
+#       network reading FORM only, with UPOS, XPOS and FEATS heads, trained on one torch
+#       thread; each cell parses the test file from its words alone) under
+#       $(GRID_RUNS)/ud-neural, then writes results/ud-table-neural.md
+#       (benchmarks/ud_table_neural.py): its UAS / LAS beside o2-eisner-tagged and
+#       o1-cle-tagged of the cells under $(GRID_RUNS)/ud-tagged (make ud-table TAGS=predicted)
+#       where they exist, the LAS margin over o2-eisner-tagged and on how many treebanks it is
+#       above (issue 48's target: 11 of the 14), speeds and training times. Needs the neural
+#       extra (pip install 'dparse[neural]'). Hours: en_ewt alone trains 20 epochs of a
+#       minute or two. TAGS is not read. SCORER unset or linear: the tables above (TAGS
+#       chooses which).
 
 TABLES += ud-table
 ud-table_DATA := da_ddt
 UD_TABLE_TREEBANKS ?= $(shell PYTHONPATH=$(PYTHONPATH) $(PYTHON) benchmarks/ud_table.py --present $(DPARSE_DATA))
 UD_TABLE_PEERS ?= $(RESULTS)/udpipe1-figures.json
 TAGS ?= gold
+SCORER ?= linear
 
 .PHONY: ud-table
 
-ud-table:  ## configs/ud/* on every treebank in DATA (JOBS=N) -> results/ud-table.md; TAGS=predicted: tagger, o1-cle, o2-eisner on predicted tags -> results/ud-table-tagged.md
+ud-table:  ## configs/ud/* on every treebank in DATA (JOBS=N) -> results/ud-table.md; TAGS=predicted: tagger, o1-cle, o2-eisner on predicted tags -> results/ud-table-tagged.md; SCORER=neural: neural-o1 from words alone -> results/ud-table-neural.md
 	$(if $(filter-out gold predicted,$(TAGS)),$(error TAGS=$(TAGS): expected gold or predicted))
+	$(if $(filter-out linear neural,$(SCORER)),$(error SCORER=$(SCORER): expected linear or neural))
 	mkdir -p $(RESULTS)
-ifeq ($(TAGS),predicted)
+ifeq ($(SCORER),neural)
+	$(PYTHON) -m dparse grid configs/grids/ud-neural.yaml --out $(GRID_RUNS)/ud-neural \
+		$(GRID_WORKERS) $(GRID_CLUSTER) --only treebank=$(UD_TABLE_TREEBANKS) \
+		|| echo "ud-table: some cells failed (see $(GRID_RUNS)/ud-neural/results.md); table written anyway"
+	$(PYTHON) benchmarks/ud_table_neural.py $(GRID_RUNS)/ud-neural \
+		--tagged-grid $(GRID_RUNS)/ud-tagged -o $(RESULTS)/ud-table-neural.md
+else ifeq ($(TAGS),predicted)
 	$(PYTHON) -m dparse grid configs/grids/ud-tagged.yaml --out $(GRID_RUNS)/ud-tagged \
 		$(GRID_WORKERS) $(GRID_CLUSTER) --only treebank=$(UD_TABLE_TREEBANKS) \
 		|| echo "ud-table: some cells failed (see $(GRID_RUNS)/ud-tagged/results.md); table written anyway"

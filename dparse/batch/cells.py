@@ -32,6 +32,13 @@ both with ``tags: "predicted"`` and the tag scores of the output against the tes
 ``upos``, ``xpos``, ``ufeats``, ``alltags``, ``lemmas`` (percent; null for a column the
 tagger does not predict) and ``tag_words``.
 
+A parser that reads none of LEMMA, UPOS, XPOS and FEATS (its vocabulary file's unread
+columns: a neural model with ``neural.tags: none``) also parses the test file from its words
+alone: the same trees as from the test file as it is, since the model blanks or ignores what
+it does not read, and the output's tag columns are its own (a neural model's tag heads), not
+the test file's. When it predicts some tag column, its record has ``tags: "predicted"`` and
+the tag scores too.
+
 A cell's key hashes its resolved config with every config file it names (``tagger.config``,
 ``rerank.first_stage``: :func:`dparse.families.config_references`) replaced by the digest of that
 file's bytes: editing the tagger config makes new cells, and the key does not depend on where
@@ -221,16 +228,17 @@ def _score_test(cell: Cell, cfg: ExperimentConfig, model_dir: Path, gold: list[S
                 timer: ParseTimer, log: io.StringIO) -> tuple[dict[str, Any], dict[str, Any]]:
     """Parse the test file ``gold`` with the cell's model, write the output and score it: the
     record's scores and its ``test_sentences`` and ``test_tokens`` (module doc). A tagger
-    tags it, a pipeline model tags and parses it, both from its words alone; any other model
-    parses it as it is."""
+    tags it, a pipeline model tags and parses it, a model that reads no tag column parses
+    it, all three from its words alone; any other model parses it as it is."""
     from dparse.conll import write_conll
     from dparse.metrics import evaluate
     from dparse.parsers import load_parser
     from dparse.tagging.pipeline import TagOnly, has_tagger, load_tagger
-    from dparse.tagscores import score_tags
+    from dparse.tagscores import TAG_SCORES, score_tags
 
     tag_only = not family(cfg.parser).parses
-    if not (tag_only or has_tagger(cfg)):
+    pipeline = has_tagger(cfg)
+    if not (tag_only or pipeline or reads_words_only(model_dir)):
         parsed = list(load_parser(model_dir, cfg, None).parse(gold, timer))
         write_conll(parsed, Path(cell.directory) / PARSED_FILE, encoding=cfg.data.encoding)
         report = evaluate(gold, parsed, punct=cell.punct)
@@ -250,9 +258,24 @@ def _score_test(cell: Cell, cfg: ExperimentConfig, model_dir: Path, gold: list[S
         return ({"uas": None, "las": None, "punct": cell.punct, "tags": "predicted", **tags},
                 {"test_sentences": len(gold), "test_tokens": tags["tag_words"]})
     report = evaluate(gold, output, punct=cell.punct)
-    log.write(f"test UAS {report.uas} LAS {report.las}, {shown}; {timer.line()})\n")
-    return ({"uas": report.uas, "las": report.las, "punct": cell.punct, "tags": "predicted",
-             **tags}, {"test_sentences": report.sentences, "test_tokens": report.tokens})
+    scores = {"uas": report.uas, "las": report.las, "punct": cell.punct}
+    if pipeline or any(tags[key] is not None for key in TAG_SCORES):
+        scores |= {"tags": "predicted", **tags}
+        log.write(f"test UAS {report.uas} LAS {report.las}, {shown}; {timer.line()})\n")
+    else:
+        log.write(f"test UAS {report.uas} LAS {report.las} (words alone); {timer.line()})\n")
+    return scores, {"test_sentences": report.sentences, "test_tokens": report.tokens}
+
+
+def reads_words_only(model_dir: Path) -> bool:
+    """Whether the parser model in ``model_dir`` reads none of LEMMA, UPOS, XPOS and FEATS
+    (the unread columns its vocabulary file records; False for a model without one)."""
+    from dparse.columns import COLUMNS
+    from dparse.modeldir import VOCAB_FILE
+    from dparse.vocab import Vocabulary
+
+    path = model_dir / VOCAB_FILE
+    return path.is_file() and set(COLUMNS) <= set(Vocabulary.read_columns(path)[0])
 
 
 def batch_job_id() -> str | None:
