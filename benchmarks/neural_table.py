@@ -31,6 +31,7 @@ import sys
 import time
 from pathlib import Path
 
+import dparse.cli  # noqa: F401  (numpy's BLAS on one thread, as in dparse parse)
 from dparse.config import load_config
 from dparse.conll import Sentence, read_treebank
 from dparse.metrics import evaluate
