@@ -58,6 +58,7 @@ starts in a checkout whose extensions are not built yet: it builds them).
 
 from __future__ import annotations
 
+import argparse
 import itertools
 import os
 import subprocess
@@ -638,6 +639,25 @@ def decoder_table(rows: Sequence[Mapping], labels: Sequence[str]) -> list[str]:
         cells += [f"{r[label] / r[labels[0]]:.2f}" for label in labels[1:]]
         lines.append(f"| {r['n']} | {r['arcs']:.0f} | " + " | ".join(cells) + " |")
     return lines
+
+
+def add_data_root(parser: argparse.ArgumentParser) -> None:
+    """``--data-root``, the data root of a table's grids (default: $DPARSE_DATA, else dparse's
+    default)."""
+    from dparse.config import DEFAULT_DATA_ROOT
+
+    parser.add_argument("--data-root", default=None,
+                        help="the data root of the grids [default: $DPARSE_DATA or "
+                        f"{DEFAULT_DATA_ROOT}]")
+
+
+def finished_if_run(grid_dir: Path | None, data_root: str | None, grid: Path
+                    ) -> tuple[Path | None, list[dict]]:
+    """Another grid's ``--out`` directory and its :func:`finished` records, if it was run
+    (``(None, [])`` for no directory or a missing one)."""
+    if grid_dir is None or not grid_dir.is_dir():
+        return None, []
+    return grid_dir, finished(grid_dir, data_root, grid)
 
 
 def finished(grid_dir: Path, data_root: str | None, grid: Path = UD_GRID) -> list[dict]:

@@ -18,11 +18,10 @@ import argparse
 import datetime
 from pathlib import Path
 
-from common import UD_GRID, finished, fmt_pair, present
+from common import UD_GRID, add_data_root, finished, fmt_pair, present
 
 from dparse.batch.cells import MODEL_DIR
 from dparse.batch.grid import load_grid
-from dparse.config import DEFAULT_DATA_ROOT
 from dparse.errors import DparseError
 from dparse.modeldir import WEIGHTS_FILE, load_arrays
 from dparse.outputs import write_text
@@ -122,9 +121,7 @@ def main() -> None:
     parser.add_argument("grid_dir", type=Path, nargs="?",
                         help="the --out directory of the ud grid")
     parser.add_argument("-o", "--out", type=Path, default=Path("results/ud-table.md"))
-    parser.add_argument("--data-root", default=None,
-                        help="the data root of the grid [default: $DPARSE_DATA or "
-                        f"{DEFAULT_DATA_ROOT}]")
+    add_data_root(parser)
     parser.add_argument("--present", type=Path, metavar="DATA",
                         help="only print the grid's treebanks present under DATA, "
                         "comma-separated (for dparse grid --only)")

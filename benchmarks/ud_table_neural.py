@@ -28,7 +28,9 @@ from pathlib import Path
 from common import (
     UD_NEURAL_GRID,
     UD_TAGGED_GRID,
+    add_data_root,
     finished,
+    finished_if_run,
     fmt_num,
     fmt_pair,
     fmt_speed,
@@ -38,7 +40,6 @@ from common import (
 )
 
 from dparse.batch.grid import load_grid
-from dparse.config import DEFAULT_DATA_ROOT
 from dparse.outputs import write_text
 
 NEURAL = "neural-o1"  # the neural config's stem in its grid
@@ -134,12 +135,9 @@ def main() -> None:
                         help="the --out directory of the ud-tagged grid (make ud-table "
                         "TAGS=predicted), if it was run")
     parser.add_argument("-o", "--out", type=Path, default=Path("results/ud-table-neural.md"))
-    parser.add_argument("--data-root", default=None,
-                        help="the data root of the grids [default: $DPARSE_DATA or "
-                        f"{DEFAULT_DATA_ROOT}]")
+    add_data_root(parser)
     args = parser.parse_args()
-    tagged_dir = args.tagged_grid if args.tagged_grid and args.tagged_grid.is_dir() else None
-    tagged = finished(tagged_dir, args.data_root, UD_TAGGED_GRID) if tagged_dir else []
+    tagged_dir, tagged = finished_if_run(args.tagged_grid, args.data_root, UD_TAGGED_GRID)
     records = finished(args.grid_dir, args.data_root, UD_NEURAL_GRID)
     write_text(args.out, build(args.grid_dir, records, tagged, tagged_dir))
     print(f"wrote {args.out}")

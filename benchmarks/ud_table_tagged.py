@@ -54,7 +54,9 @@ from typing import Any
 from common import (
     UD_GRID,
     UD_TAGGED_GRID,
+    add_data_root,
     finished,
+    finished_if_run,
     fmt_num,
     fmt_pair,
     fmt_speed,
@@ -64,7 +66,6 @@ from common import (
 )
 
 from dparse.batch.grid import load_grid
-from dparse.config import DEFAULT_DATA_ROOT
 from dparse.outputs import write_text
 from dparse.tagscores import TAG_SCORES
 
@@ -209,12 +210,9 @@ def main() -> None:
                         help="UDPipe 1's figures (module doc), read if the file exists "
                         "[default: %(default)s]")
     parser.add_argument("-o", "--out", type=Path, default=Path("results/ud-table-tagged.md"))
-    parser.add_argument("--data-root", default=None,
-                        help="the data root of the grids [default: $DPARSE_DATA or "
-                        f"{DEFAULT_DATA_ROOT}]")
+    add_data_root(parser)
     args = parser.parse_args()
-    gold_dir = args.gold_grid if args.gold_grid and args.gold_grid.is_dir() else None
-    gold = finished(gold_dir, args.data_root, UD_GRID) if gold_dir else []
+    gold_dir, gold = finished_if_run(args.gold_grid, args.data_root, UD_GRID)
     try:
         peers = load_peers(args.peers)
     except ValueError as exc:
