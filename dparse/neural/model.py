@@ -6,7 +6,8 @@ list, marginal and constraint works on it unchanged.
 constrained parse allows) and each arc's best label by the biaffine label scorer (int32
 [n+1, n+1]), so the decoded tree's labels are the label scorer's best for its heads. A plain
 parse (:meth:`NeuralModel.predict`) decodes the arc scores and then labels only its tree's
-arcs (:mod:`dparse.neural.labels`: the same labels, without every arc's). A
+arcs (:mod:`dparse.neural.labels`: the matrix's labels, but where two labels' scores agree
+to float32 rounding). A
 network with tag heads (``neural.tag_heads``) writes its predicted UPOS, XPOS or FEATS into
 the columns a sentence leaves empty (every value ``_``: words alone), as a pipeline's tagger
 does by default (``--tags auto``); a column the input fills is kept. Parsing
@@ -151,7 +152,7 @@ class NeuralModel(GraphModel):
         timer: ParseTimer | None = None, scratch: PartScratch | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
         """Heads int32 [n+1] decoded from the arc scores, then the labels of their arcs only
-        (the labels :meth:`score_parts`' matrix gives them)."""
+        (:meth:`score_parts`' matrix's, but where two labels tie to float32 rounding)."""
         t0 = time.perf_counter()
         arc, features = self._scores(enc, weights, cost_augmented)
         t1 = time.perf_counter()
