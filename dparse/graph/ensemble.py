@@ -180,7 +180,7 @@ def ensemble_parse(
     """Parse ``sentences`` with ``model``, biased towards the trees of each stream in ``others``
     (the same sentences parsed by other parsers, checked by :func:`aligned`; an other sentence
     without heads, all ``_``, gives no vote); yields copies with HEAD and DEPREL replaced.
-    The sentences are encoded as the model's parse encodes them (``GraphModel._encoded``: a
+    The sentences are encoded as the model's parse encodes them (``GraphModel.encoded``: a
     neural model scores them in batches). ``timer`` counts encoding, scoring and decoding
     (biasing included)."""
     timer = timer if timer is not None else ParseTimer()
@@ -192,7 +192,7 @@ def ensemble_parse(
             pending.append(counterparts)
             yield sent, None
 
-    for sent, _, enc in model._encoded(items(), timer):
+    for sent, _, enc in model.encoded(items(), timer):
         counterparts = pending.popleft()
         t1 = time.perf_counter()
         arc, label, parts = model.score_parts(enc, None, False)

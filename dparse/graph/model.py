@@ -225,7 +225,7 @@ class GraphModel(SavedModel):
         written for their words; a sentence without constraints by :meth:`predict`."""
         timer = timer if timer is not None else ParseTimer()
         scratch = PartScratch(zeroed=decoder.reads_pruned_parts)
-        for sent, given, enc in self._encoded(items, timer):
+        for sent, given, enc in self.encoded(items, timer):
             constraints = checked(given, decoder.projective, single_root, decoder.name, sent)
             if constraints is None:
                 heads, labels = self.predict(enc, decoder, single_root, timer=timer,
@@ -237,10 +237,12 @@ class GraphModel(SavedModel):
                                             timer, scratch)
             yield self._parsed(sent, heads, labels, constraints, timer, time.perf_counter())
 
-    def _encoded(self, items: Iterable[tuple[Sentence, Constraints | None]], timer: ParseTimer
+    def encoded(self, items: Iterable[tuple[Sentence, Constraints | None]], timer: ParseTimer
                  ) -> Iterator[tuple[Sentence, Constraints | None, EncodedSentence]]:
         """Each item with its sentence's encoding, one sentence at a time (a model that
-        scores sentences in batches encodes and scores a batch here)."""
+        scores sentences in batches encodes and scores a batch here): what every loop over a
+        stream of sentences reads them through (parse, marginals, k-best lists, the
+        ensemble)."""
         for sent, given in items:
             yield sent, given, self._encode(sent, timer)
 
@@ -308,8 +310,7 @@ class GraphModel(SavedModel):
         distribution = TreeDistribution.of(decoder, single_root)
         # the distribution reads every part array entry that some tree holds
         scratch = PartScratch(zeroed=decoder.reads_pruned_parts or distribution.second_order)
-        for sent in sentences:
-            enc = self._encode(sent, timer)
+        for sent, _, enc in self.encoded(((s, None) for s in sentences), timer):
             arc, label, parts, heads = self.decode_parts(enc, decoder, single_root, timer=timer,
                                                          scratch=scratch)
             t1 = time.perf_counter()

@@ -22,15 +22,21 @@ def head_selection_loss(scores: torch.Tensor, heads: torch.Tensor,
     return F.cross_entropy(logits[scored], heads[scored])
 
 
+def annotated_trees(heads: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+    """bool [B]: the sentences whose every word has a gold head (the others' gold tree is
+    not a tree, so that the tree losses leave them out)."""
+    complete = ((heads >= 0) | (torch.arange(heads.shape[1], device=heads.device)[None, :]
+                                > lengths[:, None]))
+    complete[:, 0] = True
+    return complete.all(dim=1)
+
+
 def crf_loss(scores: torch.Tensor, heads: torch.Tensor, lengths: torch.Tensor, *,
              projective: bool, single_root: bool) -> torch.Tensor:
     """The negative log-likelihood of the gold trees under the tree CRF
     (:mod:`dparse.neural.crf`), per word: log Z minus the gold tree's score. Sentences with an
     unannotated head are left out (their gold tree is not a tree)."""
-    complete = ((heads >= 0) | (torch.arange(heads.shape[1], device=heads.device)[None, :]
-                                > lengths[:, None]))
-    complete[:, 0] = True
-    whole = complete.all(dim=1)
+    whole = annotated_trees(heads, lengths)
     if not whole.any():
         return scores.sum() * 0.0
     scores, heads, lengths = scores[whole].double(), heads[whole], lengths[whole]
@@ -56,15 +62,13 @@ def hinge_loss(scores: torch.Tensor, heads: torch.Tensor, lengths: torch.Tensor,
     s(y*) + cost(y*) - s(gold), which is 0 when the gold tree wins by a margin of its Hamming
     cost (>= 0 for an exact decoder; an inexact one may return a tree that scores below gold,
     clipped to 0). Sentences with an unannotated head are left out."""
-    complete = ((heads >= 0) | (torch.arange(heads.shape[1], device=heads.device)[None, :]
-                                > lengths[:, None]))
-    complete[:, 0] = True
+    whole = annotated_trees(heads, lengths).tolist()
     total = scores.sum() * 0.0
     words = 0
     augmented = scores.detach().double().cpu().numpy()
     gold = heads.cpu().numpy()
     for b, n in enumerate(lengths.tolist()):
-        if not bool(complete[b].all()):
+        if not whole[b]:
             continue
         arc = augmented[b, :n + 1, :n + 1] + 1.0
         arc[gold[b, 1:n + 1], np.arange(1, n + 1)] -= 1.0

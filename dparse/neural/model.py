@@ -94,6 +94,7 @@ class NeuralModel(GraphModel):
         batches of at most :data:`BATCH_NODES` padded nodes, so that little is spent on
         padding."""
         self.network.eval()
+        flat = flat_weight(self.network.labels.weight.detach().cpu().numpy())
         order = sorted(range(len(sentences)), key=lambda i: len(sentences[i]))
         start = 0
         while start < len(order):
@@ -101,11 +102,12 @@ class NeuralModel(GraphModel):
             while (end < len(order)
                    and (end + 1 - start) * (len(sentences[order[end]]) + 1) <= BATCH_NODES):
                 end += 1
-            self._score_group([sentences[i] for i in order[start:end]])
+            self._score_group([sentences[i] for i in order[start:end]], flat)
             start = end
 
-    def _score_group(self, sentences: Sequence[NeuralSentence]) -> None:
-        """:meth:`score_batch` of one batch (with the predicted tags of the tag heads)."""
+    def _score_group(self, sentences: Sequence[NeuralSentence], flat: np.ndarray) -> None:
+        """:meth:`score_batch` of one batch (with the predicted tags of the tag heads);
+        ``flat``: the label weights as :func:`flat_weight` gives them."""
         with torch.inference_mode():
             batch = Batch.of(sentences, self.device)
             x, arcs = self.network(batch)
@@ -113,7 +115,6 @@ class NeuralModel(GraphModel):
             tags = {column: scores.argmax(dim=2).cpu().numpy()
                     for column, scores in self.network.tag_scores(x).items()}
         arcs_np = arcs.double().cpu().numpy()
-        flat = flat_weight(self.network.labels.weight.detach().cpu().numpy())
         for i, enc in enumerate(sentences):
             n1 = len(enc) + 1
             enc.scores = (np.ascontiguousarray(arcs_np[i, :n1, :n1]),
@@ -164,7 +165,7 @@ class NeuralModel(GraphModel):
             timer.decode += t2 - t1
         return heads, labels
 
-    def _encoded(self, items: Iterable[tuple[Sentence, Constraints | None]],
+    def encoded(self, items: Iterable[tuple[Sentence, Constraints | None]],
                  timer: ParseTimer) -> Iterator[tuple[Sentence, Constraints | None,
                                                       NeuralSentence]]:
         """Each item with its sentence's encoding, the sentences encoded and scored
