@@ -8,6 +8,7 @@ from dparse.sections import ExperimentConfig
 TAGS = ("none", "upos")
 TAG_HEADS = ("upos", "xpos", "feats")
 LOSSES = ("local", "crf", "hinge")
+SCHEDULES = ("constant", "linear")
 DEVICES = ("cpu", "cuda")
 POSITIVE = ("word_dim", "min_count", "char_dim", "char_filters", "char_kernel", "tag_dim",
             "lstm_dim", "lstm_layers", "arc_dim", "label_dim", "batch_tokens", "threads",
@@ -32,7 +33,11 @@ def check_neural(cfg: ExperimentConfig, source: str) -> None:
     if not (n.lr > 0 and 0.0 < n.beta2 < 1.0 and n.clip > 0):
         raise ConfigError(f"{source}: neural.lr and neural.clip must be positive and "
                           "neural.beta2 in (0, 1)")
-    for key, known in (("tags", TAGS), ("loss", LOSSES), ("device", DEVICES)):
+    if not 0.0 <= n.average < 1.0:
+        raise ConfigError(f"{source}: neural.average must be in [0, 1) (0: no averaging), got "
+                          f"{n.average}")
+    for key, known in (("tags", TAGS), ("loss", LOSSES), ("schedule", SCHEDULES),
+                       ("device", DEVICES)):
         if getattr(n, key) not in known:
             raise ConfigError(f"{source}: neural.{key} must be one of {', '.join(known)}, got "
                               f"{getattr(n, key)!r}")

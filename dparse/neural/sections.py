@@ -18,27 +18,23 @@ class NeuralConfig:
     features and a biaffine label scorer over ``label_dim`` ones; ``dropout`` everywhere.
     ``tag_heads``: the token columns the network also predicts from its BiLSTM (``none``, or
     ``upos``, ``xpos`` and ``feats`` joined by ``+``: a linear layer and a softmax each, their
-<<<<<<< HEAD
     cross-entropy added to the loss); a parse writes them into the columns its input leaves
     empty.
-    Loss: ``local`` (head selection: each word's head by cross-entropy), ``crf`` (the tree
-    CRF over the decoder's kind of tree: projective for a projective decoder) or ``hinge``
-    (the structured hinge loss, cost-augmented decoding by the config's decoder: training
-    with the decoder it parses with), plus the labels' cross-entropy at the gold heads.
-    Optimizer: Adam (``lr``, ``beta2``), gradients clipped to norm ``clip``, batches of about
-    ``batch_tokens`` words of sentences of similar length.
-=======
-    cross-entropy added to the loss); a parse writes them into its output.
     ``vectors``: a file of pretrained word vectors (word2vec or fastText, text or ``.bin``:
     :mod:`dparse.neural.vectors`; a relative path starts at the data root, as the ``data``
     section's), of which the first ``vectors_max`` distinct normalized words are kept in a
     frozen table, projected to ``word_dim`` and added to the trained word embeddings (Dozat
     and Manning 2017); the model holds them (the file is not read at parse time). None: none.
-    Loss: ``local`` (head selection: each word's head by cross-entropy) or ``crf`` (the tree
-    CRF over the decoder's kind of tree: projective for a projective decoder), plus the labels'
-    cross-entropy at the gold heads. Optimizer: Adam (``lr``, ``beta2``), gradients clipped to
-    norm ``clip``, batches of about ``batch_tokens`` words of sentences of similar length.
->>>>>>> h-vectors
+    Loss: ``local`` (head selection: each word's head by cross-entropy), ``crf`` (the tree
+    CRF over the decoder's kind of tree: projective for a projective decoder) or ``hinge``
+    (the structured hinge loss, cost-augmented decoding by the config's decoder: training
+    with the decoder it parses with), plus the labels' cross-entropy at the gold heads.
+    Optimizer: Adam (``lr``, ``beta2``), gradients clipped to norm ``clip``, batches of about
+    ``batch_tokens`` words of sentences of similar length. ``schedule``: the learning rate
+    over the run, ``constant`` or ``linear`` (from ``lr`` down to 0 at the last step).
+    ``average``: 0 (off) or the decay of an exponential moving average of the weights,
+    updated after every step (e.g. 0.999, an average over about the last thousand steps),
+    which dev scores and the saved model use in place of the trained weights.
     ``threads`` (torch's CPU threads) and ``device`` (``cpu`` or ``cuda``) are where training
     and parsing run (parse-time keys); the CPU is the reference.
     """
@@ -63,6 +59,8 @@ class NeuralConfig:
     lr: float = 0.002
     beta2: float = 0.9
     clip: float = 5.0
+    schedule: str = "constant"
+    average: float = 0.0
     batch_tokens: int = 2000
     threads: int = 1
     device: str = "cpu"

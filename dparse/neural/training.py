@@ -1,6 +1,10 @@
 """Training a neural parser: Adam over batches of sentences of similar length, gradients
 clipped, the best epoch on dev kept (:class:`dparse.epochs.BestEpoch`).
 
+The learning rate is ``neural.lr`` throughout, or falls linearly to 0 over the run
+(``neural.schedule: linear``); with ``neural.average`` the dev scores and the kept weights are
+those of the weights' moving average (:mod:`dparse.neural.averaging`).
+
 Deterministic on the CPU: the network's initialization and dropout draw from torch's
 generator seeded by ``training.seed``, the batches and their order from numpy's; with the same
 ``neural.threads`` the same config and data give the same weights, byte for byte. Pretrained
@@ -12,6 +16,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass
 
 import numpy as np
@@ -21,6 +26,7 @@ from tqdm import tqdm
 from dparse.decoders import configured_decoder
 from dparse.epochs import BestEpoch, EpochReport, TrainResult, read_split
 from dparse.metrics import evaluate
+from dparse.neural.averaging import WeightAverage
 from dparse.neural.checks import tag_head_columns
 from dparse.neural.losses import crf_loss, head_selection_loss, hinge_loss, label_loss
 from dparse.neural.model import NeuralModel, select_device
@@ -82,6 +88,7 @@ def train(cfg: ExperimentConfig, progress: bool = False,
     decoder = configured_decoder(cfg.decoder.name, cfg.decoder.options)
     single_root = bool(cfg.decoder.single_root)
     optimizer = torch.optim.Adam(network.parameters(), lr=n.lr, betas=(0.9, n.beta2))
+    average = WeightAverage(network, n.average) if n.average > 0 else None
     result = TrainResult(model, 0)
     best = BestEpoch()
     for epoch in range(1, tc.epochs + 1):
@@ -92,7 +99,11 @@ def train(cfg: ExperimentConfig, progress: bool = False,
         batches = length_batches(encoded, n.batch_tokens, rng)
         bar = tqdm(batches, desc=f"epoch {epoch}/{tc.epochs}", unit="batch",
                    disable=not progress, leave=False)
-        for indices in bar:
+        for step, indices in enumerate(bar):
+            if n.schedule == "linear":
+                done = (epoch - 1 + step / len(batches)) / tc.epochs
+                for group in optimizer.param_groups:
+                    group["lr"] = n.lr * (1.0 - done)
             batch = Batch.of([encoded[i] for i in indices], device)
             x, arcs = network(batch)
             if n.loss == "crf":
@@ -110,6 +121,8 @@ def train(cfg: ExperimentConfig, progress: bool = False,
             loss.backward()
             torch.nn.utils.clip_grad_norm_(network.parameters(), n.clip)
             optimizer.step()
+            if average is not None:
+                average.update()
             with torch.no_grad():
                 scored = batch.heads >= 0
                 found = arcs.argmax(dim=1) == batch.heads
@@ -120,16 +133,17 @@ def train(cfg: ExperimentConfig, progress: bool = False,
             loss_sum += loss.item() * len(indices)
             bar.set_postfix(loss=f"{loss.item():.3f}")
         seconds = {"train": time.perf_counter() - t0}
-        dev_uas = dev_las = None
-        if dev_sents:
-            t1 = time.perf_counter()
-            scores = evaluate(dev_sents, list(model.parse(dev_sents, decoder, single_root)),
-                              punct=tc.punct)
-            dev_uas, dev_las = scores.uas, scores.las
-            seconds["dev"] = time.perf_counter() - t1
-        report = NeuralEpochReport(epoch, 100.0 * heads_right / max(total, 1),
-                                   100.0 * labels_right / max(total, 1), dev_uas, dev_las,
-                                   seconds, loss=loss_sum / max(len(encoded), 1))
-        best.close_epoch(result, report, model.weights,
-                         dev_las if tc.select_by == "las" else dev_uas, on_epoch)
+        with average.swapped_in() if average is not None else nullcontext():
+            dev_uas = dev_las = None
+            if dev_sents:
+                t1 = time.perf_counter()
+                scores = evaluate(dev_sents, list(model.parse(dev_sents, decoder, single_root)),
+                                  punct=tc.punct)
+                dev_uas, dev_las = scores.uas, scores.las
+                seconds["dev"] = time.perf_counter() - t1
+            report = NeuralEpochReport(epoch, 100.0 * heads_right / max(total, 1),
+                                       100.0 * labels_right / max(total, 1), dev_uas, dev_las,
+                                       seconds, loss=loss_sum / max(len(encoded), 1))
+            best.close_epoch(result, report, model.weights,
+                             dev_las if tc.select_by == "las" else dev_uas, on_epoch)
     return best.finish(model, result, start)

@@ -164,7 +164,10 @@ def test_bad_neural_settings_are_config_errors() -> None:
                                 ("dropout", 1.0, "neural.dropout must be in"),
                                 ("device", "tpu", "neural.device must be one of cpu, cuda"),
                                 ("tag_heads", "upos+lemma", "neural.tag_heads must be none"),
-                                ("tag_heads", "upos+upos", "neural.tag_heads must be none")]:
+                                ("tag_heads", "upos+upos", "neural.tag_heads must be none"),
+                                ("schedule", "cosine",
+                                 "neural.schedule must be one of constant, linear"),
+                                ("average", 1.0, "neural.average must be in")]:
         with pytest.raises(ConfigError, match=message):
             load_config(raw=base | {"neural": {key: value}})
     with pytest.raises(ConfigError, match="first-order parts only"):
