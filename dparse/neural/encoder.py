@@ -35,15 +35,20 @@ class CharCNN(nn.Module):
         """chars int64 [B, T, C] -> float32 [B, T, filters]."""
         b, t, c = chars.shape
         words, inverse = torch.unique(chars.reshape(b * t, c), dim=0, return_inverse=True)
+        return self.spellings(words)[inverse].reshape(b, t, -1)
+
+    def spellings(self, words: torch.Tensor) -> torch.Tensor:
+        """words int64 [W, C] (character ids, PAD after the word) -> float32 [W, filters];
+        a row of PAD only (a padding node) gives zeros."""
         kernel = self.conv.kernel_size[0]
         left = self.conv.padding[0]
+        c = words.shape[1]
         x = F.pad(self.embed(words), (0, 0, left, kernel - 1 - left))  # [W, C + k - 1, D]
         windows = x.unfold(1, kernel, 1).reshape(len(words), c, -1)  # [W, C, D * k]
         out = windows @ self.conv.weight.reshape(len(self.conv.weight), -1).t() + self.conv.bias
         out = out.masked_fill((words == PAD)[:, :, None], float("-inf")).amax(dim=1)
         # a padding node (no character) has -inf everywhere: 0 instead
-        out = torch.where(torch.isfinite(out), out, torch.zeros_like(out))
-        return out[inverse].reshape(b, t, -1)
+        return torch.where(torch.isfinite(out), out, torch.zeros_like(out))
 
 
 class Encoder(nn.Module):
@@ -76,7 +81,10 @@ class Encoder(nn.Module):
             self.project = nn.Parameter(torch.zeros(cfg.word_dim, pretrained_dim))
 
     def forward(self, words: torch.Tensor, chars: torch.Tensor, tags: torch.Tensor,
-                lengths: torch.Tensor, pretrained: torch.Tensor | None = None) -> torch.Tensor:
+                lengths: torch.Tensor, pretrained: torch.Tensor | None = None,
+                char_vectors: torch.Tensor | None = None) -> torch.Tensor:
+        """The node vectors; ``char_vectors`` [B, N+1, filters]: the character CNN's output
+        when the caller has it (a parse's :mod:`dparse.neural.charcache`), else computed."""
         if self.training and self.word_dropout > 0:
             dropped = torch.rand(words.shape, device=words.device) < self.word_dropout
             words = words.masked_fill(dropped & (words > UNK + 1), UNK)  # never PAD, ROOT
@@ -84,7 +92,7 @@ class Encoder(nn.Module):
         if self.project is not None:
             embedded = embedded + F.linear(F.embedding(pretrained, self.pretrained),
                                            self.project)
-        parts = [embedded, self.chars(chars)]
+        parts = [embedded, self.chars(chars) if char_vectors is None else char_vectors]
         if self.tags is not None:
             parts.append(self.tags(tags))
         x = self.dropout(torch.cat(parts, dim=-1))

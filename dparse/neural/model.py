@@ -12,7 +12,8 @@ network with tag heads (``neural.tag_heads``) writes its predicted UPOS, XPOS or
 the columns a sentence leaves empty (every value ``_``: words alone), as a pipeline's tagger
 does by default (``--tags auto``); a column the input fills is kept. Parsing
 scores sentences in batches of :data:`PARSE_BATCH` (each sentence's scores do not depend on
-its batch: :mod:`dparse.neural.encoder`), by length in batches of similar lengths.
+its batch: :mod:`dparse.neural.encoder`), by length in batches of similar lengths, each
+distinct spelling's character vector computed once (:mod:`dparse.neural.charcache`).
 
 A saved model is a directory: ``weights.bin`` (every tensor of the network as a float32 array
 named by its parameter, :func:`dparse.modeldir.save_arrays`: no pickled code; with pretrained
@@ -41,6 +42,7 @@ from dparse.decoders import Decoder
 from dparse.errors import DparseError
 from dparse.graph.model import GraphModel, PartScratch
 from dparse.modeldir import VOCAB_FILE, WEIGHTS_FILE, load_arrays, require_model_files, save_arrays
+from dparse.neural.charcache import CharVectorCache
 from dparse.neural.labels import LabelFeatures, flat_weight
 from dparse.neural.network import Batch, ParserNetwork
 from dparse.neural.sections import NeuralConfig
@@ -75,6 +77,7 @@ class NeuralModel(GraphModel):
         self.settings = settings
         self.network = network
         self.device = next(network.parameters()).device
+        self.char_cache = CharVectorCache()
 
     @property
     def weights(self) -> dict[str, np.ndarray]:  # type: ignore[override]
@@ -110,6 +113,8 @@ class NeuralModel(GraphModel):
         ``flat``: the label weights as :func:`flat_weight` gives them."""
         with torch.inference_mode():
             batch = Batch.of(sentences, self.device)
+            batch.char_vectors = self.char_cache.vectors(self.network.encoder.chars, sentences,
+                                                         batch.words.shape[1], self.device)
             x, arcs = self.network(batch)
             dep, head = (f.cpu().numpy() for f in self.network.labels.features(x))
             tags = {column: scores.argmax(dim=2).cpu().numpy()

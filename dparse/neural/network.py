@@ -22,7 +22,9 @@ class Batch:
     [B, N+1, C], ``heads`` and ``labels`` int64 [B, N+1] (-1 where unknown or padding),
     ``lengths`` int64 [B], ``targets`` the gold tag ids int64 [B, N+1] of each predicted
     column (-1 where unknown or padding), ``pretrained`` the pretrained word ids int64
-    [B, N+1] (PAD in padding; None without pretrained vectors)."""
+    [B, N+1] (PAD in padding; None without pretrained vectors), ``char_vectors`` the
+    character CNN's output float32 [B, N+1, filters] when a parse has it (None: the encoder
+    computes it)."""
 
     words: torch.Tensor
     chars: torch.Tensor
@@ -32,6 +34,7 @@ class Batch:
     lengths: torch.Tensor
     targets: dict[str, torch.Tensor] = field(default_factory=dict)
     pretrained: torch.Tensor | None = None
+    char_vectors: torch.Tensor | None = None
 
     @classmethod
     def of(cls, sentences: Sequence[NeuralSentence], device: torch.device) -> Batch:
@@ -92,7 +95,7 @@ class ParserNetwork(nn.Module):
     def forward(self, batch: Batch) -> tuple[torch.Tensor, torch.Tensor]:
         """The node vectors [B, N+1, D] and the arc scores [B, N+1, N+1] (head first)."""
         x = self.encoder(batch.words, batch.chars, batch.tags, batch.lengths,
-                         batch.pretrained)
+                         batch.pretrained, batch.char_vectors)
         return x, self.arcs(x)
 
     def tag_scores(self, x: torch.Tensor) -> dict[str, torch.Tensor]:
