@@ -23,10 +23,12 @@ if TYPE_CHECKING:
         Parser,
         ParseStats,
         Tagger,
+        Tokenizer,
         TrainedModel,
         evaluate,
         load,
         load_tagger,
+        load_tokenizer,
         read,
         train,
         write,
@@ -41,6 +43,8 @@ _LAZY = {
     "Parser": "dparse.api",
     "load_tagger": "dparse.api",
     "Tagger": "dparse.api",
+    "load_tokenizer": "dparse.api",
+    "Tokenizer": "dparse.api",
     "ParseStats": "dparse.api",
     "read": "dparse.api",
     "write": "dparse.api",
@@ -52,8 +56,8 @@ _LAZY = {
 }
 
 __all__ = ["ConfigError", "DparseError", "Evaluation", "InputError", "ParseStats", "Parser",
-           "Sentence", "Tagger", "TrainedModel", "__version__", "evaluate", "load", "load_tagger",
-           "read", "train", "write"]
+           "Sentence", "Tagger", "Tokenizer", "TrainedModel", "__version__", "evaluate", "load",
+           "load_tagger", "load_tokenizer", "read", "train", "write"]
 
 
 def __getattr__(name: str) -> Any:

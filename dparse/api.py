@@ -4,7 +4,10 @@
 ``parse_file`` a file as ``dparse parse`` does (the command is a thin layer over it: the same
 bytes), ``parse_kbest`` one sentence's k best trees (graph models with an exact decoder).
 :func:`load_tagger` gives a :class:`Tagger` (a tagger model, or a pipeline model's
-tagger): ``tag``, ``tag_many`` and ``tag_file``, as ``dparse tag`` does. :func:`read` and
+tagger): ``tag``, ``tag_many`` and ``tag_file``, as ``dparse tag`` does. :func:`load_tokenizer`
+gives a :class:`Tokenizer` (a tokenizer model, or the one a parser or tagger model carries):
+``tokenize`` raw text into sentences and ``tokenize_file``, as ``dparse tokenize`` does; a model
+that carries a tokenizer parses and tags raw text (``parse_text``, ``tag_text``). :func:`read` and
 :func:`write` read and write CoNLL-X, CoNLL-U and Malt-TAB files, :func:`evaluate` scores a
 parse as ``dparse eval --json`` does, :func:`train` trains a model as ``dparse train`` does.
 Sentences are :class:`dparse.conll.Sentence` objects.
@@ -67,16 +70,22 @@ if TYPE_CHECKING:
 
     from dparse.calibration import MarginalsOutput, TemperatureFit
     from dparse.constraints import Constraints, ConstraintSource
+    from dparse.tokenizing.model import TokenizerModel
+    from dparse.tokenizing.textfiles import TokenizeStats
+
+_TEXT_NAME = "<text>"  # the source the sentences of a raw-text string name
 
 __all__ = [
     "Evaluation",
     "ParseStats",
     "Parser",
     "Tagger",
+    "Tokenizer",
     "TrainedModel",
     "evaluate",
     "load",
     "load_tagger",
+    "load_tokenizer",
     "read",
     "train",
     "write",
@@ -118,6 +127,23 @@ def load_tagger(model_dir: PathLike, *, tags: str = "auto",
                              tag_only=True))
 
 
+def load_tokenizer(model_dir: PathLike) -> Tokenizer:
+    """Load the tokenizer of ``model_dir`` as a :class:`Tokenizer`: a tokenizer model
+    (``parser: tokenizer``), or the tokenizer that a parser or tagger model trained with a
+    ``tokenizer`` section carries (its ``tokenizer/``). DparseError naming the directory for a
+    model that is neither.
+
+    Example::
+
+        tokenizer = dparse.load_tokenizer("models/en_ewt-tokenizer")
+        for sentence in tokenizer.tokenize("Don't stop. Go on!"):
+            print(sentence.words)       # ['Do', "n't", 'stop', '.'], then ['Go', 'on', '!']
+    """
+    from dparse.tokenizing.carried import find_tokenizer
+
+    return Tokenizer(Path(model_dir), find_tokenizer(model_dir))
+
+
 @dataclass
 class ParseStats:
     """What :meth:`Parser.parse_file` (or :meth:`Tagger.tag_file`) did: its ``timer``
@@ -148,6 +174,18 @@ class _Model:
         self._loaded: LoadedParser = spec.load()
         self._lock = threading.Lock()
         self.model_dir = Path(spec.model_dir)
+        self._tokenizer: TokenizerModel | None = None  # the carried one, loaded on first use
+
+    def _text(self, text: str) -> list[Sentence]:
+        """Raw text through the tokenizer the model carries (loaded once), then the model."""
+        from dparse.tokenizing.carried import carried_tokenizer
+
+        with self._lock:
+            if self._tokenizer is None:
+                self._tokenizer = carried_tokenizer(self.model_dir)
+            tokenizer = self._tokenizer
+        sentences = _text_sentences(tokenizer, text)
+        return list(self._locked(self._loaded.parse(iter(sentences), ParseTimer())))
 
     def _one(self, words: Words | Sentence) -> Sentence:
         """One sentence through the model, under the lock."""
@@ -386,6 +424,21 @@ class Parser(_Model):
         with self._lock:
             return next(self._constrained((pair,), ParseTimer()))
 
+    def parse_text(self, text: str) -> list[Sentence]:
+        """Tokenize raw ``text`` with the tokenizer the model carries (a model trained with a
+        ``tokenizer`` section) and parse (and, with a model that tags, tag) its sentences:
+        what ``dparse parse --format raw`` writes, as Sentences (``# text``, ``# sent_id``,
+        multiword tokens and spacing marks kept: :meth:`Tokenizer.tokenize`). DparseError for
+        a model that carries no tokenizer.
+
+        Example::
+
+            parser = dparse.load("models/en_ewt-o1-cle-raw")   # with a tokenizer section
+            for s in parser.parse_text("Don't stop. Go on!"):
+                print(s.words, s.heads[1:], s.deprels[1:])
+        """
+        return self._text(text)
+
     @property
     def temperature(self) -> float | None:
         """The temperature of :meth:`marginals` fitted on dev when the model was trained
@@ -574,6 +627,18 @@ class Tagger(_Model):
         """
         return self._one(words)
 
+    def tag_text(self, text: str) -> list[Sentence]:
+        """Tokenize raw ``text`` with the tokenizer the model carries and tag its sentences:
+        what ``dparse tag --format raw`` writes, as Sentences (:meth:`Parser.parse_text`).
+        DparseError for a model that carries no tokenizer.
+
+        Example::
+
+            tagger = dparse.load_tagger("models/en_ewt-tagger-raw")   # carries a tokenizer
+            print([s.upos for s in tagger.tag_text("Don't stop. Go on!")])
+        """
+        return self._text(text)
+
     def tag_many(self, sentences: Iterable[Words | Sentence], jobs: int = 1,
                  batch_size: int = DEFAULT_CHUNK) -> Iterator[Sentence]:
         """Tag a stream of sentences (each as :meth:`tag` takes it), yielding the tagged ones
@@ -598,6 +663,70 @@ class Tagger(_Model):
         """
         return self._file(input, output, jobs, fmt, encoding, batch_size, shard, None, None,
                           True)
+
+
+class Tokenizer:
+    """A loaded tokenizer (made by :func:`load_tokenizer`): splits raw text into sentences,
+    tokens and syntactic words as ``dparse tokenize`` does. It keeps no state between calls:
+    threads may share it and tokenize at once. Attribute: ``model_dir``.
+
+    Example::
+
+        tokenizer = dparse.load_tokenizer("models/en_ewt-tokenizer")
+        sentences = tokenizer.tokenize("It's raining. Take an umbrella!")
+        parsed = dparse.load("models/en_ewt-o1-cle").parse_many(sentences)
+    """
+
+    def __init__(self, model_dir: Path, model: TokenizerModel) -> None:
+        self.model_dir = model_dir
+        self._model = model
+
+    def __repr__(self) -> str:
+        return f"<dparse.Tokenizer {self.model_dir}>"
+
+    def tokenize(self, text: str) -> list[Sentence]:
+        """The sentences of raw ``text``, as ``dparse tokenize`` writes them (their
+        ``to_conllu()`` joined is its output, byte for byte): ``# newdoc`` / ``# newpar``
+        where a blank line / a line break starts a document / paragraph, ``# sent_id`` (1,
+        2, ... in order), ``# text``, the words (a multiword token's words after its range
+        line), the spacing marks (``SpaceAfter=No``, ``SpacesAfter``, ``SpacesBefore``) from
+        which the text is rebuilt exactly; the other columns empty (heads -1). No sentence
+        for a text of white space alone; InputError for what is not a str of Unicode text.
+
+        Example::
+
+            s = tokenizer.tokenize("Don't stop.")[0]
+            print(s.words, s.to_conllu())   # ['Do', "n't", 'stop', '.'], a 1-2 range line
+        """
+        return _text_sentences(self._model, text)
+
+    def tokenize_file(self, input: PathLike, output: PathLike = "-") -> TokenizeStats:
+        """Tokenize the UTF-8 text file ``input`` (``-``: stdin) into CoNLL-U at ``output``
+        (``-``: stdout) as ``dparse tokenize`` does, byte for byte, written whole or not at
+        all; what it did (:class:`dparse.tokenizing.textfiles.TokenizeStats`: characters,
+        sentences, tokens, words, seconds). InputError naming the byte offset of invalid
+        UTF-8.
+
+        Example::
+
+            stats = tokenizer.tokenize_file("test.txt", "test.tokenized.conllu")
+            print(stats.sentences, stats.tokens, stats.summary())
+        """
+        from dparse.tokenizing.textfiles import tokenize_file
+
+        return tokenize_file(self._model, input, output)
+
+
+def _text_sentences(tokenizer: TokenizerModel, text: str) -> list[Sentence]:
+    """The sentences of raw ``text`` as ``tokenizer`` splits them, named :data:`_TEXT_NAME`;
+    InputError for a ``text`` that is not a str."""
+    from dparse.errors import InputError
+    from dparse.tokenizing.carried import text_sentences
+
+    if not isinstance(text, str):
+        raise InputError(_TEXT_NAME, None, f"raw text is a str, not {type(text).__name__} "
+                         "(decode bytes first; a list of words goes to parse or tag)")
+    return list(text_sentences(tokenizer, text, _TEXT_NAME))
 
 
 def _kbest_parses(loaded: LoadedParser, sentences: Iterable[Sentence], k: int,

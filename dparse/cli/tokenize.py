@@ -21,7 +21,8 @@ import click
 def tokenize(model_dir: str | None, text: str, output: str, text_of: str | None,
              as_json: bool) -> None:
     """Split TEXT (a UTF-8 file; stdin by default) into sentences, tokens and syntactic words
-    with MODEL_DIR, a tokenizer (trained from a parser: tokenizer config), and write CoNLL-U.
+    with MODEL_DIR, a tokenizer (trained from a parser: tokenizer config) or a parser or
+    tagger model that carries one (a tokenizer section), and write CoNLL-U.
 
     The output has '# newdoc' after a blank line (and at the start), '# newpar' after a line
     break, '# sent_id', '# text', a range line for each multiword token and the spacing marks
@@ -38,6 +39,7 @@ def tokenize(model_dir: str | None, text: str, output: str, text_of: str | None,
       dparse eval ../shared/data/en_ewt/test.conllu test.tokenized.conllu --aligned
       echo "Don't stop. Go on!" | dparse tokenize models/en_ewt-tokenizer
     """
+    from dparse.tokenizing.carried import find_tokenizer
     from dparse.tokenizing.textfiles import tokenize_file, write_raw_text
 
     if text_of is not None:
@@ -47,5 +49,5 @@ def tokenize(model_dir: str | None, text: str, output: str, text_of: str | None,
         return
     if model_dir is None:
         raise click.UsageError("give MODEL_DIR (a tokenizer) or --text-of GOLD")
-    stats = tokenize_file(model_dir, text, output)
+    stats = tokenize_file(find_tokenizer(model_dir), text, output)
     click.echo(json.dumps(vars(stats)) if as_json else stats.summary(), err=True)

@@ -8,7 +8,8 @@ TokenizerConfig`) names a trained tokenizer; training the config checks it first
 ``dparse parse`` and ``dparse tag`` with such a model reads raw text: :func:`raw_sentences`
 tokenizes it with the carried tokenizer into the sentences that ``dparse tokenize`` writes,
 which the model then tags and parses (the output rebuilds the text exactly, as
-``dparse tokenize``'s does).
+``dparse tokenize``'s does). :func:`find_tokenizer` takes a tokenizer or a model that carries
+one (``dparse tokenize``, ``dparse.load_tokenizer``).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dparse.conll import Sentence, read_conll_block
-from dparse.errors import DparseError
+from dparse.errors import DparseError, InputError
 from dparse.modeldir import CONFIG_FILE, check_model_dir
 from dparse.templates import TEMPLATES_FILE
 from dparse.tokenizing.model import ARRAYS_FILE, JSON_FILE, TokenizerModel, conllu_lines
@@ -68,14 +69,31 @@ def carry_tokenizer(result: TrainResult, source: Path | None) -> TrainResult:
 
 
 def carried_tokenizer(model_dir: str | os.PathLike) -> TokenizerModel:
-    """The tokenizer a model directory carries; DparseError naming the directory without one."""
+    """The tokenizer a model directory carries; DparseError naming the directory without one
+    (or when it is no model directory)."""
     directory = Path(model_dir)
+    check_model_dir(directory)
     if not (directory / TOKENIZER_DIR).is_dir():
         raise DparseError(f"{directory}: this model carries no tokenizer, so it cannot read "
-                          "raw text (--format raw): train it with a tokenizer section (model: "
-                          "a trained tokenizer), or tokenize first with dparse tokenize")
-    check_model_dir(directory)
+                          "raw text (--format raw, parse_text, tag_text): train it with a "
+                          "tokenizer section (tokenizer: {model: DIR}, DIR a trained "
+                          "tokenizer), or tokenize first with dparse tokenize")
     return TokenizerModel.load(directory / TOKENIZER_DIR, checked=True)
+
+
+def find_tokenizer(model_dir: str | os.PathLike) -> TokenizerModel:
+    """The tokenizer of ``model_dir``: a tokenizer model (``parser: tokenizer``), or the one
+    a parser or tagger model carries in :data:`TOKENIZER_DIR`; DparseError naming the
+    directory for a model that is neither."""
+    directory = Path(model_dir)
+    if (directory / JSON_FILE).is_file():
+        return TokenizerModel.load(directory)
+    check_model_dir(directory)
+    if not (directory / TOKENIZER_DIR).is_dir():
+        raise DparseError(f"{directory}: neither a tokenizer (parser: tokenizer) nor a model "
+                          "that carries one (a parser or tagger trained with a tokenizer "
+                          "section: tokenizer: {model: DIR}, DIR a trained tokenizer)")
+    return carried_tokenizer(directory)
 
 
 def raw_sentences(model_dir: str | os.PathLike, input: str | os.PathLike) -> Iterator[Sentence]:
@@ -89,6 +107,22 @@ def raw_sentences(model_dir: str | os.PathLike, input: str | os.PathLike) -> Ite
 
 def text_sentences(tokenizer: TokenizerModel, text: str, name: str) -> Iterator[Sentence]:
     """The sentences of ``text`` as ``tokenizer`` splits them: CoNLL-U sentences of words
-    (:func:`dparse.tokenizing.model.conllu_lines`), their source ``name``."""
-    block = "".join(conllu_lines(tokenizer.tokenize(text))).encode("utf-8")
+    (:func:`dparse.tokenizing.model.conllu_lines`), their source ``name``. InputError naming
+    ``name`` and the character offset for a text that is not Unicode (a lone surrogate)."""
+    try:
+        block = "".join(conllu_lines(tokenizer.tokenize(text))).encode("utf-8")
+    except UnicodeEncodeError:
+        _check_unicode(text, name)
+        raise
     yield from read_conll_block(block, name, fmt="conllu", require_heads=False)
+
+
+def _check_unicode(text: str, name: str) -> None:
+    """InputError naming ``name``, the line and the character offset of the first character
+    of ``text`` that UTF-8 cannot encode (a lone surrogate)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InputError(name, text.count("\n", 0, exc.start) + 1,
+                         f"not Unicode text at character offset {exc.start} "
+                         f"({text[exc.start]!r}: {exc.reason})") from None

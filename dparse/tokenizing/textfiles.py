@@ -60,11 +60,10 @@ class TokenizeStats:
                 f"({rate:.2f} MB/s)")
 
 
-def tokenize_file(model_dir: str | os.PathLike, input: str | os.PathLike,
+def tokenize_file(model: TokenizerModel, input: str | os.PathLike,
                   output: str | os.PathLike | None) -> TokenizeStats:
-    """Tokenize the text of ``input`` (``-``: stdin) with the tokenizer ``model_dir`` into
-    CoNLL-U at ``output`` (``-`` or None: stdout), written whole or not at all."""
-    model = TokenizerModel.load(Path(model_dir))
+    """Tokenize the text of ``input`` (``-``: stdin) with ``model`` into CoNLL-U at
+    ``output`` (``-`` or None: stdout), written whole or not at all."""
     text = read_text(input)
     start = time.perf_counter()
     sentences = model.tokenize(text)
