@@ -39,6 +39,12 @@ class NeuralConfig:
     cross-entropy at the gold heads. Optimizer: Adam (``lr``, ``beta2``), gradients clipped to
     norm ``clip``, batches of about ``batch_tokens`` words of sentences of similar length.
 >>>>>>> h-vectors
+    Second order (``order: 2``; 1: arcs only): sibling and grandparent scorers, each a
+    triaffine product of three MLP projections of ``part_dim`` units (and rank), for the
+    second-order decoders (:mod:`dparse.neural.secondorder`), over the arcs the first-order
+    scores keep (each word's heads of head-softmax probability at least ``prune_threshold``
+    times its best head's, at most ``prune_top_k``); trained by the first-order head-selection
+    loss plus the structured hinge loss of the whole score (``loss: hinge``).
     ``threads`` (torch's CPU threads) and ``device`` (``cpu`` or ``cuda``) are where training
     and parsing run (parse-time keys); the CPU is the reference.
     """
@@ -64,5 +70,9 @@ class NeuralConfig:
     beta2: float = 0.9
     clip: float = 5.0
     batch_tokens: int = 2000
+    order: int = 1
+    part_dim: int = 100
+    prune_top_k: int = 10
+    prune_threshold: float = 0.001
     threads: int = 1
     device: str = "cpu"
