@@ -1,6 +1,7 @@
 """The training losses of a batch, each averaged over its scored words (those with a gold
 head; labels: those with a gold head and a known label). Arc scores are [B, N+1, N+1] (head
-first), ``heads`` and ``labels`` int64 [B, N+1] (-1 where not annotated or padding)."""
+first), ``heads`` and ``labels`` int64 [B, N+1] (-1 where not annotated or padding); the hinge
+loss also takes a second-order network's parts (:mod:`dparse.neural.secondorder`)."""
 
 from __future__ import annotations
 

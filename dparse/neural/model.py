@@ -1,13 +1,16 @@
-"""A trained neural network as a graph model: its arc scores go to the graph decoders through
-:meth:`dparse.graph.model.GraphModel.score_parts`, so every first-order graph decoder, k-best
-list, marginal and constraint works on it unchanged.
+"""A trained neural network as a graph model: its arc scores (and of a second-order network its
+sibling and grandparent arrays) go to the graph decoders through
+:meth:`dparse.graph.model.GraphModel.score_parts`, so every graph decoder, k-best list,
+marginal and constraint works on it unchanged.
 
 ``score_parts`` gives the biaffine arc scores (float64 [n+1, n+1]; -inf outside the arcs a
 constrained parse allows) and each arc's best label by the biaffine label scorer (int32
 [n+1, n+1]), so the decoded tree's labels are the label scorer's best for its heads. A plain
 parse (:meth:`NeuralModel.predict`) decodes the arc scores and then labels only its tree's
 arcs (:mod:`dparse.neural.labels`: the matrix's labels, but where two labels' scores agree
-to float32 rounding). A
+to float32 rounding). A second-order network (:mod:`dparse.neural.secondorder`) scores only
+the arcs its first-order scores keep (:meth:`NeuralModel.allowed`; -inf elsewhere) and gives
+the decoder the part arrays it reads, scored over them (0 elsewhere). A
 network with tag heads (``neural.tag_heads``) writes its predicted UPOS, XPOS or FEATS into
 the columns a sentence leaves empty (every value ``_``: words alone), as a pipeline's tagger
 does by default (``--tags auto``); a column the input fills is kept. Parsing

@@ -283,3 +283,23 @@ def test_a_300_word_sentence_parses_over_the_pruned_parts(tiny_o2: Path) -> None
     for name in ("eisner2-sib", "bgi"):
         parsed = dparse.load(tiny_o2 / "model", decoder=name).parse(sent)
         check_tree(parsed.heads, single_root=True, projective=get_decoder(name).projective)
+
+
+@pytest.mark.parametrize(("second", "first"), [("en_ewt/neural-o2", "en_ewt/neural-o1"),
+                                               ("en_ewt/neural-o2-gold", "en_ewt/neural-o1-gold"),
+                                               ("ud/neural-o2", "ud/neural-o1")])
+def test_the_second_order_configs_are_the_first_order_ones_with_parts(second: str, first: str
+                                                                       ) -> None:
+    from dparse.config import load_config
+
+    configs = Path(__file__).resolve().parents[2] / "configs"
+    two, one = (load_config(configs / f"{name}.yaml", overrides=["decoder.single_root=true"],
+                            data_root=str(DATA)).to_dict() for name in (second, first))
+    assert two["neural"]["order"] == 2 and two["neural"]["loss"] == "hinge"
+    assert two["decoder"]["name"] == "eisner2-sibgp" and one["neural"]["order"] == 1
+    for cfg in (one, two):
+        cfg.pop("name")
+        cfg["decoder"].pop("name")
+        for key in ("order", "loss", "part_dim", "prune_top_k", "prune_threshold"):
+            cfg["neural"].pop(key)
+    assert one == two
