@@ -157,12 +157,13 @@ class NeuralModel(GraphModel):
         return self.network.second_order.kept_arcs(self._scores(enc, None, False)[0])
 
     def _decoder_inputs(self, enc: NeuralSentence, kinds: Sequence[str],
-                        scratch: PartScratch | None) -> tuple[np.ndarray, LabelFeatures,
-                                                              dict[str, np.ndarray]]:
-        """The arc scores, label features and (second order) the part arrays of ``kinds``
-        (in ``scratch`` when given), over the arcs :meth:`allowed` keeps (-inf elsewhere,
-        and no part holding one scored)."""
-        arc, features = self._scores(enc, None, False)
+                        scratch: PartScratch | None, weights: np.ndarray | None = None,
+                        cost_augmented: bool = False
+                        ) -> tuple[np.ndarray, LabelFeatures, dict[str, np.ndarray]]:
+        """The arc scores and label features (:meth:`_scores`) and (second order) the part
+        arrays of ``kinds`` (in ``scratch`` when given), over the arcs :meth:`allowed` keeps
+        (-inf elsewhere, and no part holding one scored)."""
+        arc, features = self._scores(enc, weights, cost_augmented)
         second = self.network.second_order
         if second is None or not kinds:
             return arc, features, {}
@@ -180,8 +181,8 @@ class NeuralModel(GraphModel):
         """The arc scores and every arc's best label, and of a second-order network its
         sibling and grandparent arrays ({"sib": [n+1]^3, "grand": [n+1]^3}, over the arcs
         it keeps: :meth:`allowed`; in ``scratch`` when given)."""
-        self._scores(enc, weights, cost_augmented)  # refuses weights and cost augmentation
-        arc, features, parts = self._decoder_inputs(enc, KINDS, scratch)
+        arc, features, parts = self._decoder_inputs(enc, KINDS, scratch, weights,
+                                                    cost_augmented)
         return arc, features.matrix(), parts
 
     def predict(
@@ -193,9 +194,9 @@ class NeuralModel(GraphModel):
         part arrays the decoder reads), then the labels of their arcs only (:meth:`score_parts`'
         matrix's, but where two labels tie to float32 rounding)."""
         t0 = time.perf_counter()
-        self._scores(enc, weights, cost_augmented)  # refuses weights and cost augmentation
         kinds = [kind for kind in KINDS if kind in decoder.parts]
-        arc, features, parts = self._decoder_inputs(enc, kinds, scratch)
+        arc, features, parts = self._decoder_inputs(enc, kinds, scratch, weights,
+                                                    cost_augmented)
         t1 = time.perf_counter()
         heads = decoder.decode(arc, single_root=single_root, **parts)
         t2 = time.perf_counter()
