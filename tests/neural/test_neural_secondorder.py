@@ -303,3 +303,27 @@ def test_the_second_order_configs_are_the_first_order_ones_with_parts(second: st
         for key in ("order", "loss", "part_dim", "prune_top_k", "prune_threshold"):
             cfg["neural"].pop(key)
     assert one == two
+
+
+def test_constraints_k_best_lists_and_marginals_read_the_second_order_scores(tiny_o2: Path
+                                                                            ) -> None:
+    from dparse.errors import InputError
+
+    dev = list(read_conll(tiny_o2 / "dev.conllu"))
+    for name in ("eisner2-sibgp", "bgi"):
+        parser = dparse.load(tiny_o2 / "model", decoder=name)
+        kept = 0
+        for sent in dev:  # every gold arc fixed: the gold tree, pruned arcs or not
+            try:
+                parsed = parser.parse(sent, constraints="keep")
+            except InputError:  # a non-projective gold tree under a projective decoder
+                continue
+            kept += 1
+            assert parsed.heads.tolist() == sent.heads.tolist()
+        assert kept >= len(dev) - 2
+    parser = dparse.load(tiny_o2 / "model", decoder="eisner2-sibgp")
+    sent = dev[0]
+    scores = [score for _, score in parser.parse_kbest(sent, 3)]
+    assert len(scores) == 3 and scores == sorted(scores, reverse=True)
+    _, probs = parser.marginals(sent)
+    assert np.allclose(probs[:, 1:].sum(axis=0), 1.0)
