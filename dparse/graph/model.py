@@ -12,6 +12,7 @@ order.
 from __future__ import annotations
 
 import copy
+import mmap
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -63,6 +64,16 @@ class ArcPruner(Protocol):
         ...
 
 
+def sparse_zeros(shape: tuple[int, ...]) -> np.ndarray:
+    """A float64 array of zeros in an anonymous memory map, whose pages take memory only once
+    written: a large part array of which a pruned sentence writes a small share (numpy asks
+    the kernel for 2 MB pages for its own large arrays, so that scattered writes into one
+    would each take 2 MB)."""
+    count = int(np.prod(shape))
+    memory = mmap.mmap(-1, max(8 * count, 1), flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+    return np.frombuffer(memory, dtype=np.float64, count=count).reshape(shape)
+
+
 class PartScratch:
     """Reused memory for the float64 [n+1]^3 part arrays of one sentence at a time.
 
@@ -70,7 +81,8 @@ class PartScratch:
     buffer that outlives the sentence: no fresh allocation (and no page faults on fresh
     memory) per sentence, and only what the previous sentence was handed is cleared. The
     arrays stay valid until the next ``take``; use one scratch per thread. Arrays larger than
-    ``LIMIT`` entries in all are allocated for their sentence alone. With ``zeroed=False``
+    ``LIMIT`` entries in all are allocated for their sentence alone, in an anonymous memory
+    map (:func:`sparse_zeros`: memory only where written). With ``zeroed=False``
     nothing is cleared: the arrays hold what the sentences before left, for scorers and
     decoders that read only the parts the scorer writes (``Decoder.reads_pruned_parts``).
 
@@ -91,7 +103,7 @@ class PartScratch:
         size = n1 ** 3
         need = size * count
         if need > self.LIMIT:
-            return [np.zeros((n1, n1, n1)) for _ in range(count)]
+            return [sparse_zeros((n1, n1, n1)) for _ in range(count)]
         if need > self._buffer.size:
             self._buffer = np.zeros(min(self.LIMIT, max(need, 2 * self._buffer.size)))
         elif self.zeroed:

@@ -12,7 +12,7 @@ SCHEDULES = ("constant", "linear")
 DEVICES = ("cpu", "cuda")
 POSITIVE = ("word_dim", "min_count", "char_dim", "char_filters", "char_kernel", "tag_dim",
             "lstm_dim", "lstm_layers", "arc_dim", "label_dim", "batch_tokens", "threads",
-            "vectors_max")
+            "vectors_max", "part_dim", "prune_top_k")
 
 
 def tag_head_columns(tag_heads: str) -> tuple[str, ...]:
@@ -45,6 +45,16 @@ def check_neural(cfg: ExperimentConfig, source: str) -> None:
     if any(c not in TAG_HEADS for c in heads) or len(set(heads)) != len(heads):
         raise ConfigError(f"{source}: neural.tag_heads must be none or distinct columns of "
                           f"{', '.join(TAG_HEADS)} joined by '+', got {n.tag_heads!r}")
+    if n.order not in (1, 2):
+        raise ConfigError(f"{source}: neural.order must be 1 (arcs) or 2 (arcs, siblings and "
+                          f"grandparents), got {n.order!r}")
+    if not 0.0 <= n.prune_threshold < 1.0:
+        raise ConfigError(f"{source}: neural.prune_threshold must be in [0, 1), got "
+                          f"{n.prune_threshold}")
+    if n.order == 2 and n.loss != "hinge":
+        raise ConfigError(f"{source}: a second-order network (neural.order: 2) trains by the "
+                          f"structured hinge loss of its parts (neural.loss: hinge), got "
+                          f"neural.loss: {n.loss}")
     if n.vectors == "":
         raise ConfigError(f"{source}: neural.vectors must be a file's path or null, got ''")
     if cfg.parser != "neural":
@@ -56,3 +66,19 @@ def check_neural(cfg: ExperimentConfig, source: str) -> None:
 
     check_decoder(source, "decoder.name", cfg.decoder.name, "decoder.options",
                   cfg.decoder.options)
+    problem = order_mismatch(n.order, cfg.decoder.name)
+    if problem:
+        raise ConfigError(f"{source}: {problem}")
+
+
+def order_mismatch(order: int, decoder: str) -> str | None:
+    """Why a network of ``order`` cannot parse with the registered decoder ``decoder`` (a
+    second-order network with a decoder of arcs only, which would drop its parts); None when
+    it can. A first-order network parses with any graph decoder (higher-order parts 0)."""
+    from dparse.decoders import get_decoder
+
+    if order == 2 and not {"sib", "grand"} & set(get_decoder(decoder).parts):
+        return (f"the decoder {decoder!r} reads arcs only, but the network is of second order "
+                "(neural.order: 2): use a decoder of sibling and grandparent parts "
+                "(eisner2-sib, eisner2-sibgp, dd2, bgi, bgi-pp, cube)")
+    return None

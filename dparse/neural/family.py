@@ -8,7 +8,8 @@ the online learner of hashed features (``training.learner``, ``features.*``), a 
 by gradient descent from its own section; what both share is the seam where a model's part
 scores meet the decoders, :meth:`dparse.graph.model.GraphModel.score_parts`. So a neural
 model is a ``GraphModel`` and loads as a :class:`dparse.graph.family.GraphParser`: every
-first-order graph decoder, k-best lists (``dparse parse --kbest``), marginals and constraints
+graph decoder (a second-order network's only those of sibling and grandparent parts), k-best
+lists (``dparse parse --kbest``), marginals and constraints
 work on it as on a linear model.
 """
 
@@ -18,10 +19,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from dparse.errors import DparseError
 from dparse.families import ParserFamily
 from dparse.graph.family import GraphParser
 from dparse.neural import require_torch
-from dparse.neural.checks import check_neural
+from dparse.neural.checks import check_neural, order_mismatch
 from dparse.neural.sections import NeuralConfig
 
 if TYPE_CHECKING:
@@ -52,6 +54,9 @@ def _load(directory: Path, cfg: ExperimentConfig, name: str) -> GraphParser:
     torch.set_num_threads(cfg.neural.threads)
     check_model_dir(directory)
     model = NeuralModel.read_files(directory, cfg.neural.device)
+    problem = order_mismatch(model.settings.order, name)
+    if problem:
+        raise DparseError(f"{directory}: {problem}")
     decoder = configured_decoder(name, cfg.decoder.options if name == cfg.decoder.name else None)
     return GraphParser(model, decoder, cfg.decoder.single_root)
 

@@ -1,13 +1,16 @@
-"""A trained neural network as a graph model: its arc scores go to the graph decoders through
-:meth:`dparse.graph.model.GraphModel.score_parts`, so every first-order graph decoder, k-best
-list, marginal and constraint works on it unchanged.
+"""A trained neural network as a graph model: its arc scores (and of a second-order network its
+sibling and grandparent arrays) go to the graph decoders through
+:meth:`dparse.graph.model.GraphModel.score_parts`, so every graph decoder, k-best list,
+marginal and constraint works on it unchanged.
 
 ``score_parts`` gives the biaffine arc scores (float64 [n+1, n+1]; -inf outside the arcs a
 constrained parse allows) and each arc's best label by the biaffine label scorer (int32
 [n+1, n+1]), so the decoded tree's labels are the label scorer's best for its heads. A plain
 parse (:meth:`NeuralModel.predict`) decodes the arc scores and then labels only its tree's
 arcs (:mod:`dparse.neural.labels`: the matrix's labels, but where two labels' scores agree
-to float32 rounding). A
+to float32 rounding). A second-order network (:mod:`dparse.neural.secondorder`) scores only
+the arcs its first-order scores keep (:meth:`NeuralModel.allowed`; -inf elsewhere) and gives
+the decoder the part arrays it reads, scored over them (0 elsewhere). A
 network with tag heads (``neural.tag_heads``) writes its predicted UPOS, XPOS or FEATS into
 the columns a sentence leaves empty (every value ``_``: words alone), as a pipeline's tagger
 does by default (``--tags auto``); a column the input fills is kept. Parsing
@@ -45,6 +48,7 @@ from dparse.modeldir import VOCAB_FILE, WEIGHTS_FILE, load_arrays, require_model
 from dparse.neural.charcache import CharVectorCache
 from dparse.neural.labels import LabelFeatures, flat_weight
 from dparse.neural.network import Batch, ParserNetwork
+from dparse.neural.secondorder import KINDS, fill_parts
 from dparse.neural.sections import NeuralConfig
 from dparse.neural.vocab import NeuralSentence, NeuralVocabulary
 from dparse.outputs import write_text
@@ -119,6 +123,9 @@ class NeuralModel(GraphModel):
             dep, head = (f.cpu().numpy() for f in self.network.labels.features(x))
             tags = {column: scores.argmax(dim=2).cpu().numpy()
                     for column, scores in self.network.tag_scores(x).items()}
+            parts = self.network.batch_parts(x)
+            factors = {} if parts is None else {kind: p.cpu().numpy()
+                                                for kind, p in parts.factors.items()}
         arcs_np = arcs.double().cpu().numpy()
         for i, enc in enumerate(sentences):
             n1 = len(enc) + 1
@@ -127,6 +134,8 @@ class NeuralModel(GraphModel):
                                         np.ascontiguousarray(head[i, :n1]), flat))
             enc.predicted = {column: [self.vocab.predicts[column][t] for t in ids[i, 1:n1].tolist()]
                              for column, ids in tags.items()}
+            enc.factors = {kind: np.ascontiguousarray(p[:, i, :n1])
+                           for kind, p in factors.items()}
 
     def _scores(self, enc: NeuralSentence, weights: np.ndarray | None, cost_augmented: bool
                 ) -> tuple[np.ndarray, LabelFeatures]:
@@ -144,25 +153,57 @@ class NeuralModel(GraphModel):
             arc = np.where(enc.allowed > 0, arc, -np.inf)
         return arc, features
 
+    def allowed(self, enc: NeuralSentence) -> np.ndarray | None:  # type: ignore[override]
+        """uint8 [n+1, n+1]: the arcs the model scores: ``enc.allowed`` when set, else (second
+        order) those its first-order scores keep (:func:`dparse.neural.secondorder.kept_arcs`);
+        None: every arc (first order)."""
+        if enc.allowed is not None or self.network.second_order is None:
+            return enc.allowed
+        return self.network.second_order.kept_arcs(self._scores(enc, None, False)[0])
+
+    def _decoder_inputs(self, enc: NeuralSentence, kinds: Sequence[str],
+                        scratch: PartScratch | None, weights: np.ndarray | None = None,
+                        cost_augmented: bool = False
+                        ) -> tuple[np.ndarray, LabelFeatures, dict[str, np.ndarray]]:
+        """The arc scores and label features (:meth:`_scores`) and (second order) the part
+        arrays of ``kinds`` (in ``scratch`` when given), over the arcs :meth:`allowed` keeps
+        (-inf elsewhere, and no part holding one scored)."""
+        arc, features = self._scores(enc, weights, cost_augmented)
+        second = self.network.second_order
+        if second is None or not kinds:
+            return arc, features, {}
+        allowed = enc.allowed if enc.allowed is not None else second.kept_arcs(arc)
+        arc = np.where(allowed > 0, arc, -np.inf)
+        arrays = (scratch or PartScratch()).take(len(arc), len(kinds))
+        parts = dict(zip(kinds, arrays, strict=True))
+        fill_parts(enc.factors, allowed, parts)
+        return arc, features, parts
+
     def score_parts(
         self, enc: NeuralSentence, weights: np.ndarray | None, cost_augmented: bool,  # type: ignore[override]
         scratch: PartScratch | None = None,
     ) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
-        """The arc scores and every arc's best label; no higher-order parts."""
-        arc, features = self._scores(enc, weights, cost_augmented)
-        return arc, features.matrix(), {}
+        """The arc scores and every arc's best label, and of a second-order network its
+        sibling and grandparent arrays ({"sib": [n+1]^3, "grand": [n+1]^3}, over the arcs
+        it keeps: :meth:`allowed`; in ``scratch`` when given)."""
+        arc, features, parts = self._decoder_inputs(enc, KINDS, scratch, weights,
+                                                    cost_augmented)
+        return arc, features.matrix(), parts
 
     def predict(
         self, enc: NeuralSentence, decoder: Decoder, single_root: bool = True,  # type: ignore[override]
         weights: np.ndarray | None = None, cost_augmented: bool = False,
         timer: ParseTimer | None = None, scratch: PartScratch | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
-        """Heads int32 [n+1] decoded from the arc scores, then the labels of their arcs only
-        (:meth:`score_parts`' matrix's, but where two labels tie to float32 rounding)."""
+        """Heads int32 [n+1] decoded from the arc scores (and, of a second-order network, the
+        part arrays the decoder reads), then the labels of their arcs only (:meth:`score_parts`'
+        matrix's, but where two labels tie to float32 rounding)."""
         t0 = time.perf_counter()
-        arc, features = self._scores(enc, weights, cost_augmented)
+        kinds = [kind for kind in KINDS if kind in decoder.parts]
+        arc, features, parts = self._decoder_inputs(enc, kinds, scratch, weights,
+                                                    cost_augmented)
         t1 = time.perf_counter()
-        heads = decoder.decode(arc, single_root=single_root)
+        heads = decoder.decode(arc, single_root=single_root, **parts)
         t2 = time.perf_counter()
         labels = features.at_heads(heads)
         if timer is not None:

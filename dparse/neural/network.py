@@ -1,5 +1,7 @@
-"""The whole network of a neural parser: the encoder, the biaffine arc and label scorers and
-the tag heads, over a batch of :class:`dparse.neural.vocab.NeuralSentence` (``Batch``)."""
+"""The whole network of a neural parser: the encoder, the biaffine arc and label scorers, the
+tag heads and, of second order, the sibling and grandparent scorers
+(:mod:`dparse.neural.secondorder`), over a batch of :class:`dparse.neural.vocab.NeuralSentence`
+(``Batch``)."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from torch import nn
 
 from dparse.neural.biaffine import ArcScorer, LabelScorer
 from dparse.neural.encoder import Encoder
+from dparse.neural.secondorder import BatchParts, SecondOrderScorer
 from dparse.neural.sections import NeuralConfig
 from dparse.neural.vocab import NeuralSentence, NeuralVocabulary
 
@@ -70,8 +73,9 @@ class Batch:
 
 
 class ParserNetwork(nn.Module):
-    """Encoder, arc scorer, label scorer and a linear tag head for each column the vocabulary
-    predicts (:mod:`dparse.neural`); with the vocabulary's pretrained words, the encoder's
+    """Encoder, arc scorer, label scorer, a linear tag head for each column the vocabulary
+    predicts (:mod:`dparse.neural`) and, with ``cfg.order`` 2, the second-order scorers
+    (``second_order``; None for first order); with the vocabulary's pretrained words, the encoder's
     pretrained table: ``vectors`` float32 [len(vocab.pretrained), dim] (in training: the
     file's vectors) or None (zeros: a saved model's weights fill it)."""
 
@@ -91,6 +95,10 @@ class ParserNetwork(nn.Module):
                                   cfg.dropout)
         self.tag_heads = nn.ModuleDict({column: nn.Linear(self.encoder.out_dim, len(names))
                                         for column, names in vocab.predicts.items()})
+        # built last: a first-order network draws its initial weights as before
+        self.second_order = (SecondOrderScorer(self.encoder.out_dim, cfg.part_dim, cfg.dropout,
+                                               cfg.prune_top_k, cfg.prune_threshold)
+                             if cfg.order == 2 else None)
 
     def forward(self, batch: Batch) -> tuple[torch.Tensor, torch.Tensor]:
         """The node vectors [B, N+1, D] and the arc scores [B, N+1, N+1] (head first)."""
@@ -101,3 +109,10 @@ class ParserNetwork(nn.Module):
     def tag_scores(self, x: torch.Tensor) -> dict[str, torch.Tensor]:
         """Each predicted column's tag scores [B, N+1, tags] from the node vectors."""
         return {column: head(x) for column, head in self.tag_heads.items()}
+
+    def batch_parts(self, x: torch.Tensor) -> BatchParts | None:
+        """The second-order projections of the node vectors (None for a first-order
+        network)."""
+        if self.second_order is None:
+            return None
+        return BatchParts(self.second_order(x), self.second_order)

@@ -35,6 +35,12 @@ class NeuralConfig:
     ``average``: 0 (off) or the decay of an exponential moving average of the weights,
     updated after every step (e.g. 0.999, an average over about the last thousand steps),
     which dev scores and the saved model use in place of the trained weights.
+    Second order (``order: 2``; 1: arcs only): sibling and grandparent scorers, each a
+    triaffine product of three MLP projections of ``part_dim`` units (and rank), for the
+    second-order decoders (:mod:`dparse.neural.secondorder`), over the arcs the first-order
+    scores keep (each word's heads of head-softmax probability at least ``prune_threshold``
+    times its best head's, at most ``prune_top_k``); trained by the first-order head-selection
+    loss plus the structured hinge loss of the whole score (``loss: hinge``).
     ``threads`` (torch's CPU threads) and ``device`` (``cpu`` or ``cuda``) are where training
     and parsing run (parse-time keys); the CPU is the reference.
     """
@@ -62,5 +68,9 @@ class NeuralConfig:
     schedule: str = "constant"
     average: float = 0.0
     batch_tokens: int = 2000
+    order: int = 1
+    part_dim: int = 100
+    prune_top_k: int = 10
+    prune_threshold: float = 0.001
     threads: int = 1
     device: str = "cpu"

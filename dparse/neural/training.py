@@ -110,7 +110,10 @@ def train(cfg: ExperimentConfig, progress: bool = False,
                 arc_loss = crf_loss(arcs, batch.heads, batch.lengths,
                                     projective=decoder.projective, single_root=single_root)
             elif n.loss == "hinge":
-                arc_loss = hinge_loss(arcs, batch.heads, batch.lengths, decoder, single_root)
+                arc_loss = hinge_loss(arcs, batch.heads, batch.lengths, decoder, single_root,
+                                      network.batch_parts(x))
+                if n.order == 2:  # its first-order scores prune the parts: head selection too
+                    arc_loss = arc_loss + head_selection_loss(arcs, batch.heads, batch.lengths)
             else:
                 arc_loss = head_selection_loss(arcs, batch.heads, batch.lengths)
             label_scores = network.labels.at_heads(x, batch.heads.clamp(min=0))

@@ -50,7 +50,9 @@ class NeuralSentence:
     ``allowed`` (uint8 [n+1, n+1] or None) the arcs a constrained parse may score, as for
     :class:`dparse.vocab.EncodedSentence`, and ``scores``, the network's arc scores float64
     [n+1, n+1] and label features (:class:`dparse.neural.labels.LabelFeatures`) once
-    :meth:`dparse.neural.model.NeuralModel.score_batch` scored it."""
+    :meth:`dparse.neural.model.NeuralModel.score_batch` scored it, with a second-order
+    network's projections ``factors`` (part kind -> float32 [3, n+1, rank]:
+    :mod:`dparse.neural.secondorder`)."""
 
     words: np.ndarray
     chars: np.ndarray
@@ -62,6 +64,7 @@ class NeuralSentence:
     scores: tuple[np.ndarray, LabelFeatures] | None = None  # arc scores, label features
     predicted: dict[str, list[str]] = field(default_factory=dict)
     pretrained: np.ndarray | None = None
+    factors: dict[str, np.ndarray] = field(default_factory=dict)
 
     def __len__(self) -> int:
         return len(self.words) - 1

@@ -15,7 +15,7 @@ from dparse.config import load_config
 from dparse.conll import read_conll, write_conll
 from dparse.decoders import configured_decoder, get_decoder
 from dparse.graph.load import load_model
-from dparse.graph.model import PartScratch
+from dparse.graph.model import PartScratch, sparse_zeros
 from dparse.graph.pruner import pruning_recall
 from dparse.graph.secondorder import SecondOrderModel
 from dparse.graph.training import train
@@ -189,7 +189,25 @@ def test_part_scratch_hands_out_zeros_and_allocates_past_its_limit(monkeypatch) 
     monkeypatch.setattr(PartScratch, "LIMIT", 100)
     big = scratch.take(5, 1)[0]
     assert big.shape == (5, 5, 5) and not big.any()
+    assert big.dtype == np.float64 and big.flags.c_contiguous and big.flags.writeable
     assert not np.shares_memory(big, scratch.take(4, 1)[0])
+
+
+def test_a_large_part_array_takes_memory_only_where_written() -> None:
+    status = Path("/proc/self/status")
+    if not status.is_file():
+        pytest.skip("no /proc/self/status to read the resident memory from")
+
+    def resident_mb() -> float:
+        return int(status.read_text().split("VmRSS:")[1].split()[0]) / 1024
+
+    before = resident_mb()
+    big = sparse_zeros((400, 400, 400))  # 512 MB of address space
+    rng = np.random.default_rng(0)
+    index = tuple(rng.integers(400, size=(3, 1000)))
+    big[index] = 1.0
+    assert big.sum() == len(set(zip(*index, strict=True)))  # reads every page
+    assert resident_mb() - before < 64  # 1000 pages of 4 kB written, the rest never backed
 
 
 def test_unzeroed_scratch_keeps_what_was_there() -> None:
