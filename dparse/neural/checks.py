@@ -5,8 +5,7 @@ from __future__ import annotations
 from dparse.errors import ConfigError
 from dparse.sections import ExperimentConfig
 
-TAGS = ("none", "upos")
-TAG_HEADS = ("upos", "xpos", "feats")
+TAG_COLUMNS = ("upos", "xpos", "feats")
 LOSSES = ("local", "crf", "hinge")
 SCHEDULES = ("constant", "linear")
 DEVICES = ("cpu", "cuda")
@@ -16,7 +15,7 @@ POSITIVE = ("word_dim", "min_count", "char_dim", "char_filters", "char_kernel", 
 
 
 def tag_head_columns(tag_heads: str) -> tuple[str, ...]:
-    """The columns of ``neural.tag_heads`` in its order (``none``: none)."""
+    """The columns of ``neural.tag_heads`` or ``neural.tags`` in its order (``none``: none)."""
     return () if tag_heads == "none" else tuple(tag_heads.split("+"))
 
 
@@ -36,15 +35,16 @@ def check_neural(cfg: ExperimentConfig, source: str) -> None:
     if not 0.0 <= n.average < 1.0:
         raise ConfigError(f"{source}: neural.average must be in [0, 1) (0: no averaging), got "
                           f"{n.average}")
-    for key, known in (("tags", TAGS), ("loss", LOSSES), ("schedule", SCHEDULES),
-                       ("device", DEVICES)):
+    for key, known in (("loss", LOSSES), ("schedule", SCHEDULES), ("device", DEVICES)):
         if getattr(n, key) not in known:
             raise ConfigError(f"{source}: neural.{key} must be one of {', '.join(known)}, got "
                               f"{getattr(n, key)!r}")
-    heads = tag_head_columns(n.tag_heads)
-    if any(c not in TAG_HEADS for c in heads) or len(set(heads)) != len(heads):
-        raise ConfigError(f"{source}: neural.tag_heads must be none or distinct columns of "
-                          f"{', '.join(TAG_HEADS)} joined by '+', got {n.tag_heads!r}")
+    for key in ("tags", "tag_heads"):
+        columns = tag_head_columns(getattr(n, key))
+        if any(c not in TAG_COLUMNS for c in columns) or len(set(columns)) != len(columns):
+            raise ConfigError(f"{source}: neural.{key} must be none or distinct columns of "
+                              f"{', '.join(TAG_COLUMNS)} joined by '+', got "
+                              f"{getattr(n, key)!r}")
     if n.order not in (1, 2):
         raise ConfigError(f"{source}: neural.order must be 1 (arcs) or 2 (arcs, siblings and "
                           f"grandparents), got {n.order!r}")

@@ -64,13 +64,19 @@ class Encoder(nn.Module):
     unseen in training but in the vectors file has at parse time."""
 
     def __init__(self, cfg: NeuralConfig, n_words: int, n_chars: int, n_tags: int,
-                 n_pretrained: int = 0, pretrained_dim: int = 0) -> None:
+                 n_pretrained: int = 0, pretrained_dim: int = 0,
+                 extra: dict[str, int] | None = None) -> None:
         super().__init__()
         self.word_dropout = cfg.word_dropout
         self.words = nn.Embedding(n_words, cfg.word_dim, padding_idx=PAD)
         self.chars = CharCNN(n_chars, cfg.char_dim, cfg.char_filters, cfg.char_kernel)
         self.tags = nn.Embedding(n_tags, cfg.tag_dim, padding_idx=PAD) if n_tags else None
-        size = cfg.word_dim + cfg.char_filters + (cfg.tag_dim if n_tags else 0)
+        # each other tag column read (xpos, feats: ``extra``, its number of ids): the sum of
+        # its symbols' embeddings (a FEATS value's features)
+        self.extra_tags = nn.ModuleDict({column: nn.Embedding(n, cfg.tag_dim, padding_idx=PAD)
+                                         for column, n in (extra or {}).items()})
+        size = (cfg.word_dim + cfg.char_filters + (cfg.tag_dim if n_tags else 0)
+                + cfg.tag_dim * len(self.extra_tags))
         self.dropout = nn.Dropout(cfg.dropout)
         self.lstm = nn.LSTM(size, cfg.lstm_dim, cfg.lstm_layers, batch_first=True,
                             bidirectional=True, dropout=cfg.dropout if cfg.lstm_layers > 1 else 0.0)
@@ -82,9 +88,11 @@ class Encoder(nn.Module):
 
     def forward(self, words: torch.Tensor, chars: torch.Tensor, tags: torch.Tensor,
                 lengths: torch.Tensor, pretrained: torch.Tensor | None = None,
-                char_vectors: torch.Tensor | None = None) -> torch.Tensor:
+                char_vectors: torch.Tensor | None = None,
+                extra: dict[str, torch.Tensor] | None = None) -> torch.Tensor:
         """The node vectors; ``char_vectors`` [B, N+1, filters]: the character CNN's output
-        when the caller has it (a parse's :mod:`dparse.neural.charcache`), else computed."""
+        when the caller has it (a parse's :mod:`dparse.neural.charcache`), else computed;
+        ``extra`` the ids [B, N+1, K] of each column of ``extra_tags``."""
         if self.training and self.word_dropout > 0:
             dropped = torch.rand(words.shape, device=words.device) < self.word_dropout
             words = words.masked_fill(dropped & (words > UNK + 1), UNK)  # never PAD, ROOT
@@ -95,6 +103,9 @@ class Encoder(nn.Module):
         parts = [embedded, self.chars(chars) if char_vectors is None else char_vectors]
         if self.tags is not None:
             parts.append(self.tags(tags))
+        for column, embed in self.extra_tags.items():
+            assert extra is not None
+            parts.append(embed(extra[column]).sum(dim=2))
         x = self.dropout(torch.cat(parts, dim=-1))
         packed = pack_padded_sequence(x, (lengths + 1).cpu(), batch_first=True,
                                       enforce_sorted=False)

@@ -27,7 +27,8 @@ class Batch:
     column (-1 where unknown or padding), ``pretrained`` the pretrained word ids int64
     [B, N+1] (PAD in padding; None without pretrained vectors), ``char_vectors`` the
     character CNN's output float32 [B, N+1, filters] when a parse has it (None: the encoder
-    computes it)."""
+    computes it), ``extra`` the ids int64 [B, N+1, K] of each other tag column the network
+    reads (PAD in padding)."""
 
     words: torch.Tensor
     chars: torch.Tensor
@@ -38,6 +39,7 @@ class Batch:
     targets: dict[str, torch.Tensor] = field(default_factory=dict)
     pretrained: torch.Tensor | None = None
     char_vectors: torch.Tensor | None = None
+    extra: dict[str, torch.Tensor] = field(default_factory=dict)
 
     @classmethod
     def of(cls, sentences: Sequence[NeuralSentence], device: torch.device) -> Batch:
@@ -61,6 +63,14 @@ class Batch:
             for i, s in enumerate(sentences):
                 gold[i, :len(s) + 1] = s.targets[column]
             targets[column] = torch.from_numpy(gold).to(device)
+        extra = {}
+        for column in sentences[0].extra:
+            k = max(s.extra[column].shape[1] for s in sentences)
+            ids = np.zeros((b, size, k), dtype=np.int64)
+            for i, s in enumerate(sentences):
+                table = s.extra[column]
+                ids[i, :len(table), :table.shape[1]] = table
+            extra[column] = torch.from_numpy(ids).to(device)
         pretrained = None
         if sentences[0].pretrained is not None:
             ids = np.zeros((b, size), dtype=np.int64)
@@ -69,7 +79,7 @@ class Batch:
             pretrained = torch.from_numpy(ids).to(device)
         return cls(*(torch.from_numpy(a).to(device) for a in (words, chars, tags, heads,
                                                                labels, lengths)), targets,
-                   pretrained)
+                   pretrained, extra=extra)
 
 
 class ParserNetwork(nn.Module):
@@ -86,7 +96,8 @@ class ParserNetwork(nn.Module):
         n_pretrained = len(vocab.pretrained) + specials if vocab.pretrained is not None else 0
         self.encoder = Encoder(cfg, len(vocab.words) + specials, len(vocab.chars) + specials,
                                len(vocab.tags) + specials if vocab.reads_tags else 0,
-                               n_pretrained, vocab.pretrained_dim)
+                               n_pretrained, vocab.pretrained_dim,
+                               {c: len(names) + specials for c, names in vocab.extra.items()})
         if vectors is not None:
             with torch.no_grad():
                 self.encoder.pretrained[specials:] = torch.from_numpy(vectors)
@@ -103,7 +114,7 @@ class ParserNetwork(nn.Module):
     def forward(self, batch: Batch) -> tuple[torch.Tensor, torch.Tensor]:
         """The node vectors [B, N+1, D] and the arc scores [B, N+1, N+1] (head first)."""
         x = self.encoder(batch.words, batch.chars, batch.tags, batch.lengths,
-                         batch.pretrained, batch.char_vectors)
+                         batch.pretrained, batch.char_vectors, batch.extra)
         return x, self.arcs(x)
 
     def tag_scores(self, x: torch.Tensor) -> dict[str, torch.Tensor]:

@@ -12,8 +12,9 @@ class NeuralConfig:
     Encoder: word embeddings of ``word_dim`` (words seen fewer than ``min_count`` times in
     training are unknown; each training word is replaced by the unknown word with probability
     ``word_dropout``), a character CNN (``char_dim`` embeddings, ``char_filters`` filters of
-    width ``char_kernel``, max-pooled), the gold UPOS tags as ``tag_dim`` embeddings when
-    ``tags`` is ``upos`` (``none``: words alone), and ``lstm_layers`` BiLSTM layers of
+    width ``char_kernel``, max-pooled), the input's tags as ``tag_dim`` embeddings of each
+    column ``tags`` names (``none``: words alone; else ``upos``, ``xpos`` and ``feats`` joined
+    by ``+``; a FEATS value is the sum of its features' embeddings), and ``lstm_layers`` BiLSTM layers of
     ``lstm_dim`` units a direction. Scorers: a biaffine arc scorer over ``arc_dim`` MLP
     features and a biaffine label scorer over ``label_dim`` ones; ``dropout`` everywhere.
     ``tag_heads``: the token columns the network also predicts from its BiLSTM (``none``, or

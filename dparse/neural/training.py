@@ -77,10 +77,12 @@ def train(cfg: ExperimentConfig, progress: bool = False,
     train_sents = read_split(cfg, cfg.data.train)
     dev_sents = read_split(cfg, cfg.data.dev) if cfg.data.dev else []
     vectors = read_vectors(cfg.data_path(n.vectors), n.vectors_max) if n.vectors else None
-    vocab = NeuralVocabulary.build(train_sents, n.min_count, n.tags == "upos",
+    reads = tag_head_columns(n.tags)
+    vocab = NeuralVocabulary.build(train_sents, n.min_count, "upos" in reads,
                                    tag_head_columns(n.tag_heads),
                                    vectors.words if vectors else None,
-                                   vectors.dim if vectors else 0)
+                                   vectors.dim if vectors else 0,
+                                   [c for c in reads if c != "upos"])
     encoded = [vocab.encode(s) for s in train_sents]
     encoded = [e for e in encoded if len(e)]
     network = ParserNetwork(n, vocab, vectors.matrix if vectors else None).to(device)

@@ -1,5 +1,6 @@
-"""A neural parser's vocabularies (words, characters, UPOS tags, labels, the tags of the
-columns it predicts) and the encoding of a sentence as the network reads it.
+"""A neural parser's vocabularies (words, characters, UPOS tags, the XPOS tags and FEATS
+features it reads, labels, the tags of the columns it predicts) and the encoding of a sentence
+as the network reads it.
 
 Ids 0, 1 and 2 of the word, character and tag vocabularies are padding, unknown and the root
 (``PAD``, ``UNK``, ``ROOT``); real symbols start at 3, in order of first appearance in
@@ -46,7 +47,9 @@ class NeuralSentence:
     ``targets`` the gold tag ids int64 [n+1] of each column the network predicts (-1 for the
     root and an unknown tag), ``pretrained`` the pretrained word ids int64 [n+1] (None for a
     model without pretrained vectors; ROOT for the root, UNK for a word not in the vectors
-    file), ``predicted`` those columns' predicted tags (lists of n names, once scored),
+    file), ``extra`` the ids int64 [n+1, K] of each other tag column the network reads
+    (XPOS: K = 1; FEATS: its features, ``Number=Sing`` each, PAD after them; row 0 the root),
+    ``predicted`` those columns' predicted tags (lists of n names, once scored),
     ``allowed`` (uint8 [n+1, n+1] or None) the arcs a constrained parse may score, as for
     :class:`dparse.vocab.EncodedSentence`, and ``scores``, the network's arc scores float64
     [n+1, n+1] and label features (:class:`dparse.neural.labels.LabelFeatures`) once
@@ -65,6 +68,7 @@ class NeuralSentence:
     predicted: dict[str, list[str]] = field(default_factory=dict)
     pretrained: np.ndarray | None = None
     factors: dict[str, np.ndarray] = field(default_factory=dict)
+    extra: dict[str, np.ndarray] = field(default_factory=dict)
 
     def __len__(self) -> int:
         return len(self.words) - 1
@@ -72,7 +76,8 @@ class NeuralSentence:
 
 class NeuralVocabulary:
     """The symbol lists of a neural model (``words``, ``chars``, ``tags``, ``labels``),
-    whether it reads UPOS (``reads_tags``), the tags of each column it predicts
+    whether it reads UPOS (``reads_tags``; ``tags`` its UPOS), the symbols of each other tag
+    column it reads (``extra``: XPOS tags, FEATS features), the tags of each column it predicts
     (``predicts``: column -> tag names, ids from 0), the column record of its training
     data and the words of its pretrained vectors (``pretrained``, None without; their
     dimension ``pretrained_dim``)."""
@@ -80,8 +85,12 @@ class NeuralVocabulary:
     def __init__(self, words: list[str], chars: list[str], tags: list[str], labels: list[str],
                  reads_tags: bool, filled: dict[str, float] | None = None,
                  predicts: dict[str, list[str]] | None = None,
-                 pretrained: list[str] | None = None, pretrained_dim: int = 0) -> None:
+                 pretrained: list[str] | None = None, pretrained_dim: int = 0,
+                 extra: dict[str, list[str]] | None = None) -> None:
         self.words, self.chars, self.tags, self.labels = words, chars, tags, labels
+        self.extra = extra or {}
+        self._extra_ids = {c: {t: i for i, t in enumerate(names, FIRST_ID)}
+                           for c, names in self.extra.items()}
         self.reads_tags = reads_tags
         self.filled = filled
         self.predicts = predicts or {}
@@ -98,8 +107,9 @@ class NeuralVocabulary:
     @classmethod
     def build(cls, sentences: Sequence[Sentence], min_count: int, reads_tags: bool,
               predicts: Sequence[str] = (), pretrained: list[str] | None = None,
-              pretrained_dim: int = 0) -> NeuralVocabulary:
+              pretrained_dim: int = 0, reads: Sequence[str] = ()) -> NeuralVocabulary:
         """Every symbol of the training sentences (words seen at least ``min_count`` times;
+        the symbols of the other tag columns it ``reads``, xpos or feats;
         the tags of each column of ``predicts`` but the empty ``_``: a column the training
         file leaves empty everywhere is not predicted), with the words of the pretrained
         vectors if any."""
@@ -108,6 +118,7 @@ class NeuralVocabulary:
         tags: dict[str, None] = {}
         labels: dict[str, None] = {}
         targets: dict[str, dict[str, None]] = {c: {} for c in predicts}
+        extra: dict[str, dict[str, None]] = {c: {} for c in reads}
         counter = ColumnCounter()
         for sent in counter.through(sentences):
             words.update(normalize(f) for f in sent.form)
@@ -117,16 +128,22 @@ class NeuralVocabulary:
             labels.update(dict.fromkeys(sent.deprels[1:]))
             for column, seen in targets.items():
                 seen.update(dict.fromkeys(getattr(sent, column)))
+            for column, seen in extra.items():
+                seen.update(dict.fromkeys(s for value in getattr(sent, column)
+                                          for s in _symbols(column, value)))
         kept = [w for w, count in words.items() if count >= min_count]
         predicted = {c: names for c, seen in targets.items()
                      if (names := [t for t in seen if t != "_"])}
         return cls(kept, list(chars), list(tags) if reads_tags else [], list(labels),
-                   reads_tags, counter.shares(), predicted, pretrained, pretrained_dim)
+                   reads_tags, counter.shares(), predicted, pretrained, pretrained_dim,
+                   {c: list(seen) for c, seen in extra.items()})
 
     @property
     def unread(self) -> tuple[str, ...]:
-        """The token columns the model does not read (every one but UPOS with tags)."""
-        return tuple(c for c in COLUMNS if not (self.reads_tags and c == "upos"))
+        """The token columns the model does not read (every one but the tag columns it
+        reads)."""
+        return tuple(c for c in COLUMNS
+                     if not ((self.reads_tags and c == "upos") or c in self.extra))
 
     def encode(self, sent: Sentence) -> NeuralSentence:
         """The sentence's ids (:class:`NeuralSentence`)."""
@@ -159,7 +176,16 @@ class NeuralVocabulary:
             gold = np.full(n + 1, -1, dtype=np.int64)
             gold[1:] = [ids.get(t, -1) for t in getattr(sent, column)]
             targets[column] = gold
-        return NeuralSentence(words, chars, tags, heads, labels, targets, pretrained=pretrained)
+        extra = {}
+        for column, ids in self._extra_ids.items():
+            symbols = [_symbols(column, value) for value in getattr(sent, column)]
+            table = np.zeros((n + 1, max([1] + [len(x) for x in symbols])), dtype=np.int64)
+            table[0, 0] = ROOT
+            for i, values in enumerate(symbols, 1):
+                table[i, :len(values)] = [ids.get(v, UNK) for v in values]
+            extra[column] = table
+        return NeuralSentence(words, chars, tags, heads, labels, targets, pretrained=pretrained,
+                              extra=extra)
 
     def save(self, path: Path) -> None:
         """Write the vocabulary as JSON (with the column record of dparse.vocab's files)."""
@@ -168,6 +194,8 @@ class NeuralVocabulary:
                 UNREAD_KEY: list(self.unread), FILLED_KEY: self.filled}
         if self.pretrained is not None:
             data |= {"pretrained": self.pretrained, "pretrained_dim": self.pretrained_dim}
+        if self.extra:
+            data["extra"] = self.extra
         write_text(path, json.dumps(data, ensure_ascii=False) + "\n")
 
     @classmethod
@@ -177,7 +205,16 @@ class NeuralVocabulary:
             data = json.loads(path.read_text(encoding="utf-8"))
             return cls(data["words"], data["chars"], data["tags"], data["labels"],
                        bool(data["reads_tags"]), data.get(FILLED_KEY), data.get("predicts"),
-                       data.get("pretrained"), int(data.get("pretrained_dim", 0)))
+                       data.get("pretrained"), int(data.get("pretrained_dim", 0)),
+                       data.get("extra"))
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise DparseError(f"{path}: not a neural model's vocabulary ({exc}); retrain "
                               "the model") from None
+
+
+def _symbols(column: str, value: str) -> list[str]:
+    """What the network reads of a token's ``column`` value: FEATS its features
+    (``Number=Sing|Person=3`` two; ``_`` none), XPOS the tag (``_``: none)."""
+    if value == "_":
+        return []
+    return value.split("|") if column == "feats" else [value]

@@ -165,6 +165,7 @@ def test_bad_neural_settings_are_config_errors() -> None:
                                 ("device", "tpu", "neural.device must be one of cpu, cuda"),
                                 ("tag_heads", "upos+lemma", "neural.tag_heads must be none"),
                                 ("tag_heads", "upos+upos", "neural.tag_heads must be none"),
+                                ("tags", "upos+lemma", "neural.tags must be none"),
                                 ("schedule", "cosine",
                                  "neural.schedule must be one of constant, linear"),
                                 ("average", 1.0, "neural.average must be in")]:
@@ -267,3 +268,34 @@ def test_a_column_the_training_file_leaves_empty_gets_no_tag_head(tiny_neural: P
     sents = [s.with_tags(xpos=["_"] * len(s)) for s in read_conll(tiny_neural / "train.conllu")]
     vocab = NeuralVocabulary.build(sents, 1, False, ("upos", "xpos"))
     assert list(vocab.predicts) == ["upos"] and "_" not in vocab.predicts["upos"]
+
+
+def test_a_network_reads_xpos_and_the_features_of_feats(tmp_path: Path) -> None:
+    from dparse.neural.model import NeuralModel
+
+    folder = write_slices(tmp_path, train=40, dev=10)
+    raw = tiny_config(tags="upos+xpos+feats") | {"training": {"epochs": 1, "seed": 2}}
+    out = train_tiny(folder, raw, tmp_path / "m")
+    model = NeuralModel.read_files(out)
+    assert model.vocab.reads_tags and set(model.vocab.extra) == {"xpos", "feats"}
+    assert "Number=Sing" in model.vocab.extra["feats"]
+    assert all("|" not in f for f in model.vocab.extra["feats"])
+    assert model.vocab.unread == ("lemma",)
+    dev = list(read_conll(folder / "dev.conllu"))
+    sent = dev[0]
+    enc = model.vocab.encode(sent)
+    feats = enc.extra["feats"]
+    assert feats.shape[0] == len(sent) + 1
+    for i, value in enumerate(sent.feats, 1):  # each feature an id, PAD after them
+        expected = 0 if value == "_" else len(value.split("|"))
+        assert int((feats[i] != 0).sum()) == expected
+    parser = dparse.load(out)
+    tagged = list(parser.parse_many(dev))
+    words = list(parser.parse_many([s.words_only() for s in dev]))
+    for a, b in zip(tagged, words, strict=True):
+        check_tree(a.heads, single_root=True)
+        check_tree(b.heads, single_root=True)
+    # the tags change the scores: the same words with their tags or without parse differently
+    assert [a.heads.tolist() for a in tagged] != [b.heads.tolist() for b in words]
+    again = file_sha256(train_tiny(folder, raw, tmp_path / "m2") / WEIGHTS_FILE)
+    assert again == file_sha256(out / WEIGHTS_FILE)
