@@ -5,13 +5,13 @@ Each config C of ``--configs`` missing from ``--models`` is trained first, as
 ``python -m dparse train configs/en_ewt/C.yaml --out MODELS/en_ewt-C --threads 1 -q`` (a
 config with a ``tagger`` section shares the jackknife kept in ``MODELS/en_ewt.tagged``); its
 wall time, the training process's peak RSS and its per-epoch lines are kept in
-``MODELS/en_ewt-C.train.json``. Then the test file is parsed: a config that reads gold UPOS
-(``neural.tags: upos`` without a tagger) gets the file as it is, every other one the words
-alone (LEMMA, UPOS, XPOS and FEATS blanked); UAS / LAS by :func:`dparse.metrics.evaluate`
+``MODELS/en_ewt-C.train.json``. Then the test file is parsed: a config that reads gold tags
+(``neural.tags`` other than none, without a tagger) gets the file as it is, every other one the
+words alone (LEMMA, UPOS, XPOS and FEATS blanked); UAS / LAS by :func:`dparse.metrics.evaluate`
 (punctuation included, as ``dparse eval``). Speed: ``--rounds`` rounds, each parsing the test
-file with the reference (``--reference``, a linear model of record) and then each neural
-model, one torch thread, in this process (tokens/sec as ``dparse parse`` reports it: model
-loading excluded), so that every ratio comes from the same minutes of the same machine.
+file with the reference (``--reference``, a linear model of record) and then each neural model,
+one torch thread, in this process (tokens/sec as ``dparse parse`` reports it: model loading
+excluded), so that every ratio comes from the same minutes of the same machine.
 
     python benchmarks/neural_table.py --models models --configs neural-o1,neural-o1-gold \\
         --reference models/en_ewt-o1-cle --test ../shared/data/en_ewt/test.conllu \\
@@ -42,14 +42,14 @@ from dparse.timer import ParseTimer
 REPO = Path(__file__).resolve().parents[1]
 EPOCH_LINE = re.compile(r"^epoch (\d+): .*dev UAS ([\d.]+) LAS ([\d.]+); train ([\d.]+)s"
                         r"(?: dev ([\d.]+)s)?")
-# Issue 48's targets (en_ewt test LAS): words alone and gold UPOS as input.
-TARGETS = {"words": 85.5, "gold UPOS": 89.5}
+# Issue 48's targets (en_ewt test LAS): words alone and gold tags as input.
+TARGETS = {"words": 85.5, "gold tags": 89.5}
 
 
 def reads_gold_tags(config: Path) -> bool:
-    """Whether the config's parser reads the input's own UPOS (no tagger of its own)."""
+    """Whether the config's parser reads the input's own tags (no tagger of its own)."""
     cfg = load_config(config)
-    return cfg.neural.tags == "upos" and not has_tagger(cfg)
+    return cfg.neural.tags != "none" and not has_tagger(cfg)
 
 
 def train(config: Path, out: Path, work: Path) -> dict:
@@ -101,13 +101,13 @@ def build(models: Path, configs: list[str], reference: Path, test: Path, rounds:
             train(config, out, models / "en_ewt.tagged")
         records[name] = (json.loads(record_file.read_text(encoding="utf-8"))
                          if record_file.is_file() else None)
-        inputs[name] = "gold UPOS" if reads_gold_tags(config) else "words"
+        inputs[name] = "gold tags" if reads_gold_tags(config) else "words"
     speeds: dict[str, list[float]] = {"reference": []} | {n: [] for n in configs}
     outputs: dict[str, list[Sentence]] = {}
     for _ in range(rounds):
         speeds["reference"].append(parse(reference, gold)[0])
         for name in configs:
-            given = gold if inputs[name] == "gold UPOS" else words
+            given = gold if inputs[name] == "gold tags" else words
             tps, outputs[name] = parse(models / f"en_ewt-{name}", given)
             speeds[name].append(tps)
     ref = statistics.median(speeds["reference"])
@@ -118,7 +118,7 @@ def build(models: Path, configs: list[str], reference: Path, test: Path, rounds:
         f"torch {_torch_version()}. Models in `{models.name}/`, trained with `--threads 1` from "
         "configs/en_ewt/ (the best dev LAS epoch kept). Test: en_ewt test, gold tokenization, "
         "punctuation included, full DEPREL for LAS. Input 'words': LEMMA, UPOS, XPOS and FEATS "
-        "blanked (the model's own tagger or tag heads fill what it reads); 'gold UPOS': the "
+        "blanked (the model's own tagger or tag heads fill what it reads); 'gold tags': the "
         "test file as it is.", "",
         "## Accuracy", "",
         "| config | input | epochs (best) | dev LAS (best) | test UAS / LAS | target LAS |",

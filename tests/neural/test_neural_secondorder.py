@@ -327,3 +327,22 @@ def test_constraints_k_best_lists_and_marginals_read_the_second_order_scores(tin
     assert len(scores) == 3 and scores == sorted(scores, reverse=True)
     _, probs = parser.marginals(sent)
     assert np.allclose(probs[:, 1:].sum(axis=0), 1.0)
+
+
+def test_the_neural_decoders_table_has_a_row_per_decoder(tiny_o2: Path, tiny_first_order: Path
+                                                         ) -> None:
+    import re
+    import sys
+
+    from paths import REPO
+
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    from neural_decoders import ROWS, build
+
+    text = build(tiny_o2 / "model", tiny_first_order / "model", tiny_o2 / "dev.conllu")
+    rows = re.findall(r"^\| ([^|]+) \| (\d+\.\d\d) \| (\d+\.\d\d) \| (\d+\.\d\d) \| [\d.]+ \| "
+                      r"[\d,]+ \| [\d.]+ \|$", text, re.MULTILINE)
+    assert [r[0] for r in rows] == [row for row, _, _ in ROWS], text
+    assert rows[0][3] == "100.00"  # the exact row against itself
+    assert all(0 <= float(v) <= 100 for r in rows for v in r[1:])
+    assert str(tiny_o2) not in text  # no machine's path in results/
