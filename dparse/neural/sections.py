@@ -14,9 +14,10 @@ class NeuralConfig:
     ``word_dropout``), a character CNN (``char_dim`` embeddings, ``char_filters`` filters of
     width ``char_kernel``, max-pooled), the input's tags as ``tag_dim`` embeddings of each
     column ``tags`` names (``none``: words alone; else ``upos``, ``xpos`` and ``feats`` joined
-    by ``+``; a FEATS value is the sum of its features' embeddings), and ``lstm_layers`` BiLSTM layers of
-    ``lstm_dim`` units a direction. Scorers: a biaffine arc scorer over ``arc_dim`` MLP
-    features and a biaffine label scorer over ``label_dim`` ones; ``dropout`` everywhere.
+    by ``+``; a FEATS value is the sum of its features' embeddings), and ``lstm_layers``
+    BiLSTM layers of ``lstm_dim`` units a direction. Scorers: a biaffine arc scorer over
+    ``arc_dim`` MLP features and a biaffine label scorer over ``label_dim`` ones; ``dropout``
+    everywhere.
     ``tag_heads``: the token columns the network also predicts from its BiLSTM (``none``, or
     ``upos``, ``xpos`` and ``feats`` joined by ``+``: a linear layer and a softmax each, their
     cross-entropy added to the loss); a parse writes them into the columns its input leaves
