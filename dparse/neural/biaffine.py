@@ -25,7 +25,7 @@ class MLP(nn.Module):
         return self.dropout(self.act(self.linear(x)))
 
 
-def _with_one(x: torch.Tensor) -> torch.Tensor:
+def with_one(x: torch.Tensor) -> torch.Tensor:
     """x [..., D] with a column of ones appended: [..., D+1] (the biaffine's bias terms)."""
     return torch.cat([x, x.new_ones(x.shape[:-1] + (1,))], dim=-1)
 
@@ -40,7 +40,7 @@ class ArcScorer(nn.Module):
         self.weight = nn.Parameter(torch.zeros(dim + 1, dim))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        dep = _with_one(self.dep(x)) @ self.weight  # [B, T, dim]
+        dep = with_one(self.dep(x)) @ self.weight  # [B, T, dim]
         return self.head(x) @ dep.transpose(1, 2)  # [B, T(h), T(m)]
 
 
@@ -55,11 +55,11 @@ class LabelScorer(nn.Module):
 
     def at_heads(self, x: torch.Tensor, heads: torch.Tensor) -> torch.Tensor:
         """Label scores [B, T, L] of word m with head heads[b, m] (int64 [B, T], >= 0)."""
-        head = _with_one(self.head(x))
+        head = with_one(self.head(x))
         chosen = head.gather(1, heads[:, :, None].expand(-1, -1, head.shape[-1]))
-        return torch.einsum("btd,lde,bte->btl", _with_one(self.dep(x)), self.weight, chosen)
+        return torch.einsum("btd,lde,bte->btl", with_one(self.dep(x)), self.weight, chosen)
 
     def features(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """The dependent and head features [B, T, dim+1] (ones appended): s(h, m, l) =
         dep[m] @ weight[l] @ head[h]."""
-        return _with_one(self.dep(x)), _with_one(self.head(x))
+        return with_one(self.dep(x)), with_one(self.head(x))

@@ -14,9 +14,9 @@ POSITIVE = ("word_dim", "min_count", "char_dim", "char_filters", "char_kernel", 
             "vectors_max", "part_dim", "prune_top_k")
 
 
-def tag_head_columns(tag_heads: str) -> tuple[str, ...]:
-    """The columns of ``neural.tag_heads`` or ``neural.tags`` in its order (``none``: none)."""
-    return () if tag_heads == "none" else tuple(tag_heads.split("+"))
+def tag_columns(setting: str) -> tuple[str, ...]:
+    """The columns of ``neural.tags`` or ``neural.tag_heads`` in their order (``none``: none)."""
+    return () if setting == "none" else tuple(setting.split("+"))
 
 
 def check_neural(cfg: ExperimentConfig, source: str) -> None:
@@ -40,7 +40,7 @@ def check_neural(cfg: ExperimentConfig, source: str) -> None:
             raise ConfigError(f"{source}: neural.{key} must be one of {', '.join(known)}, got "
                               f"{getattr(n, key)!r}")
     for key in ("tags", "tag_heads"):
-        columns = tag_head_columns(getattr(n, key))
+        columns = tag_columns(getattr(n, key))
         if any(c not in TAG_COLUMNS for c in columns) or len(set(columns)) != len(columns):
             raise ConfigError(f"{source}: neural.{key} must be none or distinct columns of "
                               f"{', '.join(TAG_COLUMNS)} joined by '+', got "

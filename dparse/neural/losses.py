@@ -75,6 +75,7 @@ def hinge_loss(scores: torch.Tensor, heads: torch.Tensor, lengths: torch.Tensor,
     kinds = [] if parts is None else [k for k in parts.factors if k in decoder.parts]
     scratch = PartScratch(zeroed=decoder.reads_pruned_parts)
     margins = []
+    words = 0
     trees: list[tuple[int, np.ndarray]] = []  # (sentence, heads): found, gold, found, ...
     augmented = scores.detach().double().cpu().numpy()
     gold = heads.cpu().numpy()
@@ -95,6 +96,7 @@ def hinge_loss(scores: torch.Tensor, heads: torch.Tensor, lengths: torch.Tensor,
                                               device=scores.device), dependents].sum()
         margins.append(predicted + cost - scores[b, heads[b, 1:n + 1], dependents].sum())
         trees += [(b, found), (b, gold[b, :n + 1])]
+        words += n
     if kinds and margins:
         assert parts is not None
         part_scores = parts.tree_scores(trees, kinds)
@@ -102,5 +104,4 @@ def hinge_loss(scores: torch.Tensor, heads: torch.Tensor, lengths: torch.Tensor,
     total = scores.sum() * 0.0
     for margin in margins:
         total = total + torch.clamp(margin, min=0.0)
-    words = sum(n for b, n in enumerate(lengths.tolist()) if whole[b])
     return total / max(words, 1)

@@ -159,7 +159,12 @@ class NeuralModel(GraphModel):
         None: every arc (first order)."""
         if enc.allowed is not None or self.network.second_order is None:
             return enc.allowed
-        return self.network.second_order.kept_arcs(self._scores(enc, None, False)[0])
+        return self._kept(enc, self._scores(enc, None, False)[0])
+
+    def _kept(self, enc: NeuralSentence, arc: np.ndarray) -> np.ndarray:
+        """:meth:`allowed` of a second-order network, from the sentence's arc scores."""
+        assert self.network.second_order is not None
+        return enc.allowed if enc.allowed is not None else self.network.second_order.kept_arcs(arc)
 
     def _decoder_inputs(self, enc: NeuralSentence, kinds: Sequence[str],
                         scratch: PartScratch | None, weights: np.ndarray | None = None,
@@ -169,10 +174,9 @@ class NeuralModel(GraphModel):
         arrays of ``kinds`` (in ``scratch`` when given), over the arcs :meth:`allowed` keeps
         (-inf elsewhere, and no part holding one scored)."""
         arc, features = self._scores(enc, weights, cost_augmented)
-        second = self.network.second_order
-        if second is None or not kinds:
+        if self.network.second_order is None or not kinds:
             return arc, features, {}
-        allowed = enc.allowed if enc.allowed is not None else second.kept_arcs(arc)
+        allowed = self._kept(enc, arc)
         arc = np.where(allowed > 0, arc, -np.inf)
         arrays = (scratch or PartScratch()).take(len(arc), len(kinds))
         parts = dict(zip(kinds, arrays, strict=True))

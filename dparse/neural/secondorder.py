@@ -32,7 +32,7 @@ from torch import nn
 
 from dparse.graph.ensemble import tree_parts
 from dparse.graph.model import PartScratch
-from dparse.neural.biaffine import MLP, _with_one
+from dparse.neural.biaffine import MLP, with_one
 from dparse.prune import head_softmax, keep_heads
 
 KINDS = ("sib", "grand")  # the part kinds a second-order network scores, in this order
@@ -55,7 +55,7 @@ class Triaffine(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """The projections [3, B, T, dim] of the node vectors x [B, T, D]."""
-        return torch.stack([_with_one(mlp(x)) @ self.factors[q]
+        return torch.stack([with_one(mlp(x)) @ self.factors[q]
                             for q, mlp in enumerate(self.mlps)])
 
 
@@ -178,12 +178,13 @@ class BatchParts:
         :func:`dparse.graph.ensemble.tree_parts`."""
         some = next(iter(self.factors.values()))
         total = some.new_zeros(len(trees))
+        parts = [tree_parts(heads) for _, heads in trees]
         for q, kind in enumerate(KINDS):
             if kind not in kinds:
                 continue
             owners, batch, index = [], [], []
-            for t, (b, heads) in enumerate(trees):
-                part = tree_parts(heads)[q]
+            for t, (b, _) in enumerate(trees):
+                part = parts[t][q]
                 owners.append(np.full(len(part[0]), t))
                 batch.append(np.full(len(part[0]), b))
                 index.append(np.stack(part))

@@ -27,7 +27,7 @@ from dparse.decoders import configured_decoder
 from dparse.epochs import BestEpoch, EpochReport, TrainResult, read_split
 from dparse.metrics import evaluate
 from dparse.neural.averaging import WeightAverage
-from dparse.neural.checks import tag_head_columns
+from dparse.neural.checks import tag_columns
 from dparse.neural.losses import crf_loss, head_selection_loss, hinge_loss, label_loss
 from dparse.neural.model import NeuralModel, select_device
 from dparse.neural.network import Batch, ParserNetwork
@@ -77,9 +77,9 @@ def train(cfg: ExperimentConfig, progress: bool = False,
     train_sents = read_split(cfg, cfg.data.train)
     dev_sents = read_split(cfg, cfg.data.dev) if cfg.data.dev else []
     vectors = read_vectors(cfg.data_path(n.vectors), n.vectors_max) if n.vectors else None
-    reads = tag_head_columns(n.tags)
+    reads = tag_columns(n.tags)
     vocab = NeuralVocabulary.build(train_sents, n.min_count, "upos" in reads,
-                                   tag_head_columns(n.tag_heads),
+                                   tag_columns(n.tag_heads),
                                    vectors.words if vectors else None,
                                    vectors.dim if vectors else 0,
                                    [c for c in reads if c != "upos"])
